@@ -1,0 +1,138 @@
+/*===- runtime/include/attn/attn.h - attn runtime C API ---------*- C -*-===*
+ *
+ * Loads a model library built by attnc, describes its inputs and outputs, and
+ * runs it. A stable C ABI: every symbol carries the attn_ prefix, every struct
+ * here is only ever extended by a new function, never changed in place.
+ *
+ * Errors: every function that can fail returns an attn_status; the message
+ * that goes with it (naming the tensor, dim or file and the fix) is read with
+ * attn_last_error() on the same thread.
+ *
+ * Threads: a model may be queried from many threads at once. attn_model_run
+ * calls on one model are serialised (the model owns its temporary buffers);
+ * load several models, or one model several times, to run concurrently.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef ATTN_ATTN_H
+#define ATTN_ATTN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ATTN_BUILDING_RUNTIME)
+#define ATTN_API __attribute__((visibility("default")))
+#else
+#define ATTN_API
+#endif
+
+/* The largest rank a model tensor may have. */
+#define ATTN_MAX_RANK 8
+
+typedef enum attn_status {
+  ATTN_OK = 0,
+  ATTN_ERROR_IO = 1,               /* the file cannot be opened or read */
+  ATTN_ERROR_INVALID_LIBRARY = 2,  /* not an attnc model, or a corrupt one */
+  ATTN_ERROR_ABI_MISMATCH = 3,     /* built for another model ABI version */
+  ATTN_ERROR_INVALID_ARGUMENT = 4, /* NULL pointer, bad index, unknown name */
+  ATTN_ERROR_SHAPE_MISMATCH = 5,   /* wrong rank or dim, inconsistent dims */
+  ATTN_ERROR_DTYPE_MISMATCH = 6,   /* a tensor of the wrong element type */
+  ATTN_ERROR_DIM_OUT_OF_BOUNDS = 7, /* a dynamic dim beyond its bound */
+  ATTN_ERROR_KERNEL_FAILED = 8,    /* a kernel of the model reported an error */
+  ATTN_ERROR_OUT_OF_MEMORY = 9,
+} attn_status;
+
+/* Element types; the values equal attn_model_dtype in model_abi.h. */
+typedef enum attn_dtype {
+  ATTN_F32 = 0,
+  ATTN_I32 = 1,
+} attn_dtype;
+
+/* A dense row-major tensor the caller owns: dims outermost first. `name` may
+ * be NULL, which means "the model's tensor at this position". Inputs are only
+ * read; outputs must point at memory of the size the dims give. */
+typedef struct attn_tensor {
+  const char *name;
+  int32_t dtype; /* attn_dtype */
+  int32_t rank;
+  const int64_t *dims;
+  void *data;
+} attn_tensor;
+
+/* One dim of a model input or output. */
+typedef struct attn_dim_info {
+  int32_t is_dynamic;    /* 1: bound at run time from the inputs */
+  int64_t extent;        /* the constant extent; -1 when dynamic */
+  const char *symbol;    /* the symbol's name when dynamic, else NULL */
+  int64_t max;           /* inclusive bound of the symbol; 0: unbounded */
+} attn_dim_info;
+
+/* A model input or output. Pointers stay valid until attn_model_free. */
+typedef struct attn_tensor_info {
+  const char *name;
+  int32_t dtype; /* attn_dtype */
+  int32_t rank;
+  const attn_dim_info *dims;
+} attn_tensor_info;
+
+/* What a model says about itself. Pointers stay valid until attn_model_free. */
+typedef struct attn_model_info {
+  const char *name;
+  const char *compiler_version;
+  const char *target;
+  const char *path;
+} attn_model_info;
+
+typedef struct attn_model attn_model;
+
+/* The message of the last failing call on this thread ("" if none). Valid
+ * until the next failing call on this thread. */
+ATTN_API const char *attn_last_error(void);
+/* A short constant name for a status, e.g. "shape mismatch". */
+ATTN_API const char *attn_status_string(attn_status status);
+/* The model ABI version this runtime reads (ATTN_MODEL_ABI_VERSION). */
+ATTN_API uint32_t attn_runtime_abi_version(void);
+
+/* Loads and validates the model library at `path`. On failure *model is NULL. */
+ATTN_API attn_status attn_model_load(const char *path, attn_model **model);
+/* Unloads a model; NULL is allowed. */
+ATTN_API void attn_model_free(attn_model *model);
+
+ATTN_API attn_status attn_model_get_info(const attn_model *model,
+                                         attn_model_info *info);
+ATTN_API int32_t attn_model_num_inputs(const attn_model *model);
+ATTN_API int32_t attn_model_num_outputs(const attn_model *model);
+ATTN_API attn_status attn_model_input_info(const attn_model *model,
+                                           int32_t index,
+                                           attn_tensor_info *info);
+ATTN_API attn_status attn_model_output_info(const attn_model *model,
+                                            int32_t index,
+                                            attn_tensor_info *info);
+
+/* Sizes the model's thread pool; 0 restores the library's default. */
+ATTN_API attn_status attn_model_set_threads(attn_model *model,
+                                            int32_t threads);
+
+/* Checks `inputs` as attn_model_run would (their data may be NULL here) and
+ * writes the dims of output `output` into dims[0 .. rank), where rank is the
+ * output's rank and must be <= max_rank. */
+ATTN_API attn_status attn_model_output_dims(const attn_model *model,
+                                            const attn_tensor *inputs,
+                                            int32_t num_inputs, int32_t output,
+                                            int64_t *dims, int32_t max_rank);
+
+/* Runs the model. Every input and output must be given exactly once, by name
+ * or by position; their dtypes and dims are checked before any kernel runs. */
+ATTN_API attn_status attn_model_run(attn_model *model,
+                                    const attn_tensor *inputs,
+                                    int32_t num_inputs,
+                                    const attn_tensor *outputs,
+                                    int32_t num_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_ATTN_H */

@@ -1,0 +1,96 @@
+//===- runtime/include/attn/attn.hpp - C++ wrapper of the C API -*- C++ -*-===//
+//
+// Header-only and thin: RAII ownership of a model and exceptions instead of
+// status codes. Everything it does goes through attn.h, so the C ABI stays
+// the only contract with libattnrt.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_ATTN_HPP
+#define ATTN_ATTN_HPP
+
+#include "attn/attn.h"
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attn {
+
+/// A failed call: the status and attn_last_error()'s message.
+class Error : public std::runtime_error {
+public:
+  Error(attn_status status, const std::string &message)
+      : std::runtime_error(message), code(status) {}
+  attn_status status() const { return code; }
+
+private:
+  attn_status code;
+};
+
+/// Throws Error for anything but ATTN_OK.
+inline void check(attn_status status) {
+  if (status != ATTN_OK)
+    throw Error(status, attn_last_error());
+}
+
+/// A loaded model; unloaded when the last owner goes. Move-only.
+class Model {
+public:
+  explicit Model(const std::string &path) {
+    check(attn_model_load(path.c_str(), &model));
+  }
+  Model(Model &&other) noexcept : model(std::exchange(other.model, nullptr)) {}
+  Model &operator=(Model &&other) noexcept {
+    std::swap(model, other.model);
+    return *this;
+  }
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+  ~Model() { attn_model_free(model); }
+
+  attn_model_info info() const {
+    attn_model_info i;
+    check(attn_model_get_info(model, &i));
+    return i;
+  }
+  int32_t numInputs() const { return attn_model_num_inputs(model); }
+  int32_t numOutputs() const { return attn_model_num_outputs(model); }
+  attn_tensor_info input(int32_t index) const {
+    attn_tensor_info i;
+    check(attn_model_input_info(model, index, &i));
+    return i;
+  }
+  attn_tensor_info output(int32_t index) const {
+    attn_tensor_info i;
+    check(attn_model_output_info(model, index, &i));
+    return i;
+  }
+  void setThreads(int32_t threads) {
+    check(attn_model_set_threads(model, threads));
+  }
+  /// The dims output `index` has for these inputs.
+  std::vector<int64_t> outputDims(const std::vector<attn_tensor> &inputs,
+                                  int32_t index) const {
+    std::vector<int64_t> dims(ATTN_MAX_RANK);
+    check(attn_model_output_dims(model, inputs.data(),
+                                 static_cast<int32_t>(inputs.size()), index,
+                                 dims.data(), ATTN_MAX_RANK));
+    dims.resize(output(index).rank);
+    return dims;
+  }
+  void run(const std::vector<attn_tensor> &inputs,
+           const std::vector<attn_tensor> &outputs) {
+    check(attn_model_run(model, inputs.data(),
+                         static_cast<int32_t>(inputs.size()), outputs.data(),
+                         static_cast<int32_t>(outputs.size())));
+  }
+  attn_model *get() const { return model; }
+
+private:
+  attn_model *model = nullptr;
+};
+
+} // namespace attn
+
+#endif // ATTN_ATTN_HPP

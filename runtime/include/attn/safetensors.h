@@ -1,0 +1,134 @@
+//===- runtime/include/attn/safetensors.h - safetensors files ---*- C++ -*-===//
+//
+// Reads and writes the safetensors format: an 8-byte little-endian header
+// length, a JSON header mapping each tensor name to its dtype, shape and byte
+// range, then the raw data. Used by the runtime, attn-run and the compiler.
+//
+// No exceptions leave this API: failures come back as a Status or an
+// Expected<T> whose message names the file, the tensor and the fix.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_SAFETENSORS_H
+#define ATTN_SAFETENSORS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace attn::safetensors {
+
+enum class DType { F32, I32 };
+
+/// "F32", "I32": the names the format uses.
+const char *dtypeName(DType dtype);
+std::size_t itemSize(DType dtype);
+std::optional<DType> parseDType(std::string_view name);
+
+/// Success, or a failure with a message for the user.
+class [[nodiscard]] Status {
+public:
+  static Status success() { return Status(); }
+  static Status failure(std::string message) {
+    Status s;
+    s.failed = true;
+    s.msg = std::move(message);
+    return s;
+  }
+  bool ok() const { return !failed; }
+  explicit operator bool() const { return ok(); }
+  const std::string &message() const { return msg; }
+
+private:
+  bool failed = false;
+  std::string msg;
+};
+
+/// A value, or the failed Status that explains why there is none.
+template <typename T> class [[nodiscard]] Expected {
+public:
+  Expected(T value) : value(std::move(value)) {}
+  Expected(Status failure) : status(std::move(failure)) {}
+  bool ok() const { return value.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const std::string &message() const { return status.message(); }
+  T &operator*() { return *value; }
+  const T &operator*() const { return *value; }
+  T *operator->() { return &*value; }
+  const T *operator->() const { return &*value; }
+
+private:
+  std::optional<T> value;
+  Status status = Status::success();
+};
+
+/// One tensor of an open File; `data` points into the File's mapping.
+struct Tensor {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  const void *data;
+  std::size_t sizeBytes;
+
+  int64_t numElements() const;
+};
+
+/// A safetensors file mapped read-only. Tensors are listed in the order of
+/// their data in the file. Copies share one mapping; tensor data lives as
+/// long as any copy of the File.
+class File {
+public:
+  /// Maps `path` and validates all of it: header length against the file
+  /// size, the JSON, every dtype, shape and byte range (inside the data, the
+  /// size the shape needs, no two tensors overlapping).
+  static Expected<File> open(const std::string &path);
+
+  const std::string &path() const { return filePath; }
+  const std::vector<Tensor> &tensors() const { return tensorList; }
+  /// The tensor called `name`, or nullptr.
+  const Tensor *find(std::string_view name) const;
+  /// The optional "__metadata__" string map.
+  const std::map<std::string, std::string> &metadata() const { return meta; }
+  /// "a, b, c": the tensor names, for messages that list what a file has.
+  std::string tensorNames() const;
+
+private:
+  struct Mapping;
+  std::string filePath;
+  std::shared_ptr<Mapping> mapping;
+  std::vector<Tensor> tensorList;
+  std::map<std::string, std::string> meta;
+};
+
+/// Collects tensors, then writes them as one safetensors file atomically: the
+/// file at `path` is either the complete new file or left as it was.
+class Writer {
+public:
+  /// Copies `data` (sizeBytes must equal product(shape) * itemSize(dtype)).
+  /// Fails on a duplicate or empty name, a negative dim or a size mismatch.
+  Status add(std::string name, DType dtype, std::vector<int64_t> shape,
+             const void *data, std::size_t sizeBytes);
+  void setMetadata(std::string key, std::string value);
+  /// Writes `path.tmp.XXXXXX` beside `path`, fsyncs it and renames it over
+  /// `path`; on any failure the temporary file is removed.
+  Status write(const std::string &path) const;
+
+private:
+  struct Entry {
+    std::string name;
+    DType dtype;
+    std::vector<int64_t> shape;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Entry> entries;
+  std::map<std::string, std::string> meta;
+};
+
+} // namespace attn::safetensors
+
+#endif // ATTN_SAFETENSORS_H
