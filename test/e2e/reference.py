@@ -1,0 +1,221 @@
+"""Independent float64 numpy reference for the end-to-end tests.
+
+Nothing here reads the compiler's IR or parses `.attn` text: the structure of a
+model comes from a `BlockSpec` (the parameters of the templates that
+run_e2e.py turns into `.attn` files), and the arithmetic is plain numpy in
+float64 (the `dtype` arguments exist only so the tolerance can be studied by
+running the same code in float32).
+
+Semantics (docs/language.md):
+  linear     out_in: W is [out, in], y = x W^T + b;  in_out: W is [in, out], y = x W + b
+  layer_norm (x - mean) / sqrt(var + eps) * g + b, biased variance, last dim
+  gelu       0.5 x (1 + erf(x / sqrt 2))
+  attention  per head h (d_head = D / H): Q_h K_h^T / sqrt(d_head), causal masks
+             key j > query i with -inf, softmax over keys, P V_h; heads joined in
+             order (head h in columns h*d_head:(h+1)*d_head), then the out
+             projection. A packed projection's output columns are [Q | K | V].
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+LAYOUTS = ("out_in", "in_out")
+MASKS = ("none", "causal")
+QKVS = ("packed", "separate")
+STYLES = ("pre", "post")   # pre: GPT-2 style pre-norm; post: BERT style post-norm
+ACTS = ("gelu", "relu")
+
+
+# --------------------------------------------------------------------------- ops
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def gelu(x):
+    x = np.asarray(x)
+    return (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(np.float64))).astype(x.dtype)
+
+
+def relu(x):
+    return np.maximum(x, 0)
+
+
+def layer_norm(x, g, b, eps):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)   # biased
+    return (x - mean) / np.sqrt(var + x.dtype.type(eps)) * g + b
+
+
+def linear(x, w, b, layout, mm=np.matmul):
+    if layout == "out_in":
+        y = mm(x, w.T)
+    elif layout == "in_out":
+        y = mm(x, w)
+    else:
+        raise ValueError(f"unknown layout {layout!r}")
+    return y if b is None else y + b
+
+
+def softmax(s):
+    m = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - m)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def attention_core(q, k, v, heads, mask, mm=np.matmul):
+    """q, k, v: [B, S, D] already projected. Returns the joined heads [B, S, D]."""
+    B, S, D = q.shape
+    if D % heads:
+        raise ValueError(f"heads={heads} does not divide D={D}")
+    dh = D // heads
+
+    def split(t):  # [B, S, D] -> [B, H, S, dh]; head h = columns h*dh:(h+1)*dh
+        return t.reshape(B, S, heads, dh).transpose(0, 2, 1, 3)
+
+    qh, kh, vh = split(q), split(k), split(v)
+    scores = mm(qh, kh.transpose(0, 1, 3, 2)) / q.dtype.type(math.sqrt(dh))
+    if mask == "causal":
+        future = np.triu(np.ones((S, S), dtype=bool), k=1)   # key j > query i
+        scores = np.where(future, -np.inf, scores)
+    elif mask != "none":
+        raise ValueError(f"unknown mask {mask!r}")
+    o = mm(softmax(scores), vh)                                 # [B, H, S, dh]
+    return o.transpose(0, 2, 1, 3).reshape(B, S, D)
+
+
+# --------------------------------------------------------------- model templates
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """Parameters of one transformer block template."""
+    d_model: int
+    heads: int
+    ffn: int
+    mask: str = "none"          # none | causal
+    layout: str = "out_in"      # out_in | in_out (all linear weights)
+    qkv: str = "separate"       # packed | separate
+    style: str = "post"         # pre (GPT-2) | post (BERT)
+    s_max: int = 128
+    eps: float = 1e-5
+    act: str = "gelu"           # gelu | relu
+
+    def __post_init__(self):
+        assert self.mask in MASKS and self.layout in LAYOUTS
+        assert self.qkv in QKVS and self.style in STYLES and self.act in ACTS
+        assert self.d_model % self.heads == 0
+
+    # Module prefixes, named like Hugging Face GPT-2 (pre) and BERT (post).
+    def names(self):
+        if self.style == "pre":
+            return dict(ln1="ln_1", qkv="attn.c_attn", q="attn.q_proj",
+                        k="attn.k_proj", v="attn.v_proj", out="attn.c_proj",
+                        ln2="ln_2", fc1="mlp.c_fc", fc2="mlp.c_proj")
+        return dict(q="attention.self.query", k="attention.self.key",
+                    v="attention.self.value", qkv="attention.self.qkv",
+                    out="attention.output.dense",
+                    ln1="attention.output.LayerNorm", fc1="intermediate.dense",
+                    fc2="output.dense", ln2="output.LayerNorm")
+
+    def linear_shape(self, n_in, n_out):
+        return (n_out, n_in) if self.layout == "out_in" else (n_in, n_out)
+
+    def weights(self):
+        """Expected weight declarations: list of (name, shape, layout or None)."""
+        n, D, F = self.names(), self.d_model, self.ffn
+        decls = []
+
+        def lin(prefix, n_in, n_out):
+            decls.append((prefix + ".weight", self.linear_shape(n_in, n_out), self.layout))
+            decls.append((prefix + ".bias", (n_out,), None))
+
+        def norm(prefix):
+            decls.append((prefix + ".weight", (D,), None))
+            decls.append((prefix + ".bias", (D,), None))
+
+        if self.style == "pre":
+            norm(n["ln1"])
+        if self.qkv == "packed":
+            lin(n["qkv"], D, 3 * D)
+        else:
+            for r in ("q", "k", "v"):
+                lin(n[r], D, D)
+        lin(n["out"], D, D)
+        if self.style == "post":
+            norm(n["ln1"])
+        else:
+            norm(n["ln2"])
+        lin(n["fc1"], D, F)
+        lin(n["fc2"], F, D)
+        if self.style == "post":
+            norm(n["ln2"])
+        return decls
+
+
+def block_forward(spec, weights, x, dtype=np.float64, mm=np.matmul):
+    """Evaluate the block `spec` on x [B, S, D] with `weights` (name -> array).
+
+    Everything is cast to `dtype` (float64 for the reference) first. `mm` is
+    the matrix product (a hook for the tolerance study in test_reference.py).
+    """
+    n = spec.names()
+    x = np.asarray(x, dtype=dtype)
+
+    def w(name):
+        return np.asarray(weights[name], dtype=dtype)
+
+    def lin(h, prefix):
+        b = weights.get(prefix + ".bias")
+        return linear(h, w(prefix + ".weight"),
+                      None if b is None else np.asarray(b, dtype), spec.layout, mm)
+
+    def norm(h, prefix):
+        return layer_norm(h, w(prefix + ".weight"), w(prefix + ".bias"), spec.eps)
+
+    act = gelu if spec.act == "gelu" else relu
+
+    def attn(h):
+        D = spec.d_model
+        if spec.qkv == "packed":
+            p = lin(h, n["qkv"])
+            q, k, v = p[..., :D], p[..., D:2 * D], p[..., 2 * D:]
+        else:
+            q, k, v = lin(h, n["q"]), lin(h, n["k"]), lin(h, n["v"])
+        return lin(attention_core(q, k, v, spec.heads, spec.mask, mm), n["out"])
+
+    if spec.style == "pre":
+        x1 = x + attn(norm(x, n["ln1"]))
+        return x1 + lin(act(lin(norm(x1, n["ln2"]), n["fc1"])), n["fc2"])
+    x1 = norm(x + attn(x), n["ln1"])
+    return norm(x1 + lin(act(lin(x1, n["fc1"])), n["fc2"]), n["ln2"])
+
+
+# ----------------------------------------------------------------- random weights
+
+def init_weights(decls, rng):
+    """Random float32 weights for declarations (name, shape, layout).
+
+    Chosen so activations stay unit-scale and the test is sensitive:
+      * linear weights ~ N(0, 1/fan_in): a projection of unit-variance
+        features has unit variance, so the attention logits Q.K/sqrt(d_head)
+        have standard deviation ~1 -- softmax is neither uniform nor one-hot;
+      * biases ~ N(0, 0.1^2): non-zero, so a dropped bias is visible;
+      * norm gains ~ 1 + N(0, 0.1^2), norm biases ~ N(0, 0.1^2).
+    A 1-D `.weight` is a norm gain; a 2-D weight is a linear weight whose
+    fan-in is its `in` dim under its layout.
+    """
+    out = {}
+    for name, shape, layout in decls:
+        shape = tuple(shape)
+        if len(shape) == 2:
+            fan_in = shape[0] if layout == "in_out" else shape[1]
+            a = rng.standard_normal(shape) / math.sqrt(fan_in)
+        elif len(shape) == 1 and name.endswith(".weight"):
+            a = 1.0 + 0.1 * rng.standard_normal(shape)
+        elif len(shape) == 1:
+            a = 0.1 * rng.standard_normal(shape)
+        else:
+            raise ValueError(f"weight {name}: unexpected rank {len(shape)}")
+        out[name] = a.astype(np.float32)
+    return out
