@@ -1,0 +1,48 @@
+//===- compiler/codegen/KernelCodegen.h - attn.kernel -> object -*- C++ -*-===//
+//
+// Lowers each attn.kernel to a Halide pipeline (the algorithm, from
+// HalideAlgorithm.h), schedules it (schedules/), and compiles it ahead of time
+// into an object file with Target::NoRuntime. One standalone Halide runtime
+// object serves all kernels of a model.
+//
+// A kernel's arguments are its inputs in order (the attn.kernel operands),
+// then its outputs (the attn.yield operands), all halide_buffer_t*. The
+// object defines `fnName` and `fnName_argv` (`int(void **args)`).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_COMPILER_CODEGEN_KERNELCODEGEN_H
+#define ATTNC_COMPILER_CODEGEN_KERNELCODEGEN_H
+
+#include "dialects/attn/IR/AttnOps.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace attnc::codegen {
+
+enum class ScheduleKind { Hand, Naive };
+
+struct KernelTarget {
+  /// A full Halide target string, e.g. "x86-64-linux-avx2-fma-sse41".
+  std::string halideTarget;
+  ScheduleKind schedule = ScheduleKind::Hand;
+};
+
+/// "host" or a Halide target string (e.g. "x86-64-linux-avx2"), checked and
+/// completed into a full target string; the error lists the accepted forms.
+llvm::Expected<std::string> resolveTarget(llvm::StringRef name);
+
+/// Compiles `kernel` to `objectPath`, defining `fnName` and `fnName_argv`.
+/// Errors (including Halide's) are reported as diagnostics at the kernel.
+mlir::LogicalResult compileKernel(mlir::attn::KernelOp kernel,
+                                  const KernelTarget &target,
+                                  llvm::StringRef fnName,
+                                  llvm::StringRef objectPath);
+
+/// Compiles the one Halide runtime the kernels of a model share.
+llvm::Error compileHalideRuntime(const KernelTarget &target,
+                                 llvm::StringRef objectPath);
+
+} // namespace attnc::codegen
+
+#endif // ATTNC_COMPILER_CODEGEN_KERNELCODEGEN_H

@@ -1,0 +1,39 @@
+//===- compiler/passes/Builders.h - building attn ops -----------*- C++ -*-===//
+//
+// Shorthands for the ops passes create, which all derive their result types
+// from their operands.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_COMPILER_PASSES_BUILDERS_H
+#define ATTNC_COMPILER_PASSES_BUILDERS_H
+
+#include "dialects/attn/IR/AttnOps.h"
+
+namespace mlir::attn {
+
+/// `size` entries of `input` from `offset` along `dim`.
+inline Value buildSlice(OpBuilder &b, Location loc, Value input, int64_t dim,
+                        int64_t offset, int64_t size) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = size;
+  return b.create<SliceOp>(loc, RankedTensorType::get(shape, type.getElementType()),
+                           input, b.getI64IntegerAttr(dim),
+                           b.getI64IntegerAttr(offset), b.getI64IntegerAttr(size));
+}
+
+/// `input` projected by `weight` (and `bias`, may be null) stored in `layout`.
+inline Value buildLinear(OpBuilder &b, Location loc, Value input, Value weight,
+                         Value bias, WeightLayout layout) {
+  auto type = cast<RankedTensorType>(input.getType());
+  auto wtype = cast<RankedTensorType>(weight.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = wtype.getDimSize(layout == WeightLayout::out_in ? 0 : 1);
+  return b.create<LinearOp>(loc, RankedTensorType::get(shape, type.getElementType()),
+                            input, weight, bias,
+                            WeightLayoutAttr::get(b.getContext(), layout));
+}
+
+} // namespace mlir::attn
+
+#endif // ATTNC_COMPILER_PASSES_BUILDERS_H

@@ -1,0 +1,61 @@
+//===- compiler/passes/DecomposeAttention.cpp - self_attention -> sdpa ----===//
+#include "compiler/passes/Builders.h"
+#include "compiler/passes/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNDECOMPOSEATTENTIONPASS
+#include "compiler/passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SelfAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    int64_t d = op.getType().getShape().back();
+    Value wq = op.getQWeight(), bq = op.getQBias();
+    Value wk = op.getKWeight(), bk = op.getKBias();
+    Value wv = op.getVWeight(), bv = op.getVBias();
+    // A packed [3D, D] projection is cut into its Q, K and V rows; the slices
+    // are weight expressions, so later passes treat all three alike.
+    if (Value w = op.getQkvWeight()) {
+      wq = buildSlice(rewriter, loc, w, 0, 0, d);
+      wk = buildSlice(rewriter, loc, w, 0, d, d);
+      wv = buildSlice(rewriter, loc, w, 0, 2 * d, d);
+      if (Value b = op.getQkvBias()) {
+        bq = buildSlice(rewriter, loc, b, 0, 0, d);
+        bk = buildSlice(rewriter, loc, b, 0, d, d);
+        bv = buildSlice(rewriter, loc, b, 0, 2 * d, d);
+      }
+    }
+    auto layout = WeightLayout::out_in;
+    Value q = buildLinear(rewriter, loc, x, wq, bq, layout);
+    Value k = buildLinear(rewriter, loc, x, wk, bk, layout);
+    Value v = buildLinear(rewriter, loc, x, wv, bv, layout);
+    Value heads = rewriter.create<SdpaOp>(
+        loc, op.getType(), q, k, v, op.getHeadsAttr(), op.getMaskAttr(),
+        rewriter.getF32FloatAttr(op.getEffectiveScale()));
+    rewriter.replaceOp(op, buildLinear(rewriter, loc, heads, op.getOutWeight(),
+                                       op.getOutBias(), layout));
+    return success();
+  }
+};
+
+struct DecomposeAttention
+    : attn::impl::AttnDecomposeAttentionPassBase<DecomposeAttention> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<DecomposeSelfAttention>(&getContext());
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

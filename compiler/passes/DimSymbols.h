@@ -1,0 +1,40 @@
+//===- compiler/passes/DimSymbols.h - names of dynamic dims -----*- C++ -*-===//
+//
+// Tensor types only say that a dim is dynamic. The model function's arguments
+// carry `attn.dim_symbols` (one name per dynamic dim, e.g. ["B", "S"]); this
+// analysis propagates those names to every value, so shape checking can tell
+// B from S and the driver can size every buffer from the bound dims.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_COMPILER_PASSES_DIMSYMBOLS_H
+#define ATTNC_COMPILER_PASSES_DIMSYMBOLS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::attn {
+
+/// Argument attribute naming the symbolic dims of a model input.
+constexpr llvm::StringLiteral kDimSymbolsAttr = "attn.dim_symbols";
+
+class DimSymbols {
+public:
+  /// Propagates names from the function's arguments; emits an error at the
+  /// offending op and fails when two operands disagree or a name is missing.
+  static FailureOr<DimSymbols> compute(func::FuncOp func);
+
+  /// One entry per dim of `value`'s type: the symbol for a dynamic dim, a
+  /// null StringAttr for a static one.
+  ArrayRef<StringAttr> lookup(Value value) const;
+
+private:
+  LogicalResult propagate(Block &block);
+  LogicalResult propagate(Operation *op);
+
+  llvm::DenseMap<Value, SmallVector<StringAttr, 4>> names;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTNC_COMPILER_PASSES_DIMSYMBOLS_H

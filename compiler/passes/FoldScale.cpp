@@ -1,0 +1,53 @@
+//===- compiler/passes/FoldScale.cpp - scale into the query weights -------===//
+#include "compiler/passes/Builders.h"
+#include "compiler/passes/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNFOLDSCALEPASS
+#include "compiler/passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+struct FoldScaleIntoQuery : OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    APFloat scale = op.getScale();
+    if (scale.convertToFloat() == 1.0f)
+      return rewriter.notifyMatchFailure(op, "scale is already 1");
+    auto query = op.getQuery().getDefiningOp<LinearOp>();
+    if (!query || !query->hasOneUse())
+      return rewriter.notifyMatchFailure(
+          op, "query is not a projection used only here");
+    // softmax(s * (xW + b) K^T) == softmax((x(sW) + sb) K^T).
+    auto factor = rewriter.getF32FloatAttr(scale.convertToFloat());
+    Location loc = query.getLoc();
+    rewriter.setInsertionPoint(query);
+    Value w = rewriter.create<ScaleOp>(loc, query.getWeight(), factor);
+    Value b = query.getBias();
+    if (b)
+      b = rewriter.create<ScaleOp>(loc, b, factor);
+    Value q = buildLinear(rewriter, loc, query.getInput(), w, b,
+                          query.getLayout());
+    rewriter.replaceOp(query, q);
+    rewriter.modifyOpInPlace(
+        op, [&] { op.setScaleAttr(rewriter.getF32FloatAttr(1.0f)); });
+    return success();
+  }
+};
+
+struct FoldScale : attn::impl::AttnFoldScalePassBase<FoldScale> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldScaleIntoQuery>(&getContext());
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

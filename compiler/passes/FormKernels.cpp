@@ -1,0 +1,186 @@
+//===- compiler/passes/FormKernels.cpp - group ops into attn.kernel -------===//
+#include "compiler/passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNFORMKERNELSPASS
+#include "compiler/passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// True for values computed from weights alone: the driver folds them into
+/// constants, so they are kernel inputs, never kernel work.
+class WeightExprs {
+public:
+  bool contains(Value v) {
+    auto it = known.find(v);
+    if (it != known.end())
+      return it->second;
+    Operation *def = v.getDefiningOp();
+    bool result = def && isa<WeightOp, TransposeOp, ConcatOp, SliceOp, ScaleOp>(def) &&
+                  llvm::all_of(def->getOperands(),
+                               [&](Value operand) { return contains(operand); });
+    if (isa_and_nonnull<WeightOp>(def))
+      result = true;
+    known[v] = result;
+    return result;
+  }
+
+private:
+  llvm::DenseMap<Value, bool> known;
+};
+
+/// A group of ops that becomes one kernel, in program order.
+struct Group {
+  SmallVector<Operation *> ops;
+  std::string name;
+};
+
+/// The single user of `op`'s only result, if there is exactly one.
+Operation *soleUser(Operation *op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return nullptr;
+  return *op->getResult(0).getUsers().begin();
+}
+
+struct FormKernels : attn::impl::AttnFormKernelsPassBase<FormKernels> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    Block &body = func.getBody().front();
+    WeightExprs weights;
+
+    // Assign ops to groups in program order. An op joins its producer's group
+    // when it is a fusible epilogue of it; otherwise it starts a new group.
+    llvm::DenseMap<Operation *, unsigned> groupOf;
+    std::vector<Group> groups;
+    auto join = [&](Operation *op, unsigned g) {
+      groupOf[op] = g;
+      groups[g].ops.push_back(op);
+      groups[g].name += "_" + op->getName().stripDialect().str();
+    };
+    auto start = [&](Operation *op) {
+      groups.push_back({});
+      join(op, groups.size() - 1);
+    };
+    /// The group whose last op is `producer`, when `consumer` is its only user.
+    auto epilogueOf = [&](Operation *consumer, Value v) -> std::optional<unsigned> {
+      Operation *producer = v.getDefiningOp();
+      if (!producer || soleUser(producer) != consumer || !groupOf.count(producer))
+        return std::nullopt;
+      unsigned g = groupOf[producer];
+      if (groups[g].ops.back() != producer)
+        return std::nullopt;
+      return g;
+    };
+    auto headKind = [&](unsigned g) { return groups[g].ops.front(); };
+
+    for (Operation &op : body.without_terminator()) {
+      if (op.getNumResults() == 1 && weights.contains(op.getResult(0)))
+        continue;
+      std::optional<unsigned> target;
+      if (isa<ReluOp, GeluOp>(op)) {
+        // Activation epilogue of a GEMM.
+        if (auto g = epilogueOf(&op, op.getOperand(0));
+            g && isa<LinearOp>(headKind(*g)))
+          target = g;
+      } else if (auto add = dyn_cast<AddOp>(op)) {
+        // Residual add epilogue of a GEMM (the other side is an input).
+        for (Value side : {add.getLhs(), add.getRhs()})
+          if (auto g = epilogueOf(&op, side);
+              !target && g && isa<LinearOp>(headKind(*g)))
+            target = g;
+      } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
+        // Residual add + norm, when the add stands alone.
+        if (auto g = epilogueOf(&op, norm.getInput());
+            g && groups[*g].ops.size() == 1 && isa<AddOp>(headKind(*g)))
+          target = g;
+      }
+      if (target) {
+        join(&op, *target);
+        continue;
+      }
+      start(&op);
+      // Activation slices that feed only this sdpa are read in place.
+      if (auto sdpa = dyn_cast<SdpaOp>(op)) {
+        for (Value operand : sdpa->getOperands()) {
+          auto slice = operand.getDefiningOp<SliceOp>();
+          if (!slice || weights.contains(slice) || !groupOf.count(slice))
+            continue;
+          unsigned g = groupOf[slice];
+          if (groups[g].ops.size() != 1 ||
+              llvm::any_of(slice->getUsers(),
+                           [&](Operation *u) { return u != &op; }))
+            continue;
+          groups[g].ops.clear();
+          groupOf[slice] = groups.size() - 1;
+          groups.back().ops.insert(groups.back().ops.begin(), slice);
+        }
+      }
+    }
+
+    OpBuilder builder(&getContext());
+    unsigned index = 0;
+    for (Group &group : groups) {
+      if (group.ops.empty())
+        continue;
+      llvm::sort(group.ops, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+      outline(builder, group, "k" + std::to_string(index++) + group.name,
+              weights);
+    }
+  }
+
+  /// Replaces the ops of `group` by one attn.kernel.
+  void outline(OpBuilder &builder, Group &group, StringRef name,
+               WeightExprs &weights) {
+    llvm::SmallPtrSet<Operation *, 8> members(group.ops.begin(),
+                                              group.ops.end());
+    llvm::SetVector<Value> activations, weightInputs;
+    SmallVector<Value> escaping;
+    for (Operation *op : group.ops) {
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && members.contains(def))
+          continue;
+        (weights.contains(operand) ? weightInputs : activations)
+            .insert(operand);
+      }
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !members.contains(user);
+            }))
+          escaping.push_back(result);
+    }
+    SmallVector<Value> inputs(activations.begin(), activations.end());
+    inputs.append(weightInputs.begin(), weightInputs.end());
+
+    Operation *last = group.ops.back();
+    builder.setInsertionPointAfter(last);
+    auto kernel = builder.create<KernelOp>(
+        last->getLoc(), ValueRange(escaping).getTypes(),
+        builder.getStringAttr(name), inputs);
+    Block *block = builder.createBlock(&kernel.getBody());
+    IRMapping mapping;
+    for (Value in : inputs)
+      mapping.map(in, block->addArgument(in.getType(), in.getLoc()));
+    for (Operation *op : group.ops)
+      builder.clone(*op, mapping);
+    SmallVector<Value> yielded;
+    for (Value v : escaping)
+      yielded.push_back(mapping.lookup(v));
+    builder.create<YieldOp>(last->getLoc(), yielded);
+
+    for (auto [v, result] : llvm::zip(escaping, kernel.getResults()))
+      v.replaceAllUsesWith(result);
+    for (Operation *op : llvm::reverse(group.ops))
+      op->erase();
+  }
+};
+} // namespace

@@ -1,0 +1,26 @@
+//===- compiler/passes/Passes.h - attn passes -------------------*- C++ -*-===//
+#ifndef ATTNC_COMPILER_PASSES_PASSES_H
+#define ATTNC_COMPILER_PASSES_PASSES_H
+
+#include "dialects/attn/IR/AttnOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::attn {
+
+#define GEN_PASS_DECL
+#include "compiler/passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/passes/Passes.h.inc"
+
+/// The compiler's pipeline from frontend IR to attn.kernel groups.
+void buildAttnPipeline(OpPassManager &pm);
+
+/// Registers buildAttnPipeline as `attn-pipeline` for attn-opt.
+void registerAttnPipeline();
+
+} // namespace mlir::attn
+
+#endif // ATTNC_COMPILER_PASSES_PASSES_H

@@ -1,0 +1,124 @@
+//===- compiler/passes/Passes.td - attn passes -------------*- tablegen -*-===//
+#ifndef ATTNC_PASSES_TD
+#define ATTNC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnCheckShapesPass : Pass<"attn-check-shapes", "func::FuncOp"> {
+  let summary = "Check that symbolic dims agree across every op";
+  let description = [{
+    Types only say a dim is dynamic (`?`); the model function's arguments say
+    which symbolic dim it is (`attn.dim_symbols`). This pass propagates those
+    names through every op and reports an op whose operands bind one dim to
+    two different symbols (e.g. adding a `[B, S, D]` to a `[S, B, D]` tensor),
+    or a dynamic dim with no symbol.
+
+    ```mlir
+    // error: 'attn.add' op operand dim 0 is 'B' on one side and 'S' on the other
+    ```
+  }];
+}
+
+def AttnDecomposeAttentionPass : Pass<"attn-decompose-attention", "func::FuncOp"> {
+  let summary = "Split attn.self_attention into projections and attn.sdpa";
+  let description = [{
+    Each `attn.self_attention` becomes three `attn.linear` projections (a packed
+    QKV weight is sliced into its Q, K and V rows), one `attn.sdpa` carrying the
+    scale and mask, and the output `attn.linear`.
+
+    ```mlir
+    %a = attn.self_attention %x heads(2) mask(causal) qkv(%w) out(%wo) : ...
+    // becomes
+    %wq = attn.slice %w {dim = 0, offset = 0, size = 8} ...
+    %q = attn.linear %x, %wq layout(out_in) ...
+    ...
+    %o = attn.sdpa %q, %k, %v heads(2) mask(causal) {scale = 0.5 : f32} ...
+    %a = attn.linear %o, %wo layout(out_in) ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnFoldScalePass : Pass<"attn-fold-scale", "func::FuncOp"> {
+  let summary = "Fold the 1/sqrt(d_k) attention scale into the query weights";
+  let description = [{
+    `attn.sdpa` with `scale = s` whose query is an `attn.linear` used only
+    there becomes `scale = 1` with the query weight and bias multiplied by `s`
+    (as `attn.scale` weight expressions, evaluated at link time), saving one
+    multiply per score.
+
+    ```mlir
+    %q = attn.linear %x, %w, %b layout(out_in) ...
+    %o = attn.sdpa %q, %k, %v heads(2) mask(none) {scale = 0.5 : f32} ...
+    // becomes
+    %ws = attn.scale %w {factor = 0.5 : f32} ...
+    %bs = attn.scale %b {factor = 0.5 : f32} ...
+    %q = attn.linear %x, %ws, %bs layout(out_in) ...
+    %o = attn.sdpa %q, %k, %v heads(2) mask(none) {scale = 1.0 : f32} ...
+    ```
+  }];
+}
+
+def AttnFuseQKVPass : Pass<"attn-fuse-qkv", "func::FuncOp"> {
+  let summary = "Fuse the Q, K and V projections of one input into one GEMM";
+  let description = [{
+    When the query, key and value of an `attn.sdpa` are `attn.linear`s of the
+    same input with the same layout, each used only there, they become one
+    linear over the concatenated weights, followed by three activation slices
+    that the kernel former fuses into the attention kernel.
+
+    ```mlir
+    %q = attn.linear %x, %wq ...
+    %k = attn.linear %x, %wk ...
+    %v = attn.linear %x, %wv ...
+    // becomes
+    %w = attn.concat %wq, %wk, %wv {dim = 0 : i64} ...
+    %qkv = attn.linear %x, %w ...
+    %q = attn.slice %qkv {dim = 2 : i64, offset = 0 : i64, size = 64 : i64} ...
+    ```
+  }];
+}
+
+def AttnPackWeightsPass : Pass<"attn-pack-weights", "func::FuncOp"> {
+  let summary = "Give every linear weight the layout its kernel reads";
+  let description = [{
+    The CPU GEMM schedule vectorises over output features, so it reads weights
+    `[in, out]` with the output features contiguous. Every `layout(out_in)`
+    linear gets an `attn.transpose` of its weight and `layout(in_out)`; a
+    weight that was declared `[in, out]` (and transposed by the frontend)
+    folds back to the stored tensor, so it is never moved.
+
+    ```mlir
+    %y = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> ...
+    // becomes
+    %t = attn.transpose %w : tensor<16x8xf32> -> tensor<8x16xf32>
+    %y = attn.linear %x, %t layout(in_out) : (tensor<?x?x8xf32>, tensor<8x16xf32>) -> ...
+    ```
+  }];
+}
+
+def AttnFormKernelsPass : Pass<"attn-form-kernels", "func::FuncOp"> {
+  let summary = "Group activation ops into attn.kernel regions";
+  let description = [{
+    Every op on activations ends up in exactly one `attn.kernel`, which codegen
+    turns into one Halide pipeline. Groups: a linear with the elementwise ops
+    that consume only its result (bias, GELU/ReLU, residual add); the activation
+    slices feeding an sdpa with the sdpa; a residual add whose only user is a
+    layer norm with that norm. Weight expressions stay outside: they become
+    kernel inputs. Intermediate values used outside a group are yielded.
+
+    ```mlir
+    %l = attn.linear %x, %w, %b layout(in_out) ...
+    %g = attn.gelu %l ...
+    // becomes
+    %g = attn.kernel @k0(%x, %w, %b) : ... {
+    ^bb0(...):
+      %0 = attn.linear ...
+      %1 = attn.gelu %0 ...
+      attn.yield %1 ...
+    }
+    ```
+  }];
+}
+
+#endif // ATTNC_PASSES_TD

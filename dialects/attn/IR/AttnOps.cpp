@@ -1,0 +1,314 @@
+//===- dialects/attn/IR/AttnOps.cpp - attn op verifiers and folds ---------===//
+#include "dialects/attn/IR/AttnOps.h"
+
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// Two extents agree when both are static and equal, or either is dynamic
+/// (symbolic dims are checked by the attn-check-shapes pass).
+static bool extentsAgree(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+static std::string extentStr(int64_t e) {
+  return ShapedType::isDynamic(e) ? "?" : std::to_string(e);
+}
+
+//===----------------------------------------------------------------------===//
+// Weight expressions
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty weight name");
+  if (!getType().hasStaticShape())
+    return emitOpError("weight '") << getName() << "' must have a static shape";
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  auto in = getInput().getType();
+  auto out = getType();
+  if (in.getDimSize(0) != out.getDimSize(1) ||
+      in.getDimSize(1) != out.getDimSize(0))
+    return emitOpError("result shape must be the input's dims swapped");
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  if (auto inner = getInput().getDefiningOp<TransposeOp>())
+    return inner.getInput();
+  return {};
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  auto resultType = getType();
+  int64_t rank = resultType.getRank();
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dim ") << dim << " is out of range for rank " << rank;
+  int64_t total = 0;
+  bool dynamic = false;
+  for (Value in : getInputs()) {
+    auto type = cast<RankedTensorType>(in.getType());
+    if (type.getRank() != rank)
+      return emitOpError("inputs must all have rank ") << rank;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim && !extentsAgree(type.getDimSize(d), resultType.getDimSize(d)))
+        return emitOpError("inputs differ from the result in dim ") << d;
+    if (type.isDynamicDim(dim))
+      dynamic = true;
+    else
+      total += type.getDimSize(dim);
+  }
+  if (!dynamic && !resultType.isDynamicDim(dim) &&
+      total != resultType.getDimSize(dim))
+    return emitOpError("result dim ")
+           << dim << " is " << resultType.getDimSize(dim)
+           << " but the inputs add up to " << total;
+  return success();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  // concat(slice(x, 0..a), slice(x, a..b), ...) covering all of x is x.
+  Value source;
+  int64_t next = 0;
+  for (Value in : getInputs()) {
+    auto slice = in.getDefiningOp<SliceOp>();
+    if (!slice || slice.getDim() != getDim() || slice.getOffset() != next ||
+        (source && slice.getInput() != source))
+      return {};
+    source = slice.getInput();
+    next += slice.getSize();
+  }
+  if (source.getType() != getType())
+    return {};
+  return source;
+}
+
+LogicalResult SliceOp::verify() {
+  auto in = getInput().getType();
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= in.getRank())
+    return emitOpError("dim ") << dim << " is out of range for rank "
+                               << in.getRank();
+  if (getOffset() < 0 || getSize() <= 0)
+    return emitOpError("needs offset >= 0 and size > 0");
+  if (!in.isDynamicDim(dim) && getOffset() + getSize() > in.getDimSize(dim))
+    return emitOpError("range [")
+           << getOffset() << ", " << getOffset() + getSize()
+           << ") exceeds dim " << dim << " of extent " << in.getDimSize(dim);
+  auto out = getType();
+  if (out.getRank() != in.getRank())
+    return emitOpError("result rank must equal the input's");
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    int64_t want = d == dim ? getSize() : in.getDimSize(d);
+    if (out.getDimSize(d) != want)
+      return emitOpError("result dim ")
+             << d << " must be " << extentStr(want) << ", got "
+             << extentStr(out.getDimSize(d));
+  }
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (getOffset() == 0 && getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (getFactor().convertToFloat() == 1.0f)
+    return getInput();
+  return {};
+}
+
+namespace {
+/// scale(scale(x, a), b) -> scale(x, a * b).
+struct CombineScales : OpRewritePattern<ScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ScaleOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "input is not a scale");
+    float factor =
+        inner.getFactor().convertToFloat() * op.getFactor().convertToFloat();
+    rewriter.replaceOpWithNewOp<ScaleOp>(op, inner.getInput(),
+                                         rewriter.getF32FloatAttr(factor));
+    return success();
+  }
+};
+} // namespace
+
+void ScaleOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<CombineScales>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// Model-level ops
+//===----------------------------------------------------------------------===//
+
+int64_t LinearOp::getInFeatures() {
+  auto w = getWeight().getType();
+  return w.getDimSize(getLayout() == WeightLayout::out_in ? 1 : 0);
+}
+
+int64_t LinearOp::getOutFeatures() {
+  auto w = getWeight().getType();
+  return w.getDimSize(getLayout() == WeightLayout::out_in ? 0 : 1);
+}
+
+/// Checks that `result` is `input` with its last dim replaced by `last`.
+static LogicalResult verifyFeatureMap(Operation *op, RankedTensorType input,
+                                      RankedTensorType result, int64_t last) {
+  if (input.getRank() != result.getRank())
+    return op->emitOpError("result rank ")
+           << result.getRank() << " differs from the input's "
+           << input.getRank();
+  for (int64_t d = 0; d + 1 < input.getRank(); ++d)
+    if (input.getDimSize(d) != result.getDimSize(d))
+      return op->emitOpError("result dim ")
+             << d << " (" << extentStr(result.getDimSize(d))
+             << ") differs from the input's ("
+             << extentStr(input.getDimSize(d)) << ")";
+  if (result.getDimSize(input.getRank() - 1) != last)
+    return op->emitOpError("result feature dim must be ")
+           << last << ", got " << extentStr(result.getDimSize(input.getRank() - 1));
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  auto input = getInput().getType();
+  if (input.getRank() < 1)
+    return emitOpError("input must have at least one dim");
+  int64_t in = input.getDimSize(input.getRank() - 1);
+  if (!extentsAgree(in, getInFeatures()))
+    return emitOpError("weight expects ")
+           << getInFeatures() << " input features (layout "
+           << stringifyWeightLayout(getLayout()) << "), but the input has "
+           << in;
+  if (getBias() && getBias().getType().getDimSize(0) != getOutFeatures())
+    return emitOpError("bias has ")
+           << getBias().getType().getDimSize(0) << " entries, expected "
+           << getOutFeatures();
+  return verifyFeatureMap(*this, input, getType(), getOutFeatures());
+}
+
+LogicalResult LayerNormOp::verify() {
+  auto input = getInput().getType();
+  int64_t d = input.getDimSize(input.getRank() - 1);
+  if (getGamma().getType().getDimSize(0) != d ||
+      getBeta().getType().getDimSize(0) != d)
+    return emitOpError("gamma and beta must have ")
+           << d << " entries, the input's feature dim";
+  if (!(getEpsilon().convertToFloat() > 0.0f))
+    return emitOpError("epsilon must be positive");
+  if (getType() != input)
+    return emitOpError("result type must equal the input type");
+  return success();
+}
+
+/// Checks an `[out, in]` projection weight and its optional bias.
+static LogicalResult verifyProjection(Operation *op, StringRef what, Value w,
+                                      Value b, int64_t out, int64_t in) {
+  auto wt = cast<RankedTensorType>(w.getType());
+  if (wt.getDimSize(0) != out || wt.getDimSize(1) != in)
+    return op->emitOpError()
+           << what << " weight must be [" << out << ", " << in
+           << "] ([out, in]), got [" << wt.getDimSize(0) << ", "
+           << wt.getDimSize(1) << "]";
+  if (b && cast<RankedTensorType>(b.getType()).getDimSize(0) != out)
+    return op->emitOpError() << what << " bias must have " << out << " entries";
+  return success();
+}
+
+LogicalResult SelfAttentionOp::verify() {
+  auto input = getInput().getType();
+  if (input.getRank() < 2)
+    return emitOpError("input must be at least [S, D]");
+  int64_t d = input.getDimSize(input.getRank() - 1);
+  if (ShapedType::isDynamic(d))
+    return emitOpError("the feature dim must be static");
+  if (d % getHeads() != 0)
+    return emitOpError("d_model ")
+           << d << " is not divisible by heads = " << getHeads();
+  bool separate = getQWeight() || getKWeight() || getVWeight();
+  if (separate == bool(getQkvWeight()))
+    return emitOpError("needs either q, k and v projections or one packed qkv "
+                       "projection");
+  if (separate) {
+    if (!getQWeight() || !getKWeight() || !getVWeight())
+      return emitOpError("needs all three of q, k and v projections");
+    if (failed(verifyProjection(*this, "q", getQWeight(), getQBias(), d, d)) ||
+        failed(verifyProjection(*this, "k", getKWeight(), getKBias(), d, d)) ||
+        failed(verifyProjection(*this, "v", getVWeight(), getVBias(), d, d)))
+      return failure();
+  } else if (failed(verifyProjection(*this, "qkv", getQkvWeight(),
+                                     getQkvBias(), 3 * d, d))) {
+    return failure();
+  }
+  if (failed(verifyProjection(*this, "out", getOutWeight(), getOutBias(), d, d)))
+    return failure();
+  if (getType() != input)
+    return emitOpError("result type must equal the input type");
+  return success();
+}
+
+float SelfAttentionOp::getEffectiveScale() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  auto input = getInput().getType();
+  int64_t d = input.getDimSize(input.getRank() - 1);
+  return 1.0f / std::sqrt(float(d / getHeads()));
+}
+
+//===----------------------------------------------------------------------===//
+// Core ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult SdpaOp::verify() {
+  auto q = getQuery().getType();
+  if (q.getRank() < 2)
+    return emitOpError("query must be at least [S, D]");
+  if (getKey().getType() != q || getValue().getType() != q ||
+      getType() != q)
+    return emitOpError("query, key, value and result must share one type");
+  int64_t d = q.getDimSize(q.getRank() - 1);
+  if (ShapedType::isDynamic(d) || d % getHeads() != 0)
+    return emitOpError("feature dim ")
+           << extentStr(d) << " is not divisible by heads = " << getHeads();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("body has ")
+           << body.getNumArguments() << " arguments for "
+           << getInputs().size() << " inputs";
+  for (auto [arg, in] : llvm::zip(body.getArguments(), getInputs()))
+    if (arg.getType() != in.getType())
+      return emitOpError("body argument types must match the inputs");
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yielded types must match the results");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/attn/IR/AttnOps.cpp.inc"

@@ -1,0 +1,23 @@
+//===- dialects/attn/IR/AttnOps.h - attn operations -------------*- C++ -*-===//
+#ifndef ATTNC_DIALECTS_ATTN_IR_ATTNOPS_H
+#define ATTNC_DIALECTS_ATTN_IR_ATTNOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/attn/IR/AttnDialect.h"
+#include "dialects/attn/IR/AttnEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/attn/IR/AttnAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/attn/IR/AttnOps.h.inc"
+
+#endif // ATTNC_DIALECTS_ATTN_IR_ATTNOPS_H

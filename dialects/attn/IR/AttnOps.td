@@ -1,0 +1,311 @@
+//===- dialects/attn/IR/AttnOps.td - attn operations -------*- tablegen -*-===//
+#ifndef ATTN_OPS_TD
+#define ATTN_OPS_TD
+
+include "dialects/attn/IR/AttnDialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Attn_F32Tensor : RankedTensorOf<[F32]>;
+def Attn_F32Matrix : 2DTensorOf<[F32]>;
+def Attn_F32Vector : 1DTensorOf<[F32]>;
+
+class Attn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Attn_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Weight expressions: evaluated by the driver on the weight data at link time.
+//===----------------------------------------------------------------------===//
+
+def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
+  let summary = "a named weight tensor from the model's safetensors file";
+  let description = [{
+    Yields the weight stored under `name`. Its type is the declared shape; the
+    driver checks the file against it.
+
+    ```mlir
+    %w = attn.weight "attn.c_attn.weight" : tensor<768x2304xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Attn_TransposeOp : Attn_Op<"transpose", [Pure]> {
+  let summary = "transpose of a 2-D tensor";
+  let description = [{
+    Swaps the two dims of a matrix. Two transposes in a row fold away, which
+    is how a weight stored `[in, out]` reaches a kernel that reads `[in, out]`
+    without being moved.
+
+    ```mlir
+    %t = attn.transpose %w : tensor<768x2304xf32> -> tensor<2304x768xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Matrix:$input);
+  let results = (outs Attn_F32Matrix:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Attn_ConcatOp : Attn_Op<"concat", [Pure]> {
+  let summary = "concatenation along one dim";
+  let description = [{
+    Joins tensors that agree on every other dim. Used to pack the Q, K and V
+    projection weights into one GEMM operand.
+
+    ```mlir
+    %qkv = attn.concat %q, %k, %v {dim = 0 : i64}
+        : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<192x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Attn_F32Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Attn_SliceOp : Attn_Op<"slice", [Pure]> {
+  let summary = "a contiguous range of one dim";
+  let description = [{
+    Takes `size` entries starting at `offset` along `dim`. On activations it
+    splits a packed Q|K|V projection (and fuses into the reading kernel); on
+    weights it cuts a packed weight into its parts.
+
+    ```mlir
+    %k = attn.slice %qkv {dim = 2 : i64, offset = 64 : i64, size = 64 : i64}
+        : tensor<?x?x192xf32> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, I64Attr:$dim, I64Attr:$offset,
+                       I64Attr:$size);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "multiplication by a constant";
+  let description = [{
+    `result = factor * input`. Folding the attention scale into the query
+    projection produces these on weights.
+
+    ```mlir
+    %s = attn.scale %w {factor = 1.250000e-01 : f32} : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, F32Attr:$factor);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Model-level ops, as the frontend emits them.
+//===----------------------------------------------------------------------===//
+
+def Attn_LinearOp : Attn_Op<"linear", [Pure]> {
+  let summary = "affine projection of the last dim";
+  let description = [{
+    `result = input @ W^T + bias` for `layout = out_in` (W is `[out, in]`, as
+    PyTorch stores it) and `input @ W + bias` for `layout = in_out`.
+
+    ```mlir
+    %y = attn.linear %x, %w, %b layout(in_out)
+        : (tensor<?x?x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, Attn_F32Matrix:$weight,
+                       Optional<Attn_F32Vector>:$bias, Attn_WeightLayoutAttr:$layout);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `layout` `(` $layout `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The weight's input and output feature counts, whatever its layout.
+    int64_t getInFeatures();
+    int64_t getOutFeatures();
+  }];
+}
+
+def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalisation of the last dim";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * gamma + beta` over the last dim, with
+    the biased variance (as PyTorch).
+
+    ```mlir
+    %n = attn.layer_norm %x, %g, %b {epsilon = 9.99999974E-6 : f32}
+        : (tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, Attn_F32Vector:$gamma, Attn_F32Vector:$beta,
+                       F32Attr:$epsilon);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+class Attn_UnaryOp<string mnemonic, string what>
+    : Attn_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = what;
+  let arguments = (ins Attn_F32Tensor:$input);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Attn_ReluOp : Attn_UnaryOp<"relu", "max(x, 0)"> {
+  let description = [{
+    ```mlir
+    %r = attn.relu %x : tensor<?x?x3072xf32>
+    ```
+  }];
+}
+
+def Attn_GeluOp : Attn_UnaryOp<"gelu", "GELU, exact (erf) form"> {
+  let description = [{
+    `0.5 x (1 + erf(x / sqrt(2)))`, PyTorch's default.
+
+    ```mlir
+    %g = attn.gelu %x : tensor<?x?x3072xf32>
+    ```
+  }];
+}
+
+def Attn_AddOp : Attn_Op<"add", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise sum (residual connection)";
+  let description = [{
+    ```mlir
+    %s = attn.add %x, %a : tensor<?x?x768xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$lhs, Attn_F32Tensor:$rhs);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Attn_SelfAttentionOp : Attn_Op<"self_attention",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "multi-head self-attention with its projections";
+  let description = [{
+    Projects `input` to queries, keys and values (three projections, or one
+    packed `qkv` projection whose output is Q|K|V), runs scaled dot-product
+    attention per head and applies the output projection. Weights are in
+    `[out, in]` layout. `scale` defaults to 1/sqrt(d_model / heads).
+
+    ```mlir
+    %a = attn.self_attention %x heads(12) mask(causal) qkv(%wqkv, %bqkv) out(%wo, %bo)
+        : (tensor<?x?x768xf32>, tensor<2304x768xf32>, tensor<2304xf32>,
+           tensor<768x768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input,
+      Optional<Attn_F32Matrix>:$q_weight, Optional<Attn_F32Vector>:$q_bias,
+      Optional<Attn_F32Matrix>:$k_weight, Optional<Attn_F32Vector>:$k_bias,
+      Optional<Attn_F32Matrix>:$v_weight, Optional<Attn_F32Vector>:$v_bias,
+      Optional<Attn_F32Matrix>:$qkv_weight, Optional<Attn_F32Vector>:$qkv_bias,
+      Attn_F32Matrix:$out_weight, Optional<Attn_F32Vector>:$out_bias,
+      ConfinedAttr<I64Attr, [IntPositive]>:$heads, Attn_MaskAttr:$mask,
+      OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `heads` `(` $heads `)` `mask` `(` $mask `)`
+    (`q` `(` $q_weight^ (`,` $q_bias^)? `)`)?
+    (`k` `(` $k_weight^ (`,` $k_bias^)? `)`)?
+    (`v` `(` $v_weight^ (`,` $v_bias^)? `)`)?
+    (`qkv` `(` $qkv_weight^ (`,` $qkv_bias^)? `)`)?
+    `out` `(` $out_weight (`,` $out_bias^)? `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// 1/sqrt(d_head) unless the model set a scale.
+    float getEffectiveScale();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Core ops that passes decompose into.
+//===----------------------------------------------------------------------===//
+
+def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
+  let summary = "scaled dot-product attention over heads";
+  let description = [{
+    For `[..., S, D]` queries, keys and values split into `heads` heads of
+    `D / heads` features, computes `softmax(scale * Q K^T + mask) V` per head
+    and joins the heads back along the last dim. A `scale` of 1 means it has
+    been folded into the query projection.
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v heads(12) mask(causal) {scale = 1.250000e-01 : f32}
+        : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32> -> tensor<?x?x768xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$query, Attn_F32Tensor:$key, Attn_F32Tensor:$value,
+      ConfinedAttr<I64Attr, [IntPositive]>:$heads, Attn_MaskAttr:$mask,
+      F32Attr:$scale);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `heads` `(` $heads `)` `mask` `(` $mask `)`
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels.
+//===----------------------------------------------------------------------===//
+
+def Attn_KernelOp : Attn_Op<"kernel", [IsolatedFromAbove,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a group of ops compiled into one fused kernel";
+  let description = [{
+    The body's block arguments are the kernel's inputs (activations first,
+    then weights as the driver orders them); `attn.yield` lists its outputs.
+    Codegen turns each kernel into one Halide pipeline.
+
+    ```mlir
+    %y = attn.kernel @k0(%x, %w, %b) : (tensor<?x?x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<?x?x256xf32> {
+    ^bb0(%a: tensor<?x?x64xf32>, %aw: tensor<64x256xf32>, %ab: tensor<256xf32>):
+      %l = attn.linear %a, %aw, %ab layout(in_out) : (tensor<?x?x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<?x?x256xf32>
+      %g = attn.gelu %l : tensor<?x?x256xf32>
+      attn.yield %g : tensor<?x?x256xf32>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, Variadic<Attn_F32Tensor>:$inputs);
+  let results = (outs Variadic<Attn_F32Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)
+    $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"KernelOp">]> {
+  let summary = "the outputs of an attn.kernel";
+  let description = [{
+    ```mlir
+    attn.yield %g : tensor<?x?x256xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Attn_F32Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ /* empty yield */ }]>];
+}
+
+#endif // ATTN_OPS_TD
