@@ -1,0 +1,73 @@
+//===- AST.cpp - Syntax tree of the .attn language ------------------------===//
+//
+// Part of attnc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/frontend/AST.h"
+
+using namespace attnc;
+
+llvm::StringRef attnc::getElementTypeName(ElementType type) {
+  return type == ElementType::f32 ? "f32" : "i32";
+}
+
+std::string attnc::extentToString(const Extent &extent) {
+  if (extent.dim)
+    return extent.dim->name;
+  if (!extent.name.empty())
+    return extent.name;
+  return std::to_string(extent.size);
+}
+
+void attnc::printShape(llvm::raw_ostream &os, llvm::ArrayRef<Extent> shape) {
+  os << '[';
+  llvm::interleaveComma(shape, os,
+                        [&](const Extent &e) { os << extentToString(e); });
+  os << ']';
+}
+
+std::string attnc::shapeToString(llvm::ArrayRef<Extent> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  printShape(os, shape);
+  return s;
+}
+
+llvm::StringRef attnc::getActivationName(ActivationKind kind) {
+  return kind == ActivationKind::relu ? "relu" : "gelu";
+}
+
+llvm::StringRef attnc::getMaskName(MaskKind kind) {
+  return kind == MaskKind::none ? "none" : "causal";
+}
+
+std::vector<const InputDecl *> ModelAST::getInputs() const {
+  std::vector<const InputDecl *> inputs;
+  for (const auto &decl : body)
+    if (auto *input = llvm::dyn_cast<InputDecl>(decl.get()))
+      inputs.push_back(input);
+  return inputs;
+}
+
+std::vector<const OutputStmt *> ModelAST::getOutputs() const {
+  std::vector<const OutputStmt *> outputs;
+  for (const auto &decl : body)
+    if (auto *output = llvm::dyn_cast<OutputStmt>(decl.get()))
+      outputs.push_back(output);
+  return outputs;
+}
+
+const WeightDecl *ModelAST::lookupWeight(llvm::StringRef name) const {
+  for (const auto &weight : weights)
+    if (weight->name == name)
+      return weight.get();
+  return nullptr;
+}
+
+const DimDecl *ModelAST::lookupDim(llvm::StringRef name) const {
+  for (const auto &dim : dims)
+    if (dim->name == name)
+      return dim.get();
+  return nullptr;
+}

@@ -1,0 +1,368 @@
+//===- AST.h - Syntax tree of the .attn language ----------------*- C++ -*-===//
+//
+// Part of attnc. The parser builds declarations and generic expressions
+// (names, numbers, calls, `+`); the semantic check (Sema) resolves every name
+// and replaces each call by a typed node of its builtin (LinearExpr, ...), so
+// after a successful check every expression is one of the resolved kinds,
+// carries its shape and element type, and points at the declarations it uses.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_COMPILER_FRONTEND_AST_H
+#define ATTNC_COMPILER_FRONTEND_AST_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/SMLoc.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnc {
+
+//===----------------------------------------------------------------------===//
+// Dims, shapes, types
+//===----------------------------------------------------------------------===//
+
+/// `dim S <= 1024`: a symbolic extent bound at run time.
+struct DimDecl {
+  std::string name;
+  llvm::SMRange loc;
+  std::optional<int64_t> bound; ///< the `<= N` upper bound, if any
+  llvm::SMRange boundLoc;
+};
+
+/// One extent of a shape: a fixed size or a declared dim (resolved by Sema).
+struct Extent {
+  int64_t size = 0;                ///< the fixed size when `dim` is null
+  const DimDecl *dim = nullptr;    ///< the symbolic dim, set by Sema
+  std::string name;                ///< the dim's spelling in a written type
+  llvm::SMRange loc;               ///< where it was written, if it was
+
+  static Extent fixed(int64_t size) {
+    Extent e;
+    e.size = size;
+    return e;
+  }
+  bool isSymbolic() const { return dim != nullptr || !name.empty(); }
+  bool operator==(const Extent &other) const {
+    if (isSymbolic() || other.isSymbolic())
+      return dim != nullptr && dim == other.dim;
+    return size == other.size;
+  }
+  bool operator!=(const Extent &other) const { return !(*this == other); }
+};
+
+using Shape = llvm::SmallVector<Extent, 4>;
+
+enum class ElementType { f32, i32 };
+
+llvm::StringRef getElementTypeName(ElementType type);
+/// `S` or `768`.
+std::string extentToString(const Extent &extent);
+/// Prints `[B, S, 768]`.
+void printShape(llvm::raw_ostream &os, llvm::ArrayRef<Extent> shape);
+std::string shapeToString(llvm::ArrayRef<Extent> shape);
+
+/// A written tensor type `f32[B, S, 768]`.
+struct TensorType {
+  ElementType elementType = ElementType::f32;
+  Shape shape;
+  llvm::SMRange loc;
+};
+
+//===----------------------------------------------------------------------===//
+// Weights
+//===----------------------------------------------------------------------===//
+
+/// How a 2-D weight is stored: PyTorch's `[out, in]` or `[in, out]`.
+enum class WeightLayout { outIn, inOut };
+
+/// `weight attn.c_attn.weight : f32[768, 2304] layout(in, out)`.
+struct WeightDecl {
+  std::string name; ///< the safetensors key
+  llvm::SMRange loc;
+  TensorType type;
+  WeightLayout layout = WeightLayout::outIn;
+  bool hasLayoutClause = false;
+  llvm::SMRange layoutLoc;
+  bool used = false; ///< set by Sema
+
+  /// For a 2-D weight, the `in` and `out` extents under its layout.
+  int64_t getInFeatures() const {
+    return type.shape[layout == WeightLayout::outIn ? 1 : 0].size;
+  }
+  int64_t getOutFeatures() const {
+    return type.shape[layout == WeightLayout::outIn ? 0 : 1].size;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+class ValueDecl;
+
+class Expr {
+public:
+  enum class Kind {
+    // Parsed, unresolved forms. Sema replaces them.
+    Name,
+    Number,
+    Call,
+    // Resolved forms.
+    ValueRef,
+    Add,
+    Linear,
+    LayerNorm,
+    Activation,
+    SelfAttention,
+  };
+
+  virtual ~Expr() = default;
+  Kind getKind() const { return kind; }
+  llvm::SMRange getRange() const { return range; }
+  llvm::SMLoc getLoc() const { return range.Start; }
+
+  /// Inferred by Sema for resolved expressions.
+  ElementType elementType = ElementType::f32;
+  Shape shape;
+
+protected:
+  Expr(Kind kind, llvm::SMRange range) : kind(kind), range(range) {}
+
+private:
+  Kind kind;
+  llvm::SMRange range;
+};
+
+using ExprPtr = std::unique_ptr<Expr>;
+
+/// A (possibly qualified) name as written: a value, a weight, a module
+/// prefix or an enumerator such as `causal`, depending on where it is used.
+class NameExpr : public Expr {
+public:
+  NameExpr(std::string name, llvm::SMRange range)
+      : Expr(Kind::Name, range), name(std::move(name)) {}
+  static bool classof(const Expr *e) { return e->getKind() == Kind::Name; }
+  std::string name;
+};
+
+class NumberExpr : public Expr {
+public:
+  NumberExpr(double value, bool isInteger, int64_t intValue,
+             llvm::SMRange range)
+      : Expr(Kind::Number, range), value(value), isInteger(isInteger),
+        intValue(intValue) {}
+  static bool classof(const Expr *e) { return e->getKind() == Kind::Number; }
+  double value;
+  bool isInteger;
+  int64_t intValue; ///< valid when isInteger
+};
+
+/// One argument of a call: positional (empty name) or `name = value`.
+struct Argument {
+  std::string name;
+  llvm::SMRange nameLoc;
+  ExprPtr value;
+  bool isNamed() const { return !name.empty(); }
+};
+
+class CallExpr : public Expr {
+public:
+  CallExpr(std::string callee, llvm::SMRange calleeLoc,
+           std::vector<Argument> args, llvm::SMRange range)
+      : Expr(Kind::Call, range), callee(std::move(callee)),
+        calleeLoc(calleeLoc), args(std::move(args)) {}
+  static bool classof(const Expr *e) { return e->getKind() == Kind::Call; }
+  std::string callee;
+  llvm::SMRange calleeLoc;
+  std::vector<Argument> args;
+};
+
+/// A use of a value: the input or assignment that is the latest definition of
+/// the name above the use.
+class ValueRefExpr : public Expr {
+public:
+  ValueRefExpr(std::string name, const ValueDecl *decl, llvm::SMRange range)
+      : Expr(Kind::ValueRef, range), name(std::move(name)), decl(decl) {}
+  static bool classof(const Expr *e) { return e->getKind() == Kind::ValueRef; }
+  std::string name;
+  const ValueDecl *decl;
+};
+
+/// `lhs + rhs` on two values of one shape.
+class AddExpr : public Expr {
+public:
+  AddExpr(ExprPtr lhs, ExprPtr rhs, llvm::SMLoc opLoc, llvm::SMRange range)
+      : Expr(Kind::Add, range), lhs(std::move(lhs)), rhs(std::move(rhs)),
+        opLoc(opLoc) {}
+  static bool classof(const Expr *e) { return e->getKind() == Kind::Add; }
+  ExprPtr lhs, rhs;
+  llvm::SMLoc opLoc; ///< the `+`
+};
+
+/// `linear(x, P)`: x @ W^T + b over the last dim of x.
+class LinearExpr : public Expr {
+public:
+  LinearExpr(ExprPtr input, const WeightDecl *weight, const WeightDecl *bias,
+             llvm::SMRange range)
+      : Expr(Kind::Linear, range), input(std::move(input)), weight(weight),
+        bias(bias) {}
+  static bool classof(const Expr *e) { return e->getKind() == Kind::Linear; }
+  ExprPtr input;
+  const WeightDecl *weight;
+  const WeightDecl *bias; ///< null when there is none
+};
+
+/// `layer_norm(x, P, eps = ...)` over the last dim of x.
+class LayerNormExpr : public Expr {
+public:
+  LayerNormExpr(ExprPtr input, const WeightDecl *gamma, const WeightDecl *beta,
+                double epsilon, llvm::SMRange range)
+      : Expr(Kind::LayerNorm, range), input(std::move(input)), gamma(gamma),
+        beta(beta), epsilon(epsilon) {}
+  static bool classof(const Expr *e) {
+    return e->getKind() == Kind::LayerNorm;
+  }
+  ExprPtr input;
+  const WeightDecl *gamma;
+  const WeightDecl *beta;
+  double epsilon;
+};
+
+enum class ActivationKind { relu, gelu };
+llvm::StringRef getActivationName(ActivationKind kind);
+
+/// `relu(x)`, `gelu(x)` (exact erf form).
+class ActivationExpr : public Expr {
+public:
+  ActivationExpr(ActivationKind activation, ExprPtr input, llvm::SMRange range)
+      : Expr(Kind::Activation, range), activation(activation),
+        input(std::move(input)) {}
+  static bool classof(const Expr *e) {
+    return e->getKind() == Kind::Activation;
+  }
+  ActivationKind activation;
+  ExprPtr input;
+};
+
+enum class MaskKind { none, causal };
+llvm::StringRef getMaskName(MaskKind kind);
+
+/// A linear projection named by a module prefix: `P.weight` and, if declared,
+/// `P.bias`.
+struct Projection {
+  const WeightDecl *weight = nullptr;
+  const WeightDecl *bias = nullptr;
+  explicit operator bool() const { return weight != nullptr; }
+};
+
+/// `self_attention(x, heads = H, q/k/v or qkv = P, out = P, mask = M)`.
+/// Either `qkv` (packed, output Q | K | V) or all of `q`, `k`, `v` is set.
+class SelfAttentionExpr : public Expr {
+public:
+  SelfAttentionExpr(ExprPtr input, llvm::SMRange range)
+      : Expr(Kind::SelfAttention, range), input(std::move(input)) {}
+  static bool classof(const Expr *e) {
+    return e->getKind() == Kind::SelfAttention;
+  }
+  bool isPacked() const { return static_cast<bool>(qkv); }
+  int64_t getModelDim() const { return shape.back().size; }
+  int64_t getHeadDim() const { return getModelDim() / heads; }
+
+  ExprPtr input;
+  int64_t heads = 0;
+  Projection q, k, v, qkv, out;
+  MaskKind mask = MaskKind::none;
+};
+
+//===----------------------------------------------------------------------===//
+// Values and the model
+//===----------------------------------------------------------------------===//
+
+/// Something that defines a value name: an input, an assignment or an output.
+class ValueDecl {
+public:
+  enum class Kind { Input, Assign, Output };
+  virtual ~ValueDecl() = default;
+  Kind getKind() const { return kind; }
+
+  std::string name;
+  llvm::SMRange nameLoc;
+  llvm::SMRange range; ///< the whole statement
+  /// Inferred by Sema (for inputs: the declared type).
+  ElementType elementType = ElementType::f32;
+  Shape shape;
+  /// Set by Sema when the definition could not be checked; uses of an invalid
+  /// value report nothing more, to avoid cascades.
+  bool invalid = false;
+
+protected:
+  explicit ValueDecl(Kind kind) : kind(kind) {}
+
+private:
+  Kind kind;
+};
+
+/// `input x : f32[B, S, 768]`.
+class InputDecl : public ValueDecl {
+public:
+  InputDecl() : ValueDecl(Kind::Input) {}
+  static bool classof(const ValueDecl *d) { return d->getKind() == Kind::Input; }
+  TensorType type;
+};
+
+/// `x = expr`.
+class AssignStmt : public ValueDecl {
+public:
+  AssignStmt() : ValueDecl(Kind::Assign) {}
+  static bool classof(const ValueDecl *d) {
+    return d->getKind() == Kind::Assign;
+  }
+  ExprPtr value;
+};
+
+/// `output y = expr`, or `output y` exporting the current value of `y` (the
+/// parser then stores the name `y` as the value, and Sema resolves it).
+class OutputStmt : public ValueDecl {
+public:
+  OutputStmt() : ValueDecl(Kind::Output) {}
+  static bool classof(const ValueDecl *d) {
+    return d->getKind() == Kind::Output;
+  }
+  ExprPtr value;
+  bool exportsExisting = false; ///< the `output y` form
+};
+
+/// A whole `.attn` file.
+class ModelAST {
+public:
+  std::string name;
+  llvm::SMRange nameLoc;
+  llvm::SMRange range;
+  std::vector<std::unique_ptr<DimDecl>> dims;
+  std::vector<std::unique_ptr<WeightDecl>> weights;
+  /// Inputs, assignments and outputs in source order.
+  std::vector<std::unique_ptr<ValueDecl>> body;
+
+  std::vector<const InputDecl *> getInputs() const;
+  std::vector<const OutputStmt *> getOutputs() const;
+  const WeightDecl *lookupWeight(llvm::StringRef name) const;
+  const DimDecl *lookupDim(llvm::StringRef name) const;
+};
+
+/// Prints the (checked) model in a readable indented form, with the shape of
+/// every value: what `attnc --emit=ast` shows.
+void dumpModel(const ModelAST &model, llvm::raw_ostream &os);
+
+} // namespace attnc
+
+#endif // ATTNC_COMPILER_FRONTEND_AST_H

@@ -1,0 +1,542 @@
+//===- Parser.cpp - Recursive-descent parser for .attn --------------------===//
+//
+// Part of attnc. The grammar is in docs/language.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/frontend/Parser.h"
+#include "compiler/frontend/Lexer.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace attnc;
+
+namespace {
+
+/// After this many errors the parser stops: the rest is usually noise.
+constexpr unsigned kMaxParseErrors = 20;
+
+class Parser {
+public:
+  Parser(std::vector<Token> tokens, DiagnosticEngine &diags)
+      : tokens(std::move(tokens)), diags(diags),
+        errorsAtStart(diags.getNumErrors()) {}
+
+  std::unique_ptr<ModelAST> parseFile();
+
+private:
+  //===--- Token access ---------------------------------------------------===//
+
+  const Token &tok() const { return tokens[pos]; }
+  const Token &peek(size_t n = 1) const {
+    return tokens[std::min(pos + n, tokens.size() - 1)];
+  }
+  void consume() {
+    lastEnd = tok().getEndLoc();
+    if (!tok().is(TokenKind::eof))
+      ++pos;
+  }
+  llvm::SMRange rangeFrom(llvm::SMLoc start) const { return {start, lastEnd}; }
+
+  /// Describes the current token for "found ..." in messages.
+  std::string describeTok() const {
+    if (tok().is(TokenKind::eof))
+      return "end of file";
+    return (getTokenKindName(tok().kind) + " '" + tok().spelling + "'").str();
+  }
+
+  /// Reports an error at the current token, unless the lexer already reported
+  /// that token. Returns false so callers can `return error(...)`.
+  bool error(const llvm::Twine &msg) {
+    if (tok().is(TokenKind::error))
+      return false;
+    return errorAt(tok().getLoc(), msg, tok().getRange());
+  }
+  bool errorAt(llvm::SMLoc loc, const llvm::Twine &msg,
+               llvm::ArrayRef<llvm::SMRange> ranges = {}) {
+    if (!fatal)
+      diags.error(loc, msg, ranges);
+    if (diags.getNumErrors() - errorsAtStart >= kMaxParseErrors && !fatal) {
+      diags.note(loc, "too many errors; stopping here");
+      fatal = true;
+    }
+    return false;
+  }
+  bool expect(TokenKind kind, const llvm::Twine &context) {
+    if (tok().is(kind)) {
+      consume();
+      return true;
+    }
+    return error("expected " + getTokenKindName(kind) + " " + context +
+                 ", found " + describeTok());
+  }
+
+  //===--- Declarations ---------------------------------------------------===//
+
+  bool parseStatement(ModelAST &model);
+  bool parseDimDecl(ModelAST &model);
+  bool parseInputDecl(ModelAST &model);
+  bool parseWeightDecl(ModelAST &model);
+  bool parseAssignment(ModelAST &model);
+  bool parseOutput(ModelAST &model);
+  bool parseTensorType(TensorType &type);
+  bool parseLayout(WeightDecl &weight);
+  bool parseInteger(int64_t &value);
+  void skipToNextStatement();
+
+  //===--- Expressions ----------------------------------------------------===//
+
+  /// Each returns the tree depth of what it parsed in `depth`; `nesting` is
+  /// how deep the parser's own recursion is.
+  ExprPtr parseExpr(unsigned nesting, unsigned &depth);
+  ExprPtr parsePrimary(unsigned nesting, unsigned &depth);
+  ExprPtr parseCall(unsigned nesting, unsigned &depth);
+  ExprPtr parseNumber();
+  bool checkDepth(unsigned depth, llvm::SMLoc loc);
+
+  std::vector<Token> tokens;
+  size_t pos = 0;
+  llvm::SMLoc lastEnd;
+  DiagnosticEngine &diags;
+  unsigned errorsAtStart;
+  /// Set when parsing cannot usefully go on (nesting limit, error limit).
+  bool fatal = false;
+};
+
+} // namespace
+
+std::unique_ptr<ModelAST> Parser::parseFile() {
+  auto model = std::make_unique<ModelAST>();
+  llvm::SMLoc start = tok().getLoc();
+  if (!tok().is(TokenKind::kw_model)) {
+    error("expected 'model NAME { ... }' at the start of the file, found " +
+          describeTok());
+    return nullptr;
+  }
+  consume();
+  if (!tok().is(TokenKind::identifier)) {
+    error("expected the model's name after 'model', found " + describeTok());
+    return nullptr;
+  }
+  model->name = tok().spelling.str();
+  model->nameLoc = tok().getRange();
+  consume();
+  Token open = tok();
+  if (!expect(TokenKind::l_brace, "after the model's name"))
+    return nullptr;
+
+  while (!fatal && !tok().is(TokenKind::r_brace) &&
+         !tok().is(TokenKind::eof)) {
+    size_t before = pos;
+    if (parseStatement(*model))
+      continue;
+    if (pos == before)
+      consume();
+    skipToNextStatement();
+  }
+  if (fatal)
+    return nullptr;
+  if (tok().is(TokenKind::eof)) {
+    error("expected '}' to close model '" + model->name + "'");
+    diags.note(open.getLoc(), "the model's body opened here");
+    return nullptr;
+  }
+  consume();
+  model->range = rangeFrom(start);
+  if (!tok().is(TokenKind::eof))
+    error("unexpected " + describeTok() +
+          " after the end of the model; a file holds one model");
+  if (diags.getNumErrors() != errorsAtStart)
+    return nullptr;
+  return model;
+}
+
+/// Skips to a token that can start a statement: a declaration keyword, a
+/// `NAME =` at the start of a line, or the model's closing brace.
+void Parser::skipToNextStatement() {
+  while (true) {
+    const Token &t = tok();
+    switch (t.kind) {
+    case TokenKind::eof:
+    case TokenKind::r_brace:
+    case TokenKind::kw_dim:
+    case TokenKind::kw_input:
+    case TokenKind::kw_weight:
+    case TokenKind::kw_output:
+      return;
+    case TokenKind::identifier:
+      if (t.startsLine && peek().is(TokenKind::equal))
+        return;
+      break;
+    default:
+      break;
+    }
+    consume();
+  }
+}
+
+bool Parser::parseStatement(ModelAST &model) {
+  switch (tok().kind) {
+  case TokenKind::kw_dim:
+    return parseDimDecl(model);
+  case TokenKind::kw_input:
+    return parseInputDecl(model);
+  case TokenKind::kw_weight:
+    return parseWeightDecl(model);
+  case TokenKind::kw_output:
+    return parseOutput(model);
+  case TokenKind::identifier:
+    return parseAssignment(model);
+  case TokenKind::qualified_name:
+    if (peek().is(TokenKind::equal))
+      return error("cannot assign to '" + tok().spelling +
+                   "': value names cannot contain '.'");
+    [[fallthrough]];
+  default:
+    return error("expected a statement ('dim', 'input', 'weight', 'output' "
+                 "or 'NAME = EXPR'), found " +
+                 describeTok());
+  }
+}
+
+bool Parser::parseInteger(int64_t &value) {
+  if (tok().is(TokenKind::real))
+    return error("expected an integer, found real number '" + tok().spelling +
+                 "'");
+  if (!tok().is(TokenKind::integer))
+    return error("expected an integer, found " + describeTok());
+  if (tok().spelling.getAsInteger(10, value))
+    return error("integer '" + tok().spelling + "' is too large");
+  consume();
+  return true;
+}
+
+/// dim_decl := 'dim' dim_item (',' dim_item)*
+/// dim_item := IDENT ('<=' INT)?
+bool Parser::parseDimDecl(ModelAST &model) {
+  consume();
+  do {
+    if (!tok().is(TokenKind::identifier))
+      return error("expected a dim name, found " + describeTok());
+    auto dim = std::make_unique<DimDecl>();
+    dim->name = tok().spelling.str();
+    dim->loc = tok().getRange();
+    consume();
+    if (tok().is(TokenKind::less_equal)) {
+      consume();
+      llvm::SMLoc boundStart = tok().getLoc();
+      int64_t bound;
+      if (!parseInteger(bound))
+        return false;
+      dim->bound = bound;
+      dim->boundLoc = rangeFrom(boundStart);
+    }
+    model.dims.push_back(std::move(dim));
+  } while (tok().is(TokenKind::comma) && (consume(), true));
+  return true;
+}
+
+/// type := ('f32' | 'i32') '[' extent (',' extent)* ']'
+bool Parser::parseTensorType(TensorType &type) {
+  llvm::SMLoc start = tok().getLoc();
+  if (!tok().is(TokenKind::identifier))
+    return error("expected a tensor type such as 'f32[B, S, 768]', found " +
+                 describeTok());
+  if (tok().spelling == "f32")
+    type.elementType = ElementType::f32;
+  else if (tok().spelling == "i32")
+    type.elementType = ElementType::i32;
+  else
+    return error("unknown element type '" + tok().spelling +
+                 "'; expected 'f32' or 'i32'");
+  consume();
+  if (!expect(TokenKind::l_square, "after the element type"))
+    return false;
+  if (tok().is(TokenKind::r_square))
+    return error("a tensor type needs at least one dim, e.g. 'f32[768]'");
+  do {
+    Extent extent;
+    llvm::SMLoc extentStart = tok().getLoc();
+    if (tok().is(TokenKind::identifier)) {
+      extent.name = tok().spelling.str();
+      consume();
+    } else if (tok().is(TokenKind::integer)) {
+      if (!parseInteger(extent.size))
+        return false;
+    } else {
+      return error("expected a dim name or a size, found " + describeTok());
+    }
+    extent.loc = rangeFrom(extentStart);
+    type.shape.push_back(std::move(extent));
+  } while (tok().is(TokenKind::comma) && (consume(), true));
+  if (!expect(TokenKind::r_square, "to close the tensor type"))
+    return false;
+  type.loc = rangeFrom(start);
+  return true;
+}
+
+/// input_decl := 'input' IDENT ':' type
+bool Parser::parseInputDecl(ModelAST &model) {
+  llvm::SMLoc start = tok().getLoc();
+  consume();
+  if (tok().is(TokenKind::qualified_name))
+    return error("input names cannot contain '.'");
+  if (!tok().is(TokenKind::identifier))
+    return error("expected the input's name, found " + describeTok());
+  auto input = std::make_unique<InputDecl>();
+  input->name = tok().spelling.str();
+  input->nameLoc = tok().getRange();
+  consume();
+  if (!expect(TokenKind::colon, "after the input's name") ||
+      !parseTensorType(input->type))
+    return false;
+  input->range = rangeFrom(start);
+  model.body.push_back(std::move(input));
+  return true;
+}
+
+/// layout := 'layout' '(' IDENT ',' IDENT ')'
+bool Parser::parseLayout(WeightDecl &weight) {
+  llvm::SMLoc start = tok().getLoc();
+  consume();
+  if (!expect(TokenKind::l_paren, "after 'layout'"))
+    return false;
+  llvm::StringRef first = tok().spelling;
+  bool ok = tok().is(TokenKind::identifier);
+  consume();
+  if (!expect(TokenKind::comma, "in 'layout(in, out)'"))
+    return false;
+  llvm::StringRef second = tok().spelling;
+  ok = ok && tok().is(TokenKind::identifier);
+  consume();
+  if (!expect(TokenKind::r_paren, "to close 'layout(...)'"))
+    return false;
+  weight.layoutLoc = rangeFrom(start);
+  weight.hasLayoutClause = true;
+  if (ok && first == "in" && second == "out")
+    weight.layout = WeightLayout::inOut;
+  else if (ok && first == "out" && second == "in")
+    weight.layout = WeightLayout::outIn;
+  else
+    return errorAt(start, "a layout is 'layout(in, out)' or 'layout(out, in)'",
+                   weight.layoutLoc);
+  return true;
+}
+
+/// weight_decl := 'weight' qualified_name ':' type layout?
+bool Parser::parseWeightDecl(ModelAST &model) {
+  consume();
+  if (!tok().isName())
+    return error("expected the weight's name (its safetensors key), found " +
+                 describeTok());
+  auto weight = std::make_unique<WeightDecl>();
+  weight->name = tok().spelling.str();
+  weight->loc = tok().getRange();
+  consume();
+  if (!expect(TokenKind::colon, "after the weight's name") ||
+      !parseTensorType(weight->type))
+    return false;
+  if (tok().is(TokenKind::kw_layout) && !parseLayout(*weight))
+    return false;
+  model.weights.push_back(std::move(weight));
+  return true;
+}
+
+/// assignment := IDENT '=' expr
+bool Parser::parseAssignment(ModelAST &model) {
+  llvm::SMLoc start = tok().getLoc();
+  auto assign = std::make_unique<AssignStmt>();
+  assign->name = tok().spelling.str();
+  assign->nameLoc = tok().getRange();
+  consume();
+  if (!tok().is(TokenKind::equal))
+    return error("expected '=' after '" + assign->name +
+                 "' (a statement is 'dim', 'input', 'weight', 'output' or "
+                 "'NAME = EXPR'), found " +
+                 describeTok());
+  consume();
+  unsigned depth;
+  assign->value = parseExpr(0, depth);
+  if (!assign->value)
+    return false;
+  assign->range = rangeFrom(start);
+  model.body.push_back(std::move(assign));
+  return true;
+}
+
+/// output := 'output' IDENT ('=' expr)?
+bool Parser::parseOutput(ModelAST &model) {
+  llvm::SMLoc start = tok().getLoc();
+  consume();
+  if (tok().is(TokenKind::qualified_name))
+    return error("output names cannot contain '.'");
+  if (!tok().is(TokenKind::identifier))
+    return error("expected the output's name, found " + describeTok());
+  auto output = std::make_unique<OutputStmt>();
+  output->name = tok().spelling.str();
+  output->nameLoc = tok().getRange();
+  consume();
+  if (tok().is(TokenKind::equal)) {
+    consume();
+    unsigned depth;
+    output->value = parseExpr(0, depth);
+    if (!output->value)
+      return false;
+  } else {
+    output->exportsExisting = true;
+    output->value = std::make_unique<NameExpr>(output->name, output->nameLoc);
+  }
+  output->range = rangeFrom(start);
+  model.body.push_back(std::move(output));
+  return true;
+}
+
+bool Parser::checkDepth(unsigned depth, llvm::SMLoc loc) {
+  if (depth <= kMaxExprDepth)
+    return true;
+  errorAt(loc, "expression is nested too deeply (the limit is " +
+                   llvm::Twine(kMaxExprDepth) +
+                   " levels); split it with assignments");
+  fatal = true;
+  return false;
+}
+
+/// expr := primary ('+' primary)*
+ExprPtr Parser::parseExpr(unsigned nesting, unsigned &depth) {
+  llvm::SMLoc start = tok().getLoc();
+  ExprPtr lhs = parsePrimary(nesting + 1, depth);
+  if (!lhs)
+    return nullptr;
+  while (tok().is(TokenKind::plus)) {
+    llvm::SMLoc opLoc = tok().getLoc();
+    consume();
+    unsigned rhsDepth;
+    ExprPtr rhs = parsePrimary(nesting + 1, rhsDepth);
+    if (!rhs)
+      return nullptr;
+    depth = std::max(depth, rhsDepth) + 1;
+    if (!checkDepth(depth, opLoc))
+      return nullptr;
+    lhs = std::make_unique<AddExpr>(std::move(lhs), std::move(rhs), opLoc,
+                                    rangeFrom(start));
+  }
+  return lhs;
+}
+
+/// primary := call | qualified_name | NUMBER | '(' expr ')'
+ExprPtr Parser::parsePrimary(unsigned nesting, unsigned &depth) {
+  depth = 1;
+  if (nesting > kMaxExprDepth) {
+    checkDepth(nesting, tok().getLoc());
+    return nullptr;
+  }
+  switch (tok().kind) {
+  case TokenKind::identifier:
+  case TokenKind::qualified_name: {
+    if (peek().is(TokenKind::l_paren))
+      return parseCall(nesting, depth);
+    auto name = std::make_unique<NameExpr>(tok().spelling.str(),
+                                           tok().getRange());
+    consume();
+    return name;
+  }
+  case TokenKind::integer:
+  case TokenKind::real:
+    return parseNumber();
+  case TokenKind::l_paren: {
+    Token open = tok();
+    consume();
+    ExprPtr inner = parseExpr(nesting + 1, depth);
+    if (!inner)
+      return nullptr;
+    if (!tok().is(TokenKind::r_paren)) {
+      error("expected ')' to close the '(', found " + describeTok());
+      if (!fatal)
+        diags.note(open.getLoc(), "the '(' is here");
+      return nullptr;
+    }
+    consume();
+    return inner;
+  }
+  default:
+    error("expected an expression, found " + describeTok());
+    return nullptr;
+  }
+}
+
+ExprPtr Parser::parseNumber() {
+  const Token &t = tok();
+  if (t.is(TokenKind::integer)) {
+    int64_t value;
+    if (!parseInteger(value))
+      return nullptr;
+    return std::make_unique<NumberExpr>(static_cast<double>(value), true,
+                                        value, t.getRange());
+  }
+  double value;
+  if (t.spelling.getAsDouble(value) || !std::isfinite(value)) {
+    error("number '" + t.spelling + "' is out of range");
+    return nullptr;
+  }
+  consume();
+  return std::make_unique<NumberExpr>(value, false, 0, t.getRange());
+}
+
+/// call := IDENT '(' (argument (',' argument)*)? ')'
+/// argument := IDENT '=' expr | expr
+ExprPtr Parser::parseCall(unsigned nesting, unsigned &depth) {
+  llvm::SMLoc start = tok().getLoc();
+  std::string callee = tok().spelling.str();
+  llvm::SMRange calleeLoc = tok().getRange();
+  consume();
+  Token open = tok();
+  consume();
+  std::vector<Argument> args;
+  unsigned maxArgDepth = 0;
+  if (!tok().is(TokenKind::r_paren)) {
+    while (true) {
+      Argument arg;
+      if (tok().is(TokenKind::identifier) && peek().is(TokenKind::equal)) {
+        arg.name = tok().spelling.str();
+        arg.nameLoc = tok().getRange();
+        consume();
+        consume();
+      }
+      unsigned argDepth;
+      arg.value = parseExpr(nesting + 1, argDepth);
+      if (!arg.value)
+        return nullptr;
+      maxArgDepth = std::max(maxArgDepth, argDepth);
+      args.push_back(std::move(arg));
+      if (tok().is(TokenKind::comma)) {
+        consume();
+        continue;
+      }
+      if (tok().is(TokenKind::r_paren))
+        break;
+      error("expected ',' or ')' in the arguments of '" + callee +
+            "', found " + describeTok());
+      if (!fatal)
+        diags.note(open.getLoc(), "the argument list opened here");
+      return nullptr;
+    }
+  }
+  consume();
+  depth = maxArgDepth + 1;
+  if (!checkDepth(depth, start))
+    return nullptr;
+  return std::make_unique<CallExpr>(std::move(callee), calleeLoc,
+                                    std::move(args), rangeFrom(start));
+}
+
+std::unique_ptr<ModelAST> attnc::parseModel(unsigned bufferId,
+                                            DiagnosticEngine &diags) {
+  unsigned errorsBefore = diags.getNumErrors();
+  std::vector<Token> tokens = lexBuffer(bufferId, diags);
+  std::unique_ptr<ModelAST> model =
+      Parser(std::move(tokens), diags).parseFile();
+  if (diags.getNumErrors() != errorsBefore)
+    return nullptr;
+  return model;
+}

@@ -1,0 +1,850 @@
+//===- Sema.cpp - Semantic check of a parsed model ------------------------===//
+//
+// Part of attnc. Declarations are checked first (dims, then weights, which
+// are order-independent), then the body in source order, so that each value
+// use sees the latest assignment above it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/frontend/Sema.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace attnc;
+
+namespace {
+
+/// The closest of `candidates` to `name` by edit distance, or "" if none is
+/// close enough to be a plausible typo.
+template <typename Range>
+std::string closestName(llvm::StringRef name, const Range &candidates) {
+  unsigned best = std::max<unsigned>(2, name.size() / 3) + 1;
+  std::string result;
+  for (llvm::StringRef candidate : candidates) {
+    unsigned distance = name.edit_distance(candidate, true, best);
+    if (distance < best) {
+      best = distance;
+      result = candidate.str();
+    }
+  }
+  return result;
+}
+
+std::string didYouMean(llvm::StringRef suggestion) {
+  return suggestion.empty() ? "" : "; did you mean '" + suggestion.str() + "'?";
+}
+
+std::string describeLayout(WeightLayout layout) {
+  return layout == WeightLayout::outIn ? "[out, in] layout"
+                                       : "[in, out] layout";
+}
+
+/// A named-argument table entry for one builtin.
+struct Signature {
+  llvm::StringRef name;
+  unsigned minPositional, maxPositional;
+  llvm::StringRef usage; ///< e.g. "linear(x, P) or linear(x, W, b)"
+  llvm::ArrayRef<llvm::StringRef> namedArgs;
+};
+
+const llvm::StringRef kLayerNormArgs[] = {"eps"};
+const llvm::StringRef kAttentionArgs[] = {"heads", "q",   "k",   "v",
+                                          "qkv",   "out", "mask"};
+const Signature kBuiltins[] = {
+    {"linear", 2, 3, "linear(x, P), linear(x, W) or linear(x, W, b)", {}},
+    {"layer_norm", 2, 3,
+     "layer_norm(x, P, eps = E) or layer_norm(x, gamma, beta, eps = E)",
+     kLayerNormArgs},
+    {"relu", 1, 1, "relu(x)", {}},
+    {"gelu", 1, 1, "gelu(x)", {}},
+    {"self_attention", 1, 1,
+     "self_attention(x, heads = H, qkv = P | q = P, k = P, v = P, out = P, "
+     "mask = M)",
+     kAttentionArgs},
+};
+
+/// The arguments of one call, sorted into positional and named ones.
+struct CallArgs {
+  llvm::SmallVector<Argument *, 3> positional;
+  llvm::StringMap<Argument *> named;
+  Argument *get(llvm::StringRef name) const { return named.lookup(name); }
+};
+
+class Sema {
+public:
+  Sema(ModelAST &model, DiagnosticEngine &diags)
+      : model(model), diags(diags), errorsAtStart(diags.getNumErrors()) {}
+
+  bool run();
+
+private:
+  bool hadError() const { return diags.getNumErrors() != errorsAtStart; }
+  void error(llvm::SMLoc loc, const llvm::Twine &msg,
+             llvm::ArrayRef<llvm::SMRange> ranges = {}) {
+    diags.error(loc, msg, ranges);
+  }
+  void errorAt(const Expr &expr, const llvm::Twine &msg) {
+    diags.error(expr.getLoc(), msg, expr.getRange());
+  }
+
+  // Declarations.
+  void checkDims();
+  void checkWeights();
+  bool resolveType(TensorType &type);
+  void checkInput(InputDecl &input);
+  void bindValue(ValueDecl &decl);
+
+  // Values.
+  ExprPtr checkValue(ExprPtr expr);
+  ExprPtr checkName(NameExpr &name);
+  ExprPtr checkAdd(std::unique_ptr<AddExpr> add);
+  ExprPtr checkCall(CallExpr &call);
+  ExprPtr checkLinear(CallExpr &call, CallArgs &args);
+  ExprPtr checkLayerNorm(CallExpr &call, CallArgs &args);
+  ExprPtr checkActivation(CallExpr &call, CallArgs &args, ActivationKind kind);
+  ExprPtr checkSelfAttention(CallExpr &call, CallArgs &args);
+
+  // Helpers for builtins.
+  bool sortArgs(CallExpr &call, const Signature &sig, CallArgs &args);
+  ExprPtr checkActivationInput(Argument &arg, llvm::StringRef builtin);
+  bool getFeatureDim(const Expr &x, llvm::StringRef builtin, int64_t &dim);
+  WeightDecl *lookupWeightArg(const Expr &arg, llvm::StringRef role);
+  void reportUnknownWeight(const NameExpr &name, llvm::StringRef role,
+                           bool prefixOnly);
+  bool resolveProjection(Argument &arg, int64_t modelDim, int64_t outFactor,
+                         Projection &projection);
+  bool checkMatrix(const WeightDecl &weight, const Expr &at,
+                   llvm::StringRef role, int64_t in, int64_t out,
+                   llvm::StringRef inWhat);
+  bool checkVector(const WeightDecl &weight, const Expr &at,
+                   llvm::StringRef role, int64_t size, llvm::StringRef what);
+  std::vector<std::string> weightPrefixes() const;
+
+  ModelAST &model;
+  DiagnosticEngine &diags;
+  unsigned errorsAtStart;
+  llvm::StringMap<DimDecl *> dims;
+  llvm::StringMap<WeightDecl *> weights;
+  /// The current definition of each value name.
+  llvm::StringMap<ValueDecl *> values;
+  /// The first definition of each value name anywhere in the body, to tell
+  /// "used before it is assigned" from "unknown".
+  llvm::StringMap<ValueDecl *> allDefinitions;
+  llvm::StringMap<OutputStmt *> outputs;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Declarations
+//===----------------------------------------------------------------------===//
+
+void Sema::checkDims() {
+  for (auto &dim : model.dims) {
+    auto [it, inserted] = dims.try_emplace(dim->name, dim.get());
+    if (!inserted) {
+      error(dim->loc.Start, "dim '" + dim->name + "' is declared twice",
+            dim->loc);
+      diags.note(it->second->loc.Start, "the first declaration is here");
+    }
+    if (dim->bound && *dim->bound <= 0)
+      error(dim->boundLoc.Start,
+            "the bound of dim '" + dim->name + "' must be positive, got " +
+                llvm::Twine(*dim->bound),
+            dim->boundLoc);
+  }
+}
+
+bool Sema::resolveType(TensorType &type) {
+  bool ok = true;
+  for (Extent &extent : type.shape) {
+    if (extent.name.empty()) {
+      if (extent.size <= 0) {
+        error(extent.loc.Start,
+              "a fixed size must be positive, got " + llvm::Twine(extent.size),
+              extent.loc);
+        ok = false;
+      }
+      continue;
+    }
+    extent.dim = dims.lookup(extent.name);
+    if (!extent.dim) {
+      error(extent.loc.Start,
+            "unknown dim '" + extent.name + "'; declare it with 'dim " +
+                extent.name + "'" + didYouMean(closestName(extent.name, dims.keys())),
+            extent.loc);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+void Sema::checkWeights() {
+  for (auto &weight : model.weights) {
+    auto [it, inserted] = weights.try_emplace(weight->name, weight.get());
+    if (!inserted) {
+      error(weight->loc.Start, "weight '" + weight->name + "' is declared twice",
+            weight->loc);
+      diags.note(it->second->loc.Start, "the first declaration is here");
+    }
+    if (!resolveType(weight->type))
+      continue;
+    if (weight->type.elementType != ElementType::f32)
+      error(weight->type.loc.Start,
+            "weight '" + weight->name + "' must be f32", weight->type.loc);
+    for (const Extent &extent : weight->type.shape)
+      if (extent.isSymbolic())
+        error(extent.loc.Start,
+              "weight shapes must be fixed sizes, but '" + extent.name +
+                  "' is a symbolic dim",
+              extent.loc);
+    if (weight->hasLayoutClause && weight->type.shape.size() != 2)
+      error(weight->layoutLoc.Start,
+            "a layout applies only to 2-D weights; '" + weight->name +
+                "' is " + llvm::Twine(weight->type.shape.size()) + "-D",
+            weight->layoutLoc);
+  }
+}
+
+void Sema::bindValue(ValueDecl &decl) { values[decl.name] = &decl; }
+
+void Sema::checkInput(InputDecl &input) {
+  if (ValueDecl *previous = values.lookup(input.name)) {
+    error(input.nameLoc.Start, "'" + input.name + "' is already defined",
+          input.nameLoc);
+    diags.note(previous->nameLoc.Start, "the previous definition is here");
+  }
+  input.elementType = input.type.elementType;
+  input.shape = input.type.shape;
+  if (!resolveType(input.type)) {
+    input.invalid = true;
+  } else {
+    input.shape = input.type.shape;
+    if (input.elementType == ElementType::f32 && input.shape.size() < 2) {
+      error(input.type.loc.Start,
+            "f32 input '" + input.name +
+                "' must have rank >= 2 ([..., d_model]), got rank " +
+                llvm::Twine(input.shape.size()),
+            input.type.loc);
+      input.invalid = true;
+    }
+  }
+  bindValue(input);
+}
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+ExprPtr Sema::checkValue(ExprPtr expr) {
+  switch (expr->getKind()) {
+  case Expr::Kind::Name:
+    return checkName(llvm::cast<NameExpr>(*expr));
+  case Expr::Kind::Number:
+    errorAt(*expr, "a number is not a tensor value; numbers are only "
+                   "argument values such as 'eps = 1e-5'");
+    return nullptr;
+  case Expr::Kind::Add:
+    return checkAdd(std::unique_ptr<AddExpr>(
+        llvm::cast<AddExpr>(expr.release())));
+  case Expr::Kind::Call:
+    return checkCall(llvm::cast<CallExpr>(*expr));
+  default:
+    // Already resolved (Sema does not run twice on one tree).
+    return expr;
+  }
+}
+
+std::vector<std::string> Sema::weightPrefixes() const {
+  std::vector<std::string> prefixes;
+  for (const auto &weight : model.weights) {
+    llvm::StringRef name = weight->name;
+    if (name.consume_back(".weight"))
+      prefixes.push_back(name.str());
+  }
+  return prefixes;
+}
+
+ExprPtr Sema::checkName(NameExpr &name) {
+  if (ValueDecl *decl = values.lookup(name.name)) {
+    if (decl->invalid)
+      return nullptr;
+    auto ref = std::make_unique<ValueRefExpr>(name.name, decl, name.getRange());
+    ref->elementType = decl->elementType;
+    ref->shape = decl->shape;
+    return ref;
+  }
+  if (weights.count(name.name)) {
+    errorAt(name, "'" + name.name +
+                      "' is a weight, not a value; weights are passed to "
+                      "linear, layer_norm and self_attention");
+    return nullptr;
+  }
+  if (weights.count(name.name + ".weight")) {
+    errorAt(name, "'" + name.name +
+                      "' is a module prefix, not a value; pass it to linear, "
+                      "layer_norm or self_attention");
+    return nullptr;
+  }
+  if (ValueDecl *later = allDefinitions.lookup(name.name)) {
+    errorAt(name, "'" + name.name + "' is used before it is assigned");
+    diags.note(later->nameLoc.Start, "it is first assigned here");
+    return nullptr;
+  }
+  errorAt(name, "unknown value '" + name.name + "'" +
+                    didYouMean(closestName(name.name, values.keys())));
+  return nullptr;
+}
+
+ExprPtr Sema::checkAdd(std::unique_ptr<AddExpr> add) {
+  add->lhs = checkValue(std::move(add->lhs));
+  add->rhs = checkValue(std::move(add->rhs));
+  if (!add->lhs || !add->rhs)
+    return nullptr;
+  for (const Expr *operand : {add->lhs.get(), add->rhs.get()})
+    if (operand->elementType != ElementType::f32) {
+      errorAt(*operand, "'+' needs f32 operands; this one is i32");
+      return nullptr;
+    }
+  const Shape &a = add->lhs->shape, &b = add->rhs->shape;
+  if (a.size() != b.size()) {
+    error(add->opLoc,
+          "the operands of '+' must have the same shape, but " +
+              shapeToString(a) + " has rank " + llvm::Twine(a.size()) +
+              " and " + shapeToString(b) + " has rank " +
+              llvm::Twine(b.size()),
+          {add->lhs->getRange(), add->rhs->getRange()});
+    return nullptr;
+  }
+  std::string diffs;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i])
+      diffs += (diffs.empty() ? "dim " : ", dim ") + std::to_string(i) + " (" +
+               extentToString(a[i]) + " vs " + extentToString(b[i]) + ")";
+  if (!diffs.empty()) {
+    error(add->opLoc,
+          "the operands of '+' must have the same shape, but " +
+              shapeToString(a) + " and " + shapeToString(b) + " differ in " +
+              diffs,
+          {add->lhs->getRange(), add->rhs->getRange()});
+    return nullptr;
+  }
+  add->elementType = ElementType::f32;
+  add->shape = a;
+  return add;
+}
+
+ExprPtr Sema::checkCall(CallExpr &call) {
+  const Signature *sig = llvm::find_if(
+      kBuiltins, [&](const Signature &s) { return s.name == call.callee; });
+  if (sig == std::end(kBuiltins)) {
+    std::vector<llvm::StringRef> names;
+    for (const Signature &s : kBuiltins)
+      names.push_back(s.name);
+    std::string suggestion = closestName(call.callee, names);
+    error(call.calleeLoc.Start,
+          "unknown builtin '" + call.callee + "'" +
+              (suggestion.empty()
+                   ? "; the builtins are " + llvm::join(names, ", ")
+                   : didYouMean(suggestion)),
+          call.calleeLoc);
+    return nullptr;
+  }
+  CallArgs args;
+  if (!sortArgs(call, *sig, args))
+    return nullptr;
+  if (sig->name == "linear")
+    return checkLinear(call, args);
+  if (sig->name == "layer_norm")
+    return checkLayerNorm(call, args);
+  if (sig->name == "relu")
+    return checkActivation(call, args, ActivationKind::relu);
+  if (sig->name == "gelu")
+    return checkActivation(call, args, ActivationKind::gelu);
+  return checkSelfAttention(call, args);
+}
+
+bool Sema::sortArgs(CallExpr &call, const Signature &sig, CallArgs &args) {
+  bool ok = true;
+  Argument *firstNamed = nullptr;
+  for (Argument &arg : call.args) {
+    if (!arg.isNamed()) {
+      if (firstNamed) {
+        errorAt(*arg.value, "positional argument after the named argument '" +
+                                firstNamed->name +
+                                "'; put positional arguments first");
+        ok = false;
+      }
+      args.positional.push_back(&arg);
+      continue;
+    }
+    if (!firstNamed)
+      firstNamed = &arg;
+    if (!llvm::is_contained(sig.namedArgs, arg.name)) {
+      std::string msg = "unknown argument '" + arg.name + "' of '" +
+                        sig.name.str() + "'";
+      if (sig.namedArgs.empty())
+        msg += "; it takes no named arguments";
+      else if (std::string s = closestName(arg.name, sig.namedArgs);
+               !s.empty())
+        msg += didYouMean(s);
+      else
+        msg += "; its named arguments are " + llvm::join(sig.namedArgs, ", ");
+      error(arg.nameLoc.Start, msg, arg.nameLoc);
+      ok = false;
+      continue;
+    }
+    auto [it, inserted] = args.named.try_emplace(arg.name, &arg);
+    if (!inserted) {
+      error(arg.nameLoc.Start, "argument '" + arg.name + "' is given twice",
+            arg.nameLoc);
+      diags.note(it->second->nameLoc.Start, "the first one is here");
+      ok = false;
+    }
+  }
+  size_t n = args.positional.size();
+  if (n < sig.minPositional || n > sig.maxPositional) {
+    std::string expected =
+        sig.minPositional == sig.maxPositional
+            ? std::to_string(sig.minPositional)
+            : std::to_string(sig.minPositional) + " or " +
+                  std::to_string(sig.maxPositional);
+    error(call.calleeLoc.Start,
+          "'" + sig.name + "' takes " + expected + " positional argument" +
+              (sig.maxPositional == 1 ? "" : "s") + ", got " +
+              llvm::Twine(n) + "; write " + sig.usage,
+          call.getRange());
+    ok = false;
+  }
+  return ok;
+}
+
+ExprPtr Sema::checkActivationInput(Argument &arg, llvm::StringRef builtin) {
+  ExprPtr x = checkValue(std::move(arg.value));
+  if (x && x->elementType != ElementType::f32) {
+    errorAt(*x, "'" + builtin + "' needs an f32 tensor, but this is i32");
+    return nullptr;
+  }
+  return x;
+}
+
+bool Sema::getFeatureDim(const Expr &x, llvm::StringRef builtin,
+                         int64_t &dim) {
+  const Extent &last = x.shape.back();
+  if (last.isSymbolic()) {
+    errorAt(x, "'" + builtin + "' needs a fixed feature size, but the last "
+                               "dim of its input is the symbolic dim '" +
+                   last.dim->name + "'");
+    return false;
+  }
+  dim = last.size;
+  return true;
+}
+
+void Sema::reportUnknownWeight(const NameExpr &name, llvm::StringRef role,
+                               bool prefixOnly) {
+  std::vector<std::string> candidates = weightPrefixes();
+  if (!prefixOnly)
+    for (const auto &weight : model.weights)
+      candidates.push_back(weight->name);
+  std::string msg = "unknown " +
+                    std::string(prefixOnly ? "module prefix" : "weight") +
+                    " '" + name.name + "' for " + role.str();
+  if (values.count(name.name))
+    msg += "; '" + name.name + "' is a value, but this argument is a weight";
+  else if (prefixOnly)
+    msg += " (no weight '" + name.name + ".weight' is declared)" +
+           didYouMean(closestName(name.name, candidates));
+  else
+    msg += didYouMean(closestName(name.name, candidates));
+  errorAt(name, msg);
+}
+
+WeightDecl *Sema::lookupWeightArg(const Expr &arg, llvm::StringRef role) {
+  const auto *name = llvm::dyn_cast<NameExpr>(&arg);
+  if (!name) {
+    errorAt(arg, role + " must be a weight name");
+    return nullptr;
+  }
+  WeightDecl *weight = weights.lookup(name->name);
+  if (!weight)
+    reportUnknownWeight(*name, role, /*prefixOnly=*/false);
+  else
+    weight->used = true;
+  return weight;
+}
+
+bool Sema::checkMatrix(const WeightDecl &weight, const Expr &at,
+                       llvm::StringRef role, int64_t in, int64_t out,
+                       llvm::StringRef inWhat) {
+  const Shape &shape = weight.type.shape;
+  if (shape.size() != 2) {
+    errorAt(at, role + " '" + weight.name + "' must be 2-D (" +
+                    describeLayout(weight.layout) + "), but it is " +
+                    shapeToString(shape));
+    return false;
+  }
+  bool outIn = weight.layout == WeightLayout::outIn;
+  int64_t declIn = weight.getInFeatures(), declOut = weight.getOutFeatures();
+  if (declIn == in && (out < 0 || declOut == out))
+    return true;
+  std::string expected =
+      out < 0 ? (outIn ? "[N, " + std::to_string(in) + "]"
+                       : "[" + std::to_string(in) + ", N]")
+              : (outIn ? "[" + std::to_string(out) + ", " +
+                             std::to_string(in) + "]"
+                       : "[" + std::to_string(in) + ", " +
+                             std::to_string(out) + "]");
+  std::string msg = role.str() + " '" + weight.name + "' is " +
+                    shapeToString(shape) + " but must be " + expected + " (" +
+                    describeLayout(weight.layout) + ") for " + inWhat.str() +
+                    " " + std::to_string(in);
+  // The transposed shape would fit: the layout is probably wrong.
+  bool transposedFits = declOut == in && (out < 0 || declIn == out);
+  if (transposedFits)
+    msg += outIn ? "; if it is stored [in, out], declare it with "
+                   "'layout(in, out)'"
+                 : "; it is declared 'layout(in, out)': drop that if it is "
+                   "stored [out, in]";
+  errorAt(at, msg);
+  return false;
+}
+
+bool Sema::checkVector(const WeightDecl &weight, const Expr &at,
+                       llvm::StringRef role, int64_t size,
+                       llvm::StringRef what) {
+  const Shape &shape = weight.type.shape;
+  if (shape.size() == 1 && shape[0].size == size)
+    return true;
+  errorAt(at, role + " '" + weight.name + "' is " + shapeToString(shape) +
+                  " but must be [" + llvm::Twine(size) + "] to match " + what);
+  return false;
+}
+
+ExprPtr Sema::checkLinear(CallExpr &call, CallArgs &args) {
+  ExprPtr x = checkActivationInput(*args.positional[0], "linear");
+  Expr &wArg = *args.positional[1]->value;
+  WeightDecl *weight = nullptr, *bias = nullptr;
+  if (args.positional.size() == 3) {
+    weight = lookupWeightArg(wArg, "the weight of 'linear'");
+    bias = lookupWeightArg(*args.positional[2]->value, "the bias of 'linear'");
+    if (auto *name = llvm::dyn_cast<NameExpr>(&wArg);
+        !weight && name && weights.count(name->name + ".weight")) {
+      diags.note(wArg.getLoc(), "with a module prefix the bias is found as '" +
+                                    name->name +
+                                    ".bias'; drop the third argument");
+    }
+  } else if (auto *name = llvm::dyn_cast<NameExpr>(&wArg)) {
+    if ((weight = weights.lookup(name->name))) {
+      weight->used = true;
+    } else if ((weight = weights.lookup(name->name + ".weight"))) {
+      weight->used = true;
+      if ((bias = weights.lookup(name->name + ".bias")))
+        bias->used = true;
+    } else {
+      reportUnknownWeight(*name, "'linear'", /*prefixOnly=*/false);
+    }
+  } else {
+    errorAt(wArg, "the second argument of 'linear' must be a weight or a "
+                  "module prefix");
+  }
+  int64_t in;
+  if (!x || !weight || (args.positional.size() == 3 && !bias) ||
+      !getFeatureDim(*x, "linear", in))
+    return nullptr;
+  if (!checkMatrix(*weight, wArg, "linear weight", in, -1,
+                   "the input's feature size"))
+    return nullptr;
+  int64_t out = weight->getOutFeatures();
+  const Expr &biasAt =
+      args.positional.size() == 3 ? *args.positional[2]->value : wArg;
+  if (bias && !checkVector(*bias, biasAt, "linear bias", out,
+                           "the weight's " + std::to_string(out) +
+                               " output features"))
+    return nullptr;
+  auto linear = std::make_unique<LinearExpr>(std::move(x), weight, bias,
+                                             call.getRange());
+  linear->shape = linear->input->shape;
+  linear->shape.back() = Extent::fixed(out);
+  return linear;
+}
+
+ExprPtr Sema::checkLayerNorm(CallExpr &call, CallArgs &args) {
+  ExprPtr x = checkActivationInput(*args.positional[0], "layer_norm");
+  Expr &pArg = *args.positional[1]->value;
+  WeightDecl *gamma = nullptr, *beta = nullptr;
+  const Expr *betaAt = &pArg;
+  bool ok = true;
+  if (args.positional.size() == 3) {
+    betaAt = args.positional[2]->value.get();
+    gamma = lookupWeightArg(pArg, "the scale (gamma) of 'layer_norm'");
+    beta = lookupWeightArg(*betaAt, "the shift (beta) of 'layer_norm'");
+  } else if (auto *name = llvm::dyn_cast<NameExpr>(&pArg)) {
+    if ((gamma = weights.lookup(name->name + ".weight"))) {
+      gamma->used = true;
+      if ((beta = weights.lookup(name->name + ".bias"))) {
+        beta->used = true;
+      } else {
+        errorAt(pArg, "'layer_norm' needs the shift '" + name->name +
+                          ".bias'; declare it as 'weight " + name->name +
+                          ".bias : f32[D]'");
+        ok = false;
+      }
+    } else if (weights.count(name->name)) {
+      errorAt(pArg, "'layer_norm' with one weight argument takes a module "
+                    "prefix (e.g. 'ln_1' for 'ln_1.weight' and "
+                    "'ln_1.bias'); or write layer_norm(x, gamma, beta)");
+      ok = false;
+    } else {
+      reportUnknownWeight(*name, "'layer_norm'", /*prefixOnly=*/true);
+      ok = false;
+    }
+  } else {
+    errorAt(pArg, "the second argument of 'layer_norm' must be a module "
+                  "prefix or a weight");
+    ok = false;
+  }
+
+  double epsilon = 1e-5;
+  if (Argument *eps = args.get("eps")) {
+    auto *number = llvm::dyn_cast<NumberExpr>(eps->value.get());
+    if (!number || number->value <= 0) {
+      errorAt(*eps->value, "'eps' must be a positive number such as 1e-5");
+      ok = false;
+    } else {
+      epsilon = number->value;
+    }
+  }
+  int64_t d;
+  if (!ok || !x || !gamma || !beta || !getFeatureDim(*x, "layer_norm", d))
+    return nullptr;
+  std::string what = "the input's last dim " + std::to_string(d);
+  bool gammaOk = checkVector(*gamma, pArg, "layer_norm scale", d, what);
+  bool betaOk = checkVector(*beta, *betaAt, "layer_norm shift", d, what);
+  if (!gammaOk || !betaOk)
+    return nullptr;
+  auto norm = std::make_unique<LayerNormExpr>(std::move(x), gamma, beta,
+                                              epsilon, call.getRange());
+  norm->shape = norm->input->shape;
+  return norm;
+}
+
+ExprPtr Sema::checkActivation(CallExpr &call, CallArgs &args,
+                              ActivationKind kind) {
+  ExprPtr x = checkActivationInput(*args.positional[0], getActivationName(kind));
+  if (!x)
+    return nullptr;
+  auto act = std::make_unique<ActivationExpr>(kind, std::move(x),
+                                              call.getRange());
+  act->shape = act->input->shape;
+  return act;
+}
+
+bool Sema::resolveProjection(Argument &arg, int64_t modelDim,
+                             int64_t outFactor, Projection &projection) {
+  std::string role = "'" + arg.name + "'";
+  auto *name = llvm::dyn_cast<NameExpr>(arg.value.get());
+  if (!name) {
+    errorAt(*arg.value, role + " must be a module prefix such as 'attn.c_attn'");
+    return false;
+  }
+  WeightDecl *weight = weights.lookup(name->name + ".weight");
+  if (!weight) {
+    llvm::StringRef prefix = name->name;
+    if (weights.count(name->name) && prefix.consume_back(".weight"))
+      errorAt(*name, role + " takes a module prefix: write '" + prefix +
+                         "' for '" + name->name + "'");
+    else
+      reportUnknownWeight(*name, role, /*prefixOnly=*/true);
+    return false;
+  }
+  weight->used = true;
+  WeightDecl *bias = weights.lookup(name->name + ".bias");
+  if (bias)
+    bias->used = true;
+  projection.weight = weight;
+  projection.bias = bias;
+  if (modelDim < 0)
+    return true;
+  int64_t out = outFactor * modelDim;
+  std::string weightRole = "weight of " + role;
+  if (!checkMatrix(*weight, *name, weightRole, modelDim, out, "d_model"))
+    return false;
+  return !bias || checkVector(*bias, *name, "bias of " + role, out,
+                              "the projection's " + std::to_string(out) +
+                                  " outputs");
+}
+
+ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
+  ExprPtr x = checkActivationInput(*args.positional[0], "self_attention");
+  int64_t modelDim = -1;
+  if (x && !getFeatureDim(*x, "self_attention", modelDim))
+    x = nullptr;
+  bool ok = x != nullptr;
+
+  int64_t heads = 0;
+  if (Argument *arg = args.get("heads")) {
+    auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
+    if (!number || !number->isInteger || number->intValue <= 0) {
+      errorAt(*arg->value, "'heads' must be a positive integer");
+      ok = false;
+    } else {
+      heads = number->intValue;
+      if (modelDim > 0 && modelDim % heads != 0) {
+        errorAt(*arg->value, "d_model " + llvm::Twine(modelDim) +
+                                 " is not divisible by heads = " +
+                                 llvm::Twine(heads));
+        ok = false;
+      }
+    }
+  } else {
+    error(call.calleeLoc.Start,
+          "'self_attention' requires 'heads = N' (the number of heads)",
+          call.getRange());
+    ok = false;
+  }
+
+  auto attn = std::make_unique<SelfAttentionExpr>(nullptr, call.getRange());
+  Argument *qkv = args.get("qkv");
+  Argument *separate[] = {args.get("q"), args.get("k"), args.get("v")};
+  unsigned numSeparate = llvm::count_if(separate, [](Argument *a) {
+    return a != nullptr;
+  });
+  if (qkv && numSeparate) {
+    error(qkv->nameLoc.Start,
+          "give either 'qkv' or 'q', 'k' and 'v' to 'self_attention', not "
+          "both",
+          qkv->nameLoc);
+    ok = false;
+  } else if (qkv) {
+    ok &= resolveProjection(*qkv, modelDim, 3, attn->qkv);
+  } else if (numSeparate == 3) {
+    ok &= resolveProjection(*separate[0], modelDim, 1, attn->q);
+    ok &= resolveProjection(*separate[1], modelDim, 1, attn->k);
+    ok &= resolveProjection(*separate[2], modelDim, 1, attn->v);
+  } else if (numSeparate) {
+    const llvm::StringRef names[] = {"q", "k", "v"};
+    std::vector<llvm::StringRef> missing;
+    for (auto [arg, name] : llvm::zip(separate, names))
+      if (!arg)
+        missing.push_back(name);
+    error(call.calleeLoc.Start,
+          "'self_attention' is missing '" + llvm::join(missing, "', '") +
+              "'; separate projections need all of 'q', 'k' and 'v'",
+          call.getRange());
+    ok = false;
+  } else {
+    error(call.calleeLoc.Start,
+          "'self_attention' needs its projections: 'qkv = P' (packed) or "
+          "'q = P, k = P, v = P'",
+          call.getRange());
+    ok = false;
+  }
+
+  if (Argument *out = args.get("out")) {
+    ok &= resolveProjection(*out, modelDim, 1, attn->out);
+  } else {
+    error(call.calleeLoc.Start,
+          "'self_attention' requires 'out = P' (the output projection)",
+          call.getRange());
+    ok = false;
+  }
+
+  if (Argument *mask = args.get("mask")) {
+    llvm::StringRef maskName;
+    if (auto *name = llvm::dyn_cast<NameExpr>(mask->value.get()))
+      maskName = name->name;
+    else if (auto *maskCall = llvm::dyn_cast<CallExpr>(mask->value.get()))
+      maskName = maskCall->callee;
+    if (maskName == "none") {
+      attn->mask = MaskKind::none;
+    } else if (maskName == "causal") {
+      attn->mask = MaskKind::causal;
+    } else {
+      errorAt(*mask->value,
+              (maskName.empty() ? llvm::Twine("invalid mask")
+                                : "unknown mask '" + maskName + "'") +
+                  "; the valid masks are none, causal");
+      ok = false;
+    }
+  }
+
+  if (!ok)
+    return nullptr;
+  attn->input = std::move(x);
+  attn->heads = heads;
+  attn->shape = attn->input->shape;
+  return attn;
+}
+
+//===----------------------------------------------------------------------===//
+// The model
+//===----------------------------------------------------------------------===//
+
+bool Sema::run() {
+  checkDims();
+  checkWeights();
+  for (auto &decl : model.body)
+    allDefinitions.try_emplace(decl->name, decl.get());
+
+  for (auto &decl : model.body) {
+    if (auto *input = llvm::dyn_cast<InputDecl>(decl.get())) {
+      checkInput(*input);
+      continue;
+    }
+    ExprPtr *value;
+    if (auto *assign = llvm::dyn_cast<AssignStmt>(decl.get())) {
+      value = &assign->value;
+    } else {
+      auto *output = llvm::cast<OutputStmt>(decl.get());
+      value = &output->value;
+      auto [it, inserted] = outputs.try_emplace(output->name, output);
+      if (!inserted) {
+        error(output->nameLoc.Start,
+              "output '" + output->name + "' is declared twice",
+              output->nameLoc);
+        diags.note(it->second->nameLoc.Start, "the first one is here");
+      }
+      if (output->exportsExisting && !values.count(output->name)) {
+        error(output->nameLoc.Start,
+              "'output " + output->name + "' exports a value named '" +
+                  output->name + "', but there is none; write 'output " +
+                  output->name + " = EXPR' or assign '" + output->name +
+                  "' first",
+              output->nameLoc);
+        output->invalid = true;
+        bindValue(*output);
+        continue;
+      }
+    }
+    *value = checkValue(std::move(*value));
+    if (*value) {
+      decl->elementType = (*value)->elementType;
+      decl->shape = (*value)->shape;
+    } else {
+      decl->invalid = true;
+    }
+    bindValue(*decl);
+  }
+
+  if (outputs.empty())
+    error(model.nameLoc.Start,
+          "model '" + model.name +
+              "' has no output; add 'output NAME = EXPR' or 'output NAME'",
+          model.nameLoc);
+
+  if (!hadError())
+    for (const auto &weight : model.weights)
+      if (!weight->used)
+        diags.warning(weight->loc.Start,
+                      "weight '" + weight->name +
+                          "' is declared but never used",
+                      weight->loc);
+  return !hadError();
+}
+
+bool attnc::checkModel(ModelAST &model, DiagnosticEngine &diags) {
+  return Sema(model, diags).run();
+}
