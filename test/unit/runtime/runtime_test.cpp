@@ -1,0 +1,395 @@
+//===- test/unit/runtime/runtime_test.cpp - libattnrt tests ---------------===//
+//
+// Drives the C API (and the C++ wrapper) against fake_model.c: the model
+// y = x * mask[..., None] + bias, z = relu(y), count[b] = #{z[b] > 0} with
+// x: [B, S, 4], mask: [B, S], B <= 8, S <= 16.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/attn.h"
+#include "attn/attn.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <unistd.h>
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+namespace {
+
+const float FakeBias[4] = {0.5f, -1.0f, 2.0f, 0.0f};
+const float Fake2Bias[4] = {10.0f, 20.0f, 30.0f, 40.0f};
+
+/// Inputs and outputs of one call of the fake model, with the expected
+/// values computed here in plain C++.
+struct Case {
+  Case(int64_t b, int64_t s) : xDims{b, s, 4}, maskDims{b, s}, zDims{b, s, 4},
+                               countDims{b} {
+    x.resize(b * s * 4);
+    mask.resize(b * s);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] = float(int(i * 7 % 11) - 5) * 0.5f;
+    for (std::size_t i = 0; i < mask.size(); ++i)
+      mask[i] = float(int(i % 3) - 1);
+    z.assign(x.size(), -99.0f);
+    count.assign(b, -1);
+  }
+
+  std::vector<attn_tensor> inputs() {
+    return {{"x", ATTN_F32, 3, xDims.data(), x.data()},
+            {"mask", ATTN_F32, 2, maskDims.data(), mask.data()}};
+  }
+  std::vector<attn_tensor> outputs() {
+    return {{"z", ATTN_F32, 3, zDims.data(), z.data()},
+            {"count", ATTN_I32, 1, countDims.data(), count.data()}};
+  }
+  attn_status run(attn_model *m) {
+    auto in = inputs();
+    auto out = outputs();
+    return attn_model_run(m, in.data(), 2, out.data(), 2);
+  }
+
+  void expectResult(const float *bias) const {
+    int64_t perBatch = xDims[1] * 4;
+    for (int64_t b = 0; b < xDims[0]; ++b) {
+      int32_t positives = 0;
+      for (int64_t i = 0; i < perBatch; ++i) {
+        int64_t e = b * perBatch + i;
+        float want = std::max(0.0f, x[e] * mask[e / 4] + bias[e % 4]);
+        ASSERT_FLOAT_EQ(z[e], want) << "at element " << e;
+        positives += want > 0.0f;
+      }
+      EXPECT_EQ(count[b], positives) << "batch " << b;
+    }
+  }
+
+  std::vector<int64_t> xDims, maskDims, zDims, countDims;
+  std::vector<float> x, mask, z;
+  std::vector<int32_t> count;
+};
+
+class RuntimeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_EQ(attn_model_load(FAKE_MODEL, &model), ATTN_OK)
+        << attn_last_error();
+  }
+  void TearDown() override { attn_model_free(model); }
+
+  std::string error() const { return attn_last_error(); }
+
+  attn_model *model = nullptr;
+};
+
+TEST_F(RuntimeTest, Info) {
+  attn_model_info info;
+  ASSERT_EQ(attn_model_get_info(model, &info), ATTN_OK);
+  EXPECT_STREQ(info.name, "fake");
+  EXPECT_STREQ(info.compiler_version, "fake-compiler 1.0");
+  EXPECT_STREQ(info.target, "host");
+  EXPECT_STREQ(info.path, FAKE_MODEL);
+  EXPECT_EQ(attn_runtime_abi_version(), 1u);
+
+  ASSERT_EQ(attn_model_num_inputs(model), 2);
+  ASSERT_EQ(attn_model_num_outputs(model), 2);
+  attn_tensor_info x;
+  ASSERT_EQ(attn_model_input_info(model, 0, &x), ATTN_OK);
+  EXPECT_STREQ(x.name, "x");
+  EXPECT_EQ(x.dtype, ATTN_F32);
+  ASSERT_EQ(x.rank, 3);
+  EXPECT_EQ(x.dims[0].is_dynamic, 1);
+  EXPECT_STREQ(x.dims[0].symbol, "B");
+  EXPECT_EQ(x.dims[0].max, 8);
+  EXPECT_EQ(x.dims[0].extent, -1);
+  EXPECT_STREQ(x.dims[1].symbol, "S");
+  EXPECT_EQ(x.dims[1].max, 16);
+  EXPECT_EQ(x.dims[2].is_dynamic, 0);
+  EXPECT_EQ(x.dims[2].extent, 4);
+  EXPECT_EQ(x.dims[2].symbol, nullptr);
+
+  attn_tensor_info count;
+  ASSERT_EQ(attn_model_output_info(model, 1, &count), ATTN_OK);
+  EXPECT_STREQ(count.name, "count");
+  EXPECT_EQ(count.dtype, ATTN_I32);
+  ASSERT_EQ(count.rank, 1);
+  EXPECT_STREQ(count.dims[0].symbol, "B");
+
+  EXPECT_EQ(attn_model_output_info(model, 2, &count),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(error(), HasSubstr("has 2 outputs"));
+}
+
+TEST_F(RuntimeTest, RunComputesTheModel) {
+  Case c(2, 3);
+  ASSERT_EQ(c.run(model), ATTN_OK) << error();
+  c.expectResult(FakeBias);
+}
+
+TEST_F(RuntimeTest, TempBuffersFollowTheShapeAcrossRuns) {
+  for (auto [b, s] : {std::pair<int64_t, int64_t>{1, 2}, {8, 16}, {3, 1},
+                      {8, 16}, {2, 0}}) {
+    Case c(b, s);
+    ASSERT_EQ(c.run(model), ATTN_OK) << error();
+    c.expectResult(FakeBias);
+  }
+}
+
+TEST_F(RuntimeTest, InputsByPositionAndInAnyOrder) {
+  Case c(2, 5);
+  auto in = c.inputs();
+  auto out = c.outputs();
+  std::swap(in[0], in[1]);
+  std::swap(out[0], out[1]);
+  ASSERT_EQ(attn_model_run(model, in.data(), 2, out.data(), 2), ATTN_OK)
+      << error();
+  c.expectResult(FakeBias);
+
+  Case p(1, 4);
+  in = p.inputs();
+  out = p.outputs();
+  for (auto *list : {&in, &out})
+    for (attn_tensor &t : *list)
+      t.name = nullptr;
+  ASSERT_EQ(attn_model_run(model, in.data(), 2, out.data(), 2), ATTN_OK)
+      << error();
+  p.expectResult(FakeBias);
+}
+
+TEST_F(RuntimeTest, OutputDims) {
+  Case c(3, 7);
+  auto in = c.inputs();
+  in[0].data = in[1].data = nullptr; // only dims are needed here
+  int64_t dims[ATTN_MAX_RANK];
+  ASSERT_EQ(attn_model_output_dims(model, in.data(), 2, 0, dims,
+                                   ATTN_MAX_RANK),
+            ATTN_OK)
+      << error();
+  EXPECT_EQ(std::vector<int64_t>(dims, dims + 3),
+            (std::vector<int64_t>{3, 7, 4}));
+  ASSERT_EQ(attn_model_output_dims(model, in.data(), 2, 1, dims, 1), ATTN_OK);
+  EXPECT_EQ(dims[0], 3);
+  EXPECT_EQ(attn_model_output_dims(model, in.data(), 2, 0, dims, 2),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(error(), HasSubstr("max_rank"));
+  c.xDims[1] = 99;
+  EXPECT_EQ(attn_model_output_dims(model, in.data(), 2, 0, dims, 8),
+            ATTN_ERROR_DIM_OUT_OF_BOUNDS);
+}
+
+TEST_F(RuntimeTest, WrongDtype) {
+  Case c(2, 3);
+  auto in = c.inputs();
+  auto out = c.outputs();
+  in[0].dtype = ATTN_I32;
+  EXPECT_EQ(attn_model_run(model, in.data(), 2, out.data(), 2),
+            ATTN_ERROR_DTYPE_MISMATCH);
+  EXPECT_THAT(error(), AllOf(HasSubstr("input 'x'"), HasSubstr("I32"),
+                             HasSubstr("expects F32")));
+  in = c.inputs();
+  out[1].dtype = ATTN_F32;
+  EXPECT_EQ(attn_model_run(model, in.data(), 2, out.data(), 2),
+            ATTN_ERROR_DTYPE_MISMATCH);
+  EXPECT_THAT(error(), HasSubstr("output 'count'"));
+}
+
+TEST_F(RuntimeTest, WrongRank) {
+  Case c(2, 3);
+  auto in = c.inputs();
+  auto out = c.outputs();
+  in[1].rank = 1;
+  EXPECT_EQ(attn_model_run(model, in.data(), 2, out.data(), 2),
+            ATTN_ERROR_SHAPE_MISMATCH);
+  EXPECT_THAT(error(), AllOf(HasSubstr("input 'mask' has rank 1"),
+                             HasSubstr("rank 2 [B, S]")));
+}
+
+TEST_F(RuntimeTest, WrongFixedDim) {
+  Case c(2, 3);
+  c.xDims[2] = 5;
+  EXPECT_EQ(c.run(model), ATTN_ERROR_SHAPE_MISMATCH);
+  EXPECT_THAT(error(), AllOf(HasSubstr("input 'x' dim 2 is 5"),
+                             HasSubstr("fixes it to 4")));
+}
+
+TEST_F(RuntimeTest, DimBeyondItsBound) {
+  Case c(2, 17);
+  EXPECT_EQ(c.run(model), ATTN_ERROR_DIM_OUT_OF_BOUNDS);
+  EXPECT_THAT(error(), AllOf(HasSubstr("input 'x' dim 1 (S) is 17"),
+                             HasSubstr("S <= 16")));
+}
+
+TEST_F(RuntimeTest, InconsistentSymbolBinding) {
+  Case c(2, 3);
+  c.maskDims[1] = 4;
+  EXPECT_EQ(c.run(model), ATTN_ERROR_SHAPE_MISMATCH);
+  EXPECT_THAT(error(),
+              AllOf(HasSubstr("symbol S is 3 in input 'x' dim 1"),
+                    HasSubstr("but 4 in input 'mask' dim 1")));
+}
+
+TEST_F(RuntimeTest, WrongOutputShape) {
+  Case c(2, 3);
+  c.zDims[1] = 4;
+  EXPECT_EQ(c.run(model), ATTN_ERROR_SHAPE_MISMATCH);
+  EXPECT_THAT(error(), AllOf(HasSubstr("output 'z' has dims [2, 4, 4]"),
+                             HasSubstr("make it [2, 3, 4]"),
+                             HasSubstr("B=2, S=3")));
+}
+
+TEST_F(RuntimeTest, MissingUnknownAndDuplicateTensors) {
+  Case c(2, 3);
+  auto in = c.inputs();
+  auto out = c.outputs();
+  EXPECT_EQ(attn_model_run(model, in.data(), 1, out.data(), 2),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(error(), HasSubstr("has 2 inputs (x, mask) but 1 were given"));
+  in[1].name = "mask2";
+  EXPECT_EQ(attn_model_run(model, in.data(), 2, out.data(), 2),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(error(), HasSubstr("no input named 'mask2'"));
+  in[1].name = "x";
+  EXPECT_EQ(attn_model_run(model, in.data(), 2, out.data(), 2),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(error(), HasSubstr("'x' is given twice"));
+  in = c.inputs();
+  in[0].data = nullptr;
+  EXPECT_EQ(attn_model_run(model, in.data(), 2, out.data(), 2),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(error(), HasSubstr("input 'x' has NULL data"));
+}
+
+TEST_F(RuntimeTest, KernelErrorCarriesItsMessage) {
+  Case c(2, 3);
+  c.mask[4] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(c.run(model), ATTN_ERROR_KERNEL_FAILED);
+  EXPECT_THAT(error(), AllOf(HasSubstr("kernel 'scale_bias' (step 0)"),
+                             HasSubstr("mask contains NaN")));
+  // The model stays usable after a failed run.
+  Case ok(1, 1);
+  ASSERT_EQ(ok.run(model), ATTN_OK) << error();
+  ok.expectResult(FakeBias);
+}
+
+TEST_F(RuntimeTest, SetThreads) {
+  EXPECT_EQ(attn_model_set_threads(model, 2), ATTN_OK);
+  EXPECT_EQ(attn_model_set_threads(model, -1), ATTN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(RuntimeTest, TwoModelsAtOnceAreIndependent) {
+  attn_model *second = nullptr;
+  ASSERT_EQ(attn_model_load(FAKE_MODEL2, &second), ATTN_OK) << error();
+  attn_model_info info;
+  ASSERT_EQ(attn_model_get_info(second, &info), ATTN_OK);
+  EXPECT_STREQ(info.name, "fake2");
+
+  Case a(2, 3), b(4, 2);
+  ASSERT_EQ(a.run(model), ATTN_OK) << error();
+  ASSERT_EQ(b.run(second), ATTN_OK) << error();
+  a.expectResult(FakeBias);
+  b.expectResult(Fake2Bias);
+
+  attn_model_free(second);
+  Case again(1, 5);
+  ASSERT_EQ(again.run(model), ATTN_OK) << error();
+  again.expectResult(FakeBias);
+}
+
+TEST_F(RuntimeTest, SameLibraryTwice) {
+  attn_model *twin = nullptr;
+  ASSERT_EQ(attn_model_load(FAKE_MODEL, &twin), ATTN_OK) << error();
+  attn_model_free(twin);
+  Case c(2, 2);
+  ASSERT_EQ(c.run(model), ATTN_OK) << error();
+  c.expectResult(FakeBias);
+}
+
+attn_status loadFails(const char *path, std::string &message) {
+  attn_model *m = reinterpret_cast<attn_model *>(&message); // must be reset
+  attn_status s = attn_model_load(path, &m);
+  EXPECT_EQ(m, nullptr);
+  message = attn_last_error();
+  return s;
+}
+
+TEST(RuntimeLoadTest, MissingFile) {
+  std::string msg;
+  EXPECT_EQ(loadFails("/nonexistent/model.so", msg), ATTN_ERROR_IO);
+  EXPECT_THAT(msg, HasSubstr("/nonexistent/model.so"));
+}
+
+TEST(RuntimeLoadTest, NotASharedLibrary) {
+  std::string path = ::testing::TempDir() + "attn_not_a_library.so";
+  std::ofstream(path) << "this is text, not ELF\n";
+  std::string msg;
+  EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, AllOf(HasSubstr(path), HasSubstr("not a loadable")));
+  std::remove(path.c_str());
+}
+
+TEST(RuntimeLoadTest, LibraryWithoutEntrySymbol) {
+  std::string msg;
+  EXPECT_EQ(loadFails(NOT_A_MODEL, msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, AllOf(HasSubstr("not an attnc model"),
+                         HasSubstr("attn_model_descriptor_v1")));
+}
+
+TEST(RuntimeLoadTest, WrongAbiVersion) {
+  std::string msg;
+  EXPECT_EQ(loadFails(FAKE_MODEL_ABI99, msg), ATTN_ERROR_ABI_MISMATCH);
+  EXPECT_THAT(msg, AllOf(HasSubstr("model ABI 99"),
+                         HasSubstr("this runtime reads ABI 1"),
+                         HasSubstr("rebuild")));
+}
+
+TEST(RuntimeLoadTest, WrongMagic) {
+  std::string msg;
+  EXPECT_EQ(loadFails(FAKE_MODEL_BADMAGIC, msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, HasSubstr("wrong magic"));
+}
+
+TEST(RuntimeLoadTest, WeightOutsideTheBlob) {
+  std::string msg;
+  EXPECT_EQ(loadFails(FAKE_MODEL_BADWEIGHTS, msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, AllOf(HasSubstr("corrupt"), HasSubstr("buffer 2"),
+                         HasSubstr("64-byte blob")));
+}
+
+TEST(RuntimeLoadTest, NullArguments) {
+  attn_model *m = nullptr;
+  EXPECT_EQ(attn_model_load(nullptr, &m), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(attn_model_load(FAKE_MODEL, nullptr), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(attn_model_run(nullptr, nullptr, 0, nullptr, 0),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  attn_model_free(nullptr);
+  EXPECT_STREQ(attn_status_string(ATTN_ERROR_DIM_OUT_OF_BOUNDS),
+               "dim out of bounds");
+}
+
+TEST(RuntimeCppTest, WrapperRunsAndThrows) {
+  attn::Model m(FAKE_MODEL);
+  EXPECT_STREQ(m.info().name, "fake");
+  EXPECT_STREQ(m.input(1).name, "mask");
+  Case c(2, 6);
+  EXPECT_EQ(m.outputDims(c.inputs(), 0), (std::vector<int64_t>{2, 6, 4}));
+  m.run(c.inputs(), c.outputs());
+  c.expectResult(FakeBias);
+
+  attn::Model moved = std::move(m);
+  c.xDims[0] = 3;
+  try {
+    moved.run(c.inputs(), c.outputs());
+    FAIL() << "expected attn::Error";
+  } catch (const attn::Error &e) {
+    EXPECT_EQ(e.status(), ATTN_ERROR_SHAPE_MISMATCH);
+    EXPECT_THAT(e.what(), HasSubstr("symbol B"));
+  }
+  EXPECT_THROW(attn::Model(FAKE_MODEL_ABI99), attn::Error);
+}
+
+} // namespace
