@@ -1,0 +1,141 @@
+//===- test/unit/runtime/attn_run_test.cpp - attn-run end to end ----------===//
+//
+// Runs the attn-run binary on fake_model.c with safetensors files written
+// here, and checks its outputs, its messages and its exit codes.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/safetensors.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+using namespace attn::safetensors;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct Result {
+  int exitCode;
+  std::string output; ///< stdout and stderr together
+};
+
+Result attnRun(const std::string &args) {
+  std::string cmd = std::string(ATTN_RUN) + " " + args + " 2>&1";
+  FILE *p = ::popen(cmd.c_str(), "r");
+  Result r{-1, ""};
+  if (!p)
+    return r;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p))
+    r.output.append(buf, n);
+  int status = ::pclose(p);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class AttnRunTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "attn_run_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir = tmpl;
+    for (int i = 0; i < 24; ++i)
+      x.push_back(float(i % 5) - 2.0f);
+    mask = {1, 0, -1, 2, 1, 1};
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  std::string path(const std::string &name) const {
+    return (dir / name).string();
+  }
+
+  /// Writes x: [2, 3, 4] and (optionally) mask: [2, 3].
+  std::string writeInputs(bool withMask) {
+    Writer w;
+    EXPECT_TRUE(w.add("x", DType::F32, {2, 3, 4}, x.data(), 96).ok());
+    if (withMask) {
+      EXPECT_TRUE(w.add("mask", DType::F32, {2, 3}, mask.data(), 24).ok());
+    }
+    std::string p = path(withMask ? "in.safetensors" : "x_only.safetensors");
+    EXPECT_TRUE(w.write(p).ok());
+    return p;
+  }
+
+  fs::path dir;
+  std::vector<float> x, mask;
+};
+
+TEST_F(AttnRunTest, RunsAndWritesOutputsByName) {
+  std::string in = writeInputs(true), out = path("out.safetensors");
+  Result r = attnRun(std::string(FAKE_MODEL) + " --inputs " + in +
+                     " --outputs " + out + " --threads 1");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+
+  Expected<File> f = File::open(out);
+  ASSERT_TRUE(f.ok()) << f.message();
+  const Tensor *z = f->find("z");
+  const Tensor *count = f->find("count");
+  ASSERT_TRUE(z && count) << f->tensorNames();
+  EXPECT_EQ(z->shape, (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(count->dtype, DType::I32);
+  EXPECT_EQ(count->shape, (std::vector<int64_t>{2}));
+  const float bias[4] = {0.5f, -1.0f, 2.0f, 0.0f};
+  const auto *zp = static_cast<const float *>(z->data);
+  const auto *cp = static_cast<const int32_t *>(count->data);
+  int32_t positives[2] = {0, 0};
+  for (int i = 0; i < 24; ++i) {
+    float want = std::max(0.0f, x[i] * mask[i / 4] + bias[i % 4]);
+    EXPECT_FLOAT_EQ(zp[i], want) << "z element " << i;
+    positives[i / 12] += want > 0.0f;
+  }
+  EXPECT_EQ(cp[0], positives[0]);
+  EXPECT_EQ(cp[1], positives[1]);
+}
+
+TEST_F(AttnRunTest, MissingInputIsNamed) {
+  Result r = attnRun(std::string(FAKE_MODEL) + " --inputs " +
+                     writeInputs(false) + " --outputs " + path("o"));
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, AllOf(HasSubstr("attn-run: error:"),
+                              HasSubstr("no tensor named 'mask'"),
+                              HasSubstr("it has x")));
+  EXPECT_FALSE(fs::exists(path("o")));
+}
+
+TEST_F(AttnRunTest, InfoShowsDynamicDims) {
+  Result r = attnRun(std::string(FAKE_MODEL) + " --info");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_THAT(r.output, AllOf(HasSubstr("model fake"),
+                              HasSubstr("x: F32 [B <= 8, S <= 16, 4]"),
+                              HasSubstr("count: I32 [B <= 8]")));
+}
+
+TEST_F(AttnRunTest, Bench) {
+  Result r = attnRun(std::string(FAKE_MODEL) + " --inputs " +
+                     writeInputs(true) + " --bench 5");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_THAT(r.output, AllOf(HasSubstr("5 runs"), HasSubstr("median"),
+                              HasSubstr("min")));
+}
+
+TEST_F(AttnRunTest, ErrorsExitWithOne) {
+  Result r = attnRun(path("missing.so") + " --info");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, HasSubstr("attn-run: error: cannot open model"));
+  r = attnRun(std::string(FAKE_MODEL) + " --bogus");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, HasSubstr("unknown option '--bogus'"));
+  r = attnRun(std::string(FAKE_MODEL) + " --inputs " + writeInputs(true) +
+              " --bench 0");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, HasSubstr("--bench wants an integer >= 1"));
+}
+
+} // namespace
