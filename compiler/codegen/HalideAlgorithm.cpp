@@ -1,0 +1,262 @@
+//===- compiler/codegen/HalideAlgorithm.cpp - kernel -> Halide ------------===//
+#include "compiler/codegen/HalideAlgorithm.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace Halide;
+
+namespace attnc::codegen {
+namespace {
+
+/// A value inside the kernel: its Func and its extents, innermost first.
+struct Tensor {
+  Func func;
+  std::vector<Expr> extents;
+};
+
+/// erf(x) by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7): Halide has no
+/// erf, and GELU's exact form needs one.
+Expr erfApprox(Expr x) {
+  Expr ax = abs(x);
+  Expr t = 1.0f / (1.0f + 0.3275911f * ax);
+  Expr poly =
+      t * (0.254829592f +
+           t * (-0.284496736f +
+                t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  Expr y = 1.0f - poly * exp(-ax * ax);
+  return select(x < 0.0f, -y, y);
+}
+
+class AlgorithmBuilder {
+public:
+  AlgorithmBuilder(schedules::KernelStages &stages) : stages(stages) {}
+
+  LogicalResult build(KernelOp kernel, std::vector<ImageParam> &params);
+
+private:
+  std::vector<Var> vars(size_t rank) {
+    while (stages.vars.size() < rank)
+      stages.vars.emplace_back("x" + std::to_string(stages.vars.size()));
+    return {stages.vars.begin(), stages.vars.begin() + rank};
+  }
+  /// Vars as call arguments, with `index` replacing var `at`.
+  std::vector<Expr> args(size_t rank, size_t at = ~size_t(0), Expr index = {}) {
+    std::vector<Expr> result;
+    for (size_t d = 0; d < rank; ++d)
+      result.push_back(d == at ? index : Expr(stages.vars[d]));
+    return result;
+  }
+  std::string name(StringRef base) {
+    return base.str() + "_" + std::to_string(counter++);
+  }
+
+  Tensor linear(LinearOp op);
+  Tensor layerNorm(LayerNormOp op);
+  Tensor sdpa(SdpaOp op);
+  Tensor slice(SliceOp op);
+  Tensor elementwise(Operation *op);
+
+  schedules::KernelStages &stages;
+  llvm::DenseMap<Value, Tensor> values;
+  unsigned counter = 0;
+};
+
+Tensor AlgorithmBuilder::linear(LinearOp op) {
+  Tensor in = values.lookup(op.getInput());
+  Func w = values.lookup(op.getWeight()).func;
+  size_t rank = in.extents.size();
+  int64_t k = op.getInFeatures(), n = op.getOutFeatures();
+  std::vector<Var> v = vars(rank);
+  RDom r(0, int(k), name("k"));
+  // Halide's dim 0 is the innermost: [in, out] storage reads w(n, k).
+  auto weight = [&](Expr nn, Expr kk) {
+    return op.getLayout() == WeightLayout::in_out ? w(nn, kk) : w(kk, nn);
+  };
+  Func gemm(name("gemm"));
+  gemm(v) = op.getBias() ? values.lookup(op.getBias()).func(v[0]) : Expr(0.0f);
+  gemm(v) += in.func(args(rank, 0, r.x)) * weight(v[0], r.x);
+  stages.gemm = schedules::GemmStage{gemm, r, n};
+  std::vector<Expr> extents = in.extents;
+  extents[0] = int(n);
+  return {gemm, extents};
+}
+
+Tensor AlgorithmBuilder::layerNorm(LayerNormOp op) {
+  Tensor in = values.lookup(op.getInput());
+  Func gamma = values.lookup(op.getGamma()).func;
+  Func beta = values.lookup(op.getBeta()).func;
+  size_t rank = in.extents.size();
+  std::vector<Var> v = vars(rank);
+  std::vector<Var> rows(v.begin() + 1, v.end());
+  int64_t d = op.getType().getShape().back();
+  RDom r(0, int(d), name("d"));
+  // Two passes (mean, then centred variance) as PyTorch: one-pass E[x^2] -
+  // E[x]^2 loses digits when |mean| >> std.
+  Func mean(name("mean")), invStd(name("inv_std"));
+  mean(rows) = sum(in.func(args(rank, 0, r.x))) / float(d);
+  Expr centred = in.func(args(rank, 0, r.x)) - mean(rows);
+  invStd(rows) = 1.0f / sqrt(sum(centred * centred) / float(d) +
+                             op.getEpsilon().convertToFloat());
+  Func out(name("layer_norm"));
+  out(v) = (in.func(v) - mean(rows)) * invStd(rows) * gamma(v[0]) + beta(v[0]);
+  stages.norm = schedules::NormStage{mean, invStd, r};
+  return {out, in.extents};
+}
+
+Tensor AlgorithmBuilder::sdpa(SdpaOp op) {
+  Tensor q = values.lookup(op.getQuery());
+  Func k = values.lookup(op.getKey()).func;
+  Func vals = values.lookup(op.getValue()).func;
+  size_t rank = q.extents.size();
+  std::vector<Var> v = vars(rank);
+  int64_t heads = op.getHeads();
+  int64_t dh = op.getType().getShape().back() / heads;
+  Var j("j"), h("h");
+  Var c = v[0], i = v[1];
+  std::vector<Var> batch(v.begin() + 2, v.end());
+  auto with = [&](std::vector<Var> front) {
+    std::vector<Expr> all(front.begin(), front.end());
+    all.insert(all.end(), batch.begin(), batch.end());
+    return all;
+  };
+  auto at = [&](Expr feature, Expr row) {
+    std::vector<Expr> all = {feature, row};
+    all.insert(all.end(), batch.begin(), batch.end());
+    return all;
+  };
+
+  RDom e(0, int(dh), name("e"));
+  Func scores(name("scores"));
+  Expr dot = sum(q.func(at(h * int(dh) + e.x, i)) * k(at(h * int(dh) + e.x, j)));
+  float scale = op.getScale().convertToFloat();
+  scores(with({j, i, h})) = scale == 1.0f ? dot : dot * scale;
+
+  // Keys a query may see; causal attention never visits j > i at all.
+  RDom keys(0, q.extents[1], name("keys"));
+  if (op.getMask() == Mask::causal)
+    keys.where(keys.x <= i);
+  auto keyArgs = [&](Expr hh) {
+    std::vector<Expr> all = {keys.x, i, hh};
+    all.insert(all.end(), batch.begin(), batch.end());
+    return all;
+  };
+  Func rowMax(name("row_max")), probs(name("probs")), rowSum(name("row_sum"));
+  rowMax(with({i, h})) = -std::numeric_limits<float>::infinity();
+  rowMax(with({i, h})) = max(rowMax(with({i, h})), scores(keyArgs(h)));
+  probs(with({j, i, h})) = exp(scores(with({j, i, h})) - rowMax(with({i, h})));
+  rowSum(with({i, h})) = 0.0f;
+  rowSum(with({i, h})) += probs(keyArgs(h));
+
+  Expr head = c / int(dh);
+  Func weighted(name("weighted"));
+  weighted(v) = 0.0f;
+  weighted(v) += probs(keyArgs(head)) * vals(at(c, keys.x));
+  std::vector<Expr> sumArgs = {i, head};
+  sumArgs.insert(sumArgs.end(), batch.begin(), batch.end());
+  Func out(name("attention"));
+  out(v) = weighted(v) / rowSum(sumArgs);
+  stages.attention =
+      schedules::AttentionStage{scores, rowMax, probs, rowSum, weighted,
+                                keys, heads, dh};
+  return {out, q.extents};
+}
+
+Tensor AlgorithmBuilder::slice(SliceOp op) {
+  Tensor in = values.lookup(op.getInput());
+  size_t rank = in.extents.size();
+  size_t d = rank - 1 - op.getDim();
+  std::vector<Var> v = vars(rank);
+  Func out(name("slice"));
+  out(v) = in.func(args(rank, d, v[d] + int(op.getOffset())));
+  std::vector<Expr> extents = in.extents;
+  extents[d] = int(op.getSize());
+  return {out, extents};
+}
+
+Tensor AlgorithmBuilder::elementwise(Operation *op) {
+  Tensor in = values.lookup(op->getOperand(0));
+  std::vector<Var> v = vars(in.extents.size());
+  Expr x = in.func(v);
+  Expr y = llvm::TypeSwitch<Operation *, Expr>(op)
+               .Case([&](AddOp) {
+                 return x + values.lookup(op->getOperand(1)).func(v);
+               })
+               .Case([&](ReluOp) { return max(x, 0.0f); })
+               .Case([&](GeluOp) {
+                 return 0.5f * x * (1.0f + erfApprox(x * float(M_SQRT1_2)));
+               })
+               .Case([&](ScaleOp s) {
+                 return x * s.getFactor().convertToFloat();
+               });
+  Func out(name(op->getName().stripDialect()));
+  out(v) = y;
+  return {out, in.extents};
+}
+
+LogicalResult AlgorithmBuilder::build(KernelOp kernel,
+                                      std::vector<ImageParam> &params) {
+  Block &body = kernel.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    size_t rank = type.getRank();
+    ImageParam param(Float(32), int(rank), "in" + std::to_string(params.size()));
+    std::vector<Expr> extents;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t size = type.getDimSize(rank - 1 - d);
+      // Static extents are promised to Halide (and checked on entry), which
+      // lets it vectorise and unroll without remainder tests.
+      if (!ShapedType::isDynamic(size))
+        param.dim(int(d)).set_bounds(0, int(size));
+      extents.push_back(param.dim(int(d)).extent());
+    }
+    params.push_back(param);
+    Func wrapped(name("input"));
+    std::vector<Var> v = vars(rank);
+    wrapped(v) = param(v);
+    values[arg] = {wrapped, extents};
+  }
+  for (Operation &op : body.without_terminator()) {
+    std::optional<Tensor> result =
+        llvm::TypeSwitch<Operation *, std::optional<Tensor>>(&op)
+            .Case([&](LinearOp o) { return linear(o); })
+            .Case([&](LayerNormOp o) { return layerNorm(o); })
+            .Case([&](SdpaOp o) { return sdpa(o); })
+            .Case([&](SliceOp o) { return slice(o); })
+            .Case<AddOp, ReluOp, GeluOp, ScaleOp>(
+                [&](Operation *o) { return elementwise(o); })
+            .Default([](Operation *) { return std::nullopt; });
+    if (!result)
+      return op.emitOpError("has no Halide lowering: run the attn pipeline "
+                            "(attn-pipeline) before codegen");
+    values[op.getResult(0)] = *result;
+  }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  for (Value v : yield.getValues()) {
+    Tensor t = values.lookup(v);
+    std::vector<Var> vs = vars(t.extents.size());
+    Func out(name("output"));
+    out(vs) = t.func(vs);
+    stages.outputs.push_back(out);
+  }
+  if (stages.outputs.empty())
+    return kernel.emitOpError("yields nothing");
+  stages.final = stages.outputs.back();
+  stages.features =
+      cast<RankedTensorType>(yield.getValues().back().getType()).getShape().back();
+  return success();
+}
+
+} // namespace
+
+LogicalResult buildAlgorithm(KernelOp kernel, std::vector<ImageParam> &params,
+                             schedules::KernelStages &stages) {
+  return AlgorithmBuilder(stages).build(kernel, params);
+}
+
+} // namespace attnc::codegen

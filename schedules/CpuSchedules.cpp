@@ -1,0 +1,117 @@
+//===- schedules/CpuSchedules.cpp - schedules for SIMD CPUs ---------------===//
+//
+// Measured so far only for correctness (e2e tests, AVX-512 and AVX2 hosts);
+// register blocking and flash-style attention tiles come with the
+// performance work, against bench/ baselines.
+//
+//===----------------------------------------------------------------------===//
+#include "schedules/CpuSchedules.h"
+
+using namespace Halide;
+
+namespace attnc::schedules {
+namespace {
+
+/// The widest power-of-two vector, at most the target's natural width, that
+/// fits in `extent` (so static feature dims never need a remainder loop).
+int vectorWidth(int64_t extent, const Target &target) {
+  int width = target.natural_vector_size<float>();
+  while (width > 1 && width > extent)
+    width /= 2;
+  return width;
+}
+
+/// Parallelises `f` over all its dims but the innermost, fused into one loop
+/// so batch 1 still spreads over cores. Returns the fused var.
+Var parallelRows(Func f, const std::vector<Var> &vars) {
+  Var rows = vars[1];
+  for (size_t d = 2; d < vars.size(); ++d) {
+    Var fused(vars[d].name() + "_" + rows.name());
+    f.fuse(rows, vars[d], fused);
+    rows = fused;
+  }
+  f.parallel(rows);
+  return rows;
+}
+
+/// An output computed row by row: vectorised over features, parallel rows.
+Var scheduleRows(Func f, const std::vector<Var> &vars, int width) {
+  Var rows = parallelRows(f, vars);
+  if (width > 1)
+    f.vectorize(vars[0], width, TailStrategy::ShiftInwards);
+  return rows;
+}
+
+/// GEMM tiles: each task computes `nTile` features of `sTile` rows, with the
+/// k loop outside the vectorised features so partial sums stay in registers.
+void scheduleGemm(KernelStages &s, int width) {
+  const std::vector<Var> &v = s.vars;
+  Func f = s.final;
+  int nTile = s.features >= 2 * width ? 2 * width : width;
+  const int sTile = 8;
+  Var no("no"), ni("ni"), so("so"), si("si");
+  f.split(v[0], no, ni, nTile, TailStrategy::ShiftInwards)
+      .split(v[1], so, si, sTile, TailStrategy::GuardWithIf)
+      .reorder(ni, si, no, so);
+  Var rows = so;
+  for (size_t d = 2; d < v.size(); ++d) {
+    Var fused(v[d].name() + "_" + rows.name());
+    f.fuse(rows, v[d], fused);
+    rows = fused;
+  }
+  f.parallel(rows).vectorize(ni, width);
+  Func gemm = s.gemm->func;
+  gemm.compute_at(f, no).vectorize(v[0], width);
+  gemm.update().reorder(v[0], v[1], s.gemm->k.x).vectorize(v[0], width);
+}
+
+void scheduleNorm(KernelStages &s, int width) {
+  Var rows = scheduleRows(s.final, s.vars, width);
+  s.norm->mean.compute_at(s.final, rows);
+  s.norm->invStd.compute_at(s.final, rows);
+}
+
+/// One task per (query row, batch): the row's scores for every head and key
+/// live in a buffer of S x heads floats, then feed the weighted sum of values.
+void scheduleAttention(KernelStages &s, int width) {
+  Var rows = scheduleRows(s.final, s.vars, width);
+  AttentionStage &a = *s.attention;
+  for (Func f : {a.scores, a.rowMax, a.probs, a.rowSum, a.weighted})
+    f.compute_at(s.final, rows);
+  a.weighted.vectorize(s.vars[0], width);
+  a.weighted.update().reorder(s.vars[0], a.keys.x).vectorize(s.vars[0], width);
+}
+
+} // namespace
+
+void scheduleHand(KernelStages &s, const Target &target) {
+  int width = vectorWidth(s.features, target);
+  // Intermediates that other kernels also read are stored whole.
+  for (Func f : s.outputs)
+    if (f.name() != s.final.name())
+      f.compute_root();
+  if (s.gemm)
+    scheduleGemm(s, width);
+  else if (s.norm)
+    scheduleNorm(s, width);
+  else if (s.attention)
+    scheduleAttention(s, width);
+  else
+    scheduleRows(s.final, s.vars, width);
+}
+
+void scheduleNaive(KernelStages &s) {
+  if (s.gemm)
+    s.gemm->func.compute_root();
+  if (s.norm) {
+    s.norm->mean.compute_root();
+    s.norm->invStd.compute_root();
+  }
+  if (s.attention)
+    for (Func f : {s.attention->scores, s.attention->rowMax,
+                   s.attention->probs, s.attention->rowSum,
+                   s.attention->weighted})
+      f.compute_root();
+}
+
+} // namespace attnc::schedules

@@ -1,0 +1,19 @@
+//===- schedules/CpuSchedules.h - schedules for SIMD CPUs -------*- C++ -*-===//
+#ifndef ATTNC_SCHEDULES_CPUSCHEDULES_H
+#define ATTNC_SCHEDULES_CPUSCHEDULES_H
+
+#include "schedules/KernelStages.h"
+
+namespace attnc::schedules {
+
+/// The hand schedule: register-blocked GEMMs, per-row norms and attention,
+/// vectorised at the target's natural width, parallel over rows.
+void scheduleHand(KernelStages &stages, const Halide::Target &target);
+
+/// The simplest correct schedule: every stage computed at root, serially,
+/// without vectors. A baseline for benchmarks and a debugging aid.
+void scheduleNaive(KernelStages &stages);
+
+} // namespace attnc::schedules
+
+#endif // ATTNC_SCHEDULES_CPUSCHEDULES_H

@@ -1,0 +1,61 @@
+//===- schedules/KernelStages.h - what a schedule gets to place -*- C++ -*-===//
+//
+// The Funcs of one kernel's Halide algorithm, named by role, so schedules can
+// place them without knowing how the algorithm was built. Codegen fills this
+// in (algorithm only); schedules/ reads it (scheduling only).
+//
+// Halide dims run innermost first: for a [B, S, D] tensor, var 0 is the
+// feature, var 1 the sequence position, var 2 the batch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_SCHEDULES_KERNELSTAGES_H
+#define ATTNC_SCHEDULES_KERNELSTAGES_H
+
+#include "Halide.h"
+
+#include <optional>
+#include <vector>
+
+namespace attnc::schedules {
+
+/// A projection `out(n, rows...) = bias(n) + sum_k in(k, rows...) * w(n, k)`.
+struct GemmStage {
+  Halide::Func func;
+  Halide::RDom k;
+  int64_t outFeatures;
+};
+
+/// Per-row statistics of a layer norm, reduced over `k`.
+struct NormStage {
+  Halide::Func mean, invStd;
+  Halide::RDom k;
+};
+
+/// Softmax attention per (head, query row): `scores(j, i, h, batch...)`,
+/// its row maximum, `probs = exp(scores - max)` and their row sum, and the
+/// unnormalised output `weighted(c, i, batch...) = sum_j probs * v`, all
+/// reduced over the keys `keys` (restricted to j <= i when causal).
+struct AttentionStage {
+  Halide::Func scores, rowMax, probs, rowSum, weighted;
+  Halide::RDom keys;
+  int64_t heads, headDim;
+};
+
+struct KernelStages {
+  /// Output vars, innermost first; every output Func is defined over them.
+  std::vector<Halide::Var> vars;
+  /// The pipeline's outputs in argument order; `final` is the last one the
+  /// group computes, the others are intermediates other kernels also read.
+  std::vector<Halide::Func> outputs;
+  Halide::Func final;
+  /// Static extent of vars[0] (the feature dim) of the final output.
+  int64_t features = 0;
+
+  std::optional<GemmStage> gemm;
+  std::optional<NormStage> norm;
+  std::optional<AttentionStage> attention;
+};
+
+} // namespace attnc::schedules
+
+#endif // ATTNC_SCHEDULES_KERNELSTAGES_H
