@@ -41,9 +41,15 @@ private:
 
   /// Describes the current token for "found ..." in messages.
   std::string describeTok() const {
-    if (tok().is(TokenKind::eof))
-      return "end of file";
-    return (getTokenKindName(tok().kind) + " '" + tok().spelling + "'").str();
+    switch (tok().kind) {
+    case TokenKind::identifier:
+    case TokenKind::qualified_name:
+    case TokenKind::integer:
+    case TokenKind::real:
+      return (getTokenKindName(tok().kind) + " '" + tok().spelling + "'").str();
+    default:
+      return getTokenKindName(tok().kind).str();
+    }
   }
 
   /// Reports an error at the current token, unless the lexer already reported
@@ -166,6 +172,7 @@ void Parser::skipToNextStatement() {
     case TokenKind::kw_output:
       return;
     case TokenKind::identifier:
+    case TokenKind::qualified_name:
       if (t.startsLine && peek().is(TokenKind::equal))
         return;
       break;

@@ -17,10 +17,13 @@ using namespace attnc;
 namespace {
 
 /// The closest of `candidates` to `name` by edit distance, or "" if none is
-/// close enough to be a plausible typo.
+/// close enough to be a plausible typo (one-letter names never are).
 template <typename Range>
 std::string closestName(llvm::StringRef name, const Range &candidates) {
-  unsigned best = std::max<unsigned>(2, name.size() / 3) + 1;
+  unsigned best =
+      std::min<unsigned>(std::max<unsigned>(2, name.size() / 3),
+                         name.empty() ? 0 : name.size() - 1) +
+      1;
   std::string result;
   for (llvm::StringRef candidate : candidates) {
     unsigned distance = name.edit_distance(candidate, true, best);
@@ -669,10 +672,10 @@ bool Sema::resolveProjection(Argument &arg, int64_t modelDim,
   if (modelDim < 0)
     return true;
   int64_t out = outFactor * modelDim;
-  std::string weightRole = "weight of " + role;
+  std::string weightRole = role + " weight";
   if (!checkMatrix(*weight, *name, weightRole, modelDim, out, "d_model"))
     return false;
-  return !bias || checkVector(*bias, *name, "bias of " + role, out,
+  return !bias || checkVector(*bias, *name, role + " bias", out,
                               "the projection's " + std::to_string(out) +
                                   " outputs");
 }

@@ -1,0 +1,21 @@
+# -*- Python -*-
+# lit configuration for attnc: FileCheck tests of the frontend, every pass and
+# the driver's errors. Run through ctest (test `lit`) or `lit build/test`.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "attnc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".attn"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "e2e", "unit", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attnc_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.attnc_tools_dir, append_path=True)
+# FileCheck variables captured in one CHECK-LABEL block stay in it.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+config.substitutions.append(("%models", os.path.join(config.attnc_src_root, "models")))

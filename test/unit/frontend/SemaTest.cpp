@@ -1,0 +1,524 @@
+//===- SemaTest.cpp - Names, shapes and weights of .attn models -----------===//
+//
+// Part of attnc. Each error class with its message and its line:col.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/unit/frontend/ExampleModels.h"
+#include "test/unit/frontend/FrontendTestUtil.h"
+
+using namespace attnc;
+using namespace attnc::test;
+
+namespace {
+
+/// Lines 1-15; a test's body starts on line 16.
+constexpr const char *kPrefix = "model m {\n"
+                                "  dim B, S <= 128\n"
+                                "  input x : f32[B, S, 64]\n"
+                                "  input ids : i32[B, S]\n"
+                                "  weight fc.weight : f32[128, 64]\n"
+                                "  weight fc.bias : f32[128]\n"
+                                "  weight ln.weight : f32[64]\n"
+                                "  weight ln.bias : f32[64]\n"
+                                "  weight q.weight : f32[64, 64]\n"
+                                "  weight k.weight : f32[64, 64]\n"
+                                "  weight v.weight : f32[64, 64]\n"
+                                "  weight o.weight : f32[64, 64]\n"
+                                "  weight o.bias : f32[64]\n"
+                                "  weight qkv.weight : f32[192, 64]\n"
+                                "  weight qkv.bias : f32[192]\n";
+
+std::string model(llvm::StringRef body) {
+  return kPrefix + body.str() + "\n}\n";
+}
+
+const OutputStmt &onlyOutput(const ModelAST &m) {
+  return *m.getOutputs().front();
+}
+
+//===--- The example models ---------------------------------------------===//
+
+TEST(Sema, Gpt2BlockChecks) {
+  Loaded l = load(kGpt2Block);
+  ASSERT_TRUE(l.model) << l.diags;
+  EXPECT_EQ(l.diags, "");
+  const ModelAST &m = *l.model;
+  const auto *h = llvm::cast<AssignStmt>(m.body[1].get());
+  const auto *norm = llvm::cast<LayerNormExpr>(h->value.get());
+  EXPECT_EQ(norm->gamma, m.lookupWeight("ln_1.weight"));
+  EXPECT_EQ(norm->beta, m.lookupWeight("ln_1.bias"));
+  EXPECT_DOUBLE_EQ(norm->epsilon, 1e-5);
+  EXPECT_EQ(shapeToString(norm->shape), "[B, S, 768]");
+  EXPECT_EQ(norm->shape[0].dim, m.lookupDim("B"));
+
+  const auto *a = llvm::cast<AssignStmt>(m.body[2].get());
+  const auto *attn = llvm::cast<SelfAttentionExpr>(a->value.get());
+  EXPECT_TRUE(attn->isPacked());
+  EXPECT_EQ(attn->heads, 12);
+  EXPECT_EQ(attn->getHeadDim(), 64);
+  EXPECT_EQ(attn->mask, MaskKind::causal);
+  EXPECT_EQ(attn->qkv.weight, m.lookupWeight("attn.c_attn.weight"));
+  EXPECT_EQ(attn->qkv.weight->layout, WeightLayout::inOut);
+  EXPECT_EQ(attn->qkv.bias, m.lookupWeight("attn.c_attn.bias"));
+  EXPECT_EQ(attn->out.weight, m.lookupWeight("attn.c_proj.weight"));
+  EXPECT_FALSE(attn->q);
+  // The input of the attention is a use of `h`.
+  const auto *ref = llvm::cast<ValueRefExpr>(attn->input.get());
+  EXPECT_EQ(ref->decl, h);
+
+  const auto *h2 = llvm::cast<AssignStmt>(m.body[4].get());
+  EXPECT_DOUBLE_EQ(llvm::cast<LayerNormExpr>(h2->value.get())->epsilon, 1e-5);
+
+  const auto *f = llvm::cast<AssignStmt>(m.body[5].get());
+  const auto *outer = llvm::cast<LinearExpr>(f->value.get());
+  EXPECT_EQ(outer->weight, m.lookupWeight("mlp.c_proj.weight"));
+  EXPECT_EQ(outer->bias, m.lookupWeight("mlp.c_proj.bias"));
+  const auto *gelu = llvm::cast<ActivationExpr>(outer->input.get());
+  EXPECT_EQ(gelu->activation, ActivationKind::gelu);
+  EXPECT_EQ(shapeToString(gelu->shape), "[B, S, 3072]");
+  EXPECT_EQ(shapeToString(outer->shape), "[B, S, 768]");
+
+  const OutputStmt &y = onlyOutput(m);
+  EXPECT_EQ(y.name, "y");
+  EXPECT_TRUE(llvm::isa<AddExpr>(y.value.get()));
+  EXPECT_EQ(shapeToString(y.shape), "[B, S, 768]");
+  EXPECT_EQ(y.elementType, ElementType::f32);
+  ASSERT_EQ(m.getInputs().size(), 1u);
+  for (const auto &w : m.weights)
+    EXPECT_TRUE(w->used) << w->name;
+}
+
+TEST(Sema, BertLayerChecksWithReassignment) {
+  Loaded l = load(kBertLayer);
+  ASSERT_TRUE(l.model) << l.diags;
+  EXPECT_EQ(l.diags, "");
+  const ModelAST &m = *l.model;
+  const auto *attn = llvm::cast<SelfAttentionExpr>(
+      llvm::cast<AssignStmt>(m.body[1].get())->value.get());
+  EXPECT_FALSE(attn->isPacked());
+  EXPECT_EQ(attn->mask, MaskKind::none);
+  EXPECT_EQ(attn->q.weight, m.lookupWeight("attention.self.query.weight"));
+  EXPECT_EQ(attn->q.bias, m.lookupWeight("attention.self.query.bias"));
+  EXPECT_EQ(attn->k.weight, m.lookupWeight("attention.self.key.weight"));
+  EXPECT_EQ(attn->v.bias, m.lookupWeight("attention.self.value.bias"));
+  EXPECT_EQ(attn->out.bias, m.lookupWeight("attention.output.dense.bias"));
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->input.get())->decl,
+            m.body[0].get());
+
+  // x = layer_norm(x + a, ...): the `x` inside is the input.
+  const auto *x2 = llvm::cast<AssignStmt>(m.body[2].get());
+  const auto *norm1 = llvm::cast<LayerNormExpr>(x2->value.get());
+  EXPECT_DOUBLE_EQ(norm1->epsilon, 1e-12);
+  const auto *add1 = llvm::cast<AddExpr>(norm1->input.get());
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(add1->lhs.get())->decl, m.body[0].get());
+  // f uses the reassigned x.
+  const auto *f = llvm::cast<AssignStmt>(m.body[3].get());
+  const auto *inner = llvm::cast<LinearExpr>(
+      llvm::cast<ActivationExpr>(
+          llvm::cast<LinearExpr>(f->value.get())->input.get())
+          ->input.get());
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(inner->input.get())->decl, x2);
+  // The second reassignment, and `output y = x` exports it.
+  const auto *x3 = llvm::cast<AssignStmt>(m.body[4].get());
+  const auto *add2 =
+      llvm::cast<AddExpr>(llvm::cast<LayerNormExpr>(x3->value.get())->input.get());
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(add2->lhs.get())->decl, x2);
+  const OutputStmt &y = onlyOutput(m);
+  EXPECT_FALSE(y.exportsExisting);
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(y.value.get())->decl, x3);
+  EXPECT_EQ(shapeToString(y.shape), "[B, S, 768]");
+}
+
+TEST(Sema, DumpShowsResolvedModel) {
+  Loaded l = load(kGpt2Block);
+  ASSERT_TRUE(l.model);
+  std::string dump;
+  llvm::raw_string_ostream os(dump);
+  dumpModel(*l.model, os);
+  EXPECT_NE(dump.find("a : f32[B, S, 768] = self_attention(h, heads = 12, qkv "
+                      "= attn.c_attn.weight + attn.c_attn.bias, out = "
+                      "attn.c_proj.weight + attn.c_proj.bias, mask = causal)"),
+            std::string::npos)
+      << dump;
+  EXPECT_NE(dump.find("output y : f32[B, S, 768] = (x1 + f)"), std::string::npos)
+      << dump;
+}
+
+TEST(Sema, ValidSmallModelWithExplicitWeights) {
+  Loaded l = load(model("  weight w2 : f32[64, 32] layout(in, out)\n"
+                        "  h = linear(x, fc.weight, fc.bias)\n"
+                        "  g = relu(linear(x, w2))\n"
+                        "  n = layer_norm(x, ln.weight, ln.bias, eps = 1e-6)\n"
+                        "  output h\n"
+                        "  output g\n"
+                        "  output n"));
+  ASSERT_TRUE(l.model) << l.diags;
+  auto outputs = l.model->getOutputs();
+  ASSERT_EQ(outputs.size(), 3u);
+  EXPECT_EQ(shapeToString(outputs[0]->shape), "[B, S, 128]");
+  EXPECT_EQ(shapeToString(outputs[1]->shape), "[B, S, 32]");
+  EXPECT_EQ(shapeToString(outputs[2]->shape), "[B, S, 64]");
+  const auto *g = llvm::cast<ActivationExpr>(
+      llvm::cast<AssignStmt>(l.model->body[3].get())->value.get());
+  EXPECT_EQ(g->activation, ActivationKind::relu);
+  EXPECT_EQ(llvm::cast<LinearExpr>(g->input.get())->bias, nullptr);
+}
+
+//===--- Names ----------------------------------------------------------===//
+
+TEST(Sema, UnknownValueSuggestsClosest) {
+  EXPECT_TRUE(failsWith(model("  y = gelu(xx)\n  output y"), "16:12",
+                        "unknown value 'xx'; did you mean 'x'?"));
+}
+
+TEST(Sema, ValueUsedBeforeAssignment) {
+  Loaded l = load(model("  y = gelu(z)\n  z = gelu(x)\n  output y"));
+  EXPECT_FALSE(l.model);
+  EXPECT_TRUE(hasDiag(l.diags, "16:12", "'z' is used before it is assigned"));
+  EXPECT_TRUE(hasDiag(l.diags, "17:3", "it is first assigned here", "note"));
+}
+
+TEST(Sema, UnknownWeightOrPrefix) {
+  EXPECT_TRUE(failsWith(model("  y = linear(x, fc2)\n  output y"), "16:17",
+                        "unknown weight 'fc2' for 'linear'; did you mean "
+                        "'fc'?"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, qkv = qkvv, out = o)\n"
+            "  output y"),
+      "16:42",
+      "unknown module prefix 'qkvv' for 'qkv' (no weight 'qkvv.weight' is "
+      "declared); did you mean 'qkv'?"));
+  EXPECT_TRUE(failsWith(model("  y = layer_norm(x, lnn)\n  output y"), "16:21",
+                        "unknown module prefix 'lnn' for 'layer_norm'"));
+  EXPECT_TRUE(failsWith(model("  y = linear(x, x)\n  output y"), "16:17",
+                        "'x' is a value, but this argument is a weight"));
+}
+
+TEST(Sema, WeightOrPrefixUsedAsValue) {
+  EXPECT_TRUE(failsWith(model("  y = x + ln.weight\n  output y"), "16:11",
+                        "'ln.weight' is a weight, not a value"));
+  EXPECT_TRUE(failsWith(model("  y = gelu(fc)\n  output y"), "16:12",
+                        "'fc' is a module prefix, not a value"));
+  EXPECT_TRUE(failsWith(model("  y = 3\n  output y"), "16:7",
+                        "a number is not a tensor value"));
+}
+
+TEST(Sema, DuplicateDeclarations) {
+  Loaded l = load(model("  weight fc.bias : f32[128]\n"
+                        "  dim B\n"
+                        "  input x : f32[B, 64]\n"
+                        "  output y = x"));
+  EXPECT_FALSE(l.model);
+  EXPECT_TRUE(hasDiag(l.diags, "16:10", "weight 'fc.bias' is declared twice"));
+  EXPECT_TRUE(hasDiag(l.diags, "6:10", "the first declaration is here", "note"));
+  EXPECT_TRUE(hasDiag(l.diags, "17:7", "dim 'B' is declared twice"));
+  EXPECT_TRUE(hasDiag(l.diags, "2:7", "the first declaration is here", "note"));
+  EXPECT_TRUE(hasDiag(l.diags, "18:9", "'x' is already defined"));
+}
+
+//===--- Dims and types ---------------------------------------------------===//
+
+TEST(Sema, UndeclaredDim) {
+  EXPECT_TRUE(failsWith(model("  input z : f32[B, T, 64]\n  output y = z"),
+                        "16:20", "unknown dim 'T'; declare it with 'dim T'"));
+}
+
+TEST(Sema, NonPositiveBoundsAndSizes) {
+  Loaded l = load(model("  dim C <= 0, D <= -4\n"
+                        "  input z : f32[B, 0, 64]\n"
+                        "  output y = x"));
+  EXPECT_FALSE(l.model);
+  EXPECT_TRUE(hasDiag(l.diags, "16:12",
+                      "the bound of dim 'C' must be positive, got 0"));
+  EXPECT_TRUE(hasDiag(l.diags, "16:20",
+                      "the bound of dim 'D' must be positive, got -4"));
+  EXPECT_TRUE(hasDiag(l.diags, "17:20", "a fixed size must be positive, got 0"));
+}
+
+TEST(Sema, InputAndWeightTypeRules) {
+  Loaded l = load(model("  input v : f32[64]\n"
+                        "  weight pos : f32[S, 64]\n"
+                        "  weight idx : i32[4]\n"
+                        "  weight g : f32[64] layout(in, out)\n"
+                        "  output y = x"));
+  EXPECT_FALSE(l.model);
+  EXPECT_TRUE(hasDiag(l.diags, "16:13",
+                      "f32 input 'v' must have rank >= 2 ([..., d_model]), "
+                      "got rank 1"));
+  EXPECT_TRUE(hasDiag(l.diags, "17:20",
+                      "weight shapes must be fixed sizes, but 'S' is a "
+                      "symbolic dim"));
+  EXPECT_TRUE(hasDiag(l.diags, "18:16", "weight 'idx' must be f32"));
+  EXPECT_TRUE(hasDiag(l.diags, "19:22",
+                      "a layout applies only to 2-D weights; 'g' is 1-D"));
+}
+
+TEST(Sema, I32InputWhereF32IsNeeded) {
+  EXPECT_TRUE(failsWith(model("  y = gelu(ids)\n  output y"), "16:12",
+                        "'gelu' needs an f32 tensor, but this is i32"));
+  EXPECT_TRUE(failsWith(model("  y = x + ids\n  output y"), "16:11",
+                        "'+' needs f32 operands; this one is i32"));
+}
+
+//===--- Builtins and arguments -------------------------------------------===//
+
+TEST(Sema, UnknownBuiltin) {
+  EXPECT_TRUE(failsWith(model("  y = gleu(x)\n  output y"), "16:7",
+                        "unknown builtin 'gleu'; did you mean 'gelu'?"));
+  EXPECT_TRUE(failsWith(model("  y = softmax(x)\n  output y"), "16:7",
+                        "unknown builtin 'softmax'; the builtins are linear, "
+                        "layer_norm, relu, gelu, self_attention"));
+}
+
+TEST(Sema, NamedArgumentErrors) {
+  EXPECT_TRUE(failsWith(model("  y = layer_norm(x, ln, epsilon = 1e-5)\n"
+                              "  output y"),
+                        "16:25",
+                        "unknown argument 'epsilon' of 'layer_norm'; its named "
+                        "arguments are eps"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, head = 4, qkv = qkv, out = o)\n"
+            "  output y"),
+      "16:25", "unknown argument 'head' of 'self_attention'; did you mean "
+               "'heads'?"));
+  EXPECT_TRUE(failsWith(model("  y = gelu(x, approximate = tanh)\n  output y"),
+                        "16:15",
+                        "unknown argument 'approximate' of 'gelu'; it takes no "
+                        "named arguments"));
+  Loaded l = load(model("  y = layer_norm(x, ln, eps = 1e-5, eps = 1e-6)\n"
+                        "  output y"));
+  EXPECT_FALSE(l.model);
+  EXPECT_TRUE(hasDiag(l.diags, "16:37", "argument 'eps' is given twice"));
+  EXPECT_TRUE(hasDiag(l.diags, "16:25", "the first one is here", "note"));
+}
+
+TEST(Sema, PositionalAfterNamed) {
+  EXPECT_TRUE(failsWith(model("  y = layer_norm(x, eps = 1e-5, ln)\n  output y"),
+                        "16:33",
+                        "positional argument after the named argument 'eps'; "
+                        "put positional arguments first"));
+}
+
+TEST(Sema, WrongPositionalCount) {
+  EXPECT_TRUE(failsWith(model("  y = relu(x, x)\n  output y"), "16:7",
+                        "'relu' takes 1 positional argument, got 2; write "
+                        "relu(x)"));
+  EXPECT_TRUE(failsWith(model("  y = linear(x)\n  output y"), "16:7",
+                        "'linear' takes 2 or 3 positional arguments, got 1"));
+  EXPECT_TRUE(failsWith(model("  y = self_attention(x, q, heads = 4)\n"
+                              "  output y"),
+                        "16:7",
+                        "'self_attention' takes 1 positional argument, got 2"));
+}
+
+//===--- Shapes -----------------------------------------------------------===//
+
+TEST(Sema, LinearInputFeaturesMismatch) {
+  EXPECT_TRUE(failsWith(model("  y = linear(linear(x, fc), fc)\n  output y"),
+                        "16:29",
+                        "linear weight 'fc.weight' is [128, 64] but must be "
+                        "[N, 128] ([out, in] layout) for the input's feature "
+                        "size 128; if it is stored [in, out], declare it with "
+                        "'layout(in, out)'"));
+}
+
+TEST(Sema, LinearWeightAndBiasShapes) {
+  EXPECT_TRUE(failsWith(model("  weight b.weight : f32[32, 64]\n"
+                              "  weight b.bias : f32[64]\n"
+                              "  y = linear(x, b)\n  output y"),
+                        "18:17",
+                        "linear bias 'b.bias' is [64] but must be [32] to "
+                        "match the weight's 32 output features"));
+  EXPECT_TRUE(failsWith(model("  y = linear(x, ln.weight)\n  output y"),
+                        "16:17",
+                        "linear weight 'ln.weight' must be 2-D ([out, in] "
+                        "layout), but it is [64]"));
+  EXPECT_TRUE(failsWith(model("  y = linear(x, fc.weight, fc.bia)\n"
+                              "  output y"),
+                        "16:28",
+                        "unknown weight 'fc.bia' for the bias of 'linear'; "
+                        "did you mean 'fc.bias'?"));
+}
+
+TEST(Sema, LinearNeedsFixedFeatureSize) {
+  EXPECT_TRUE(failsWith(model("  input z : f32[B, S]\n"
+                              "  y = linear(z, fc)\n  output y"),
+                        "17:14",
+                        "'linear' needs a fixed feature size, but the last "
+                        "dim of its input is the symbolic dim 'S'"));
+}
+
+TEST(Sema, LayerNormParameters) {
+  EXPECT_TRUE(failsWith(model("  y = layer_norm(linear(x, fc), ln)\n"
+                              "  output y"),
+                        "16:33",
+                        "layer_norm scale 'ln.weight' is [64] but must be "
+                        "[128] to match the input's last dim 128"));
+  EXPECT_TRUE(failsWith(model("  y = layer_norm(x, ln, eps = 0)\n  output y"),
+                        "16:31", "'eps' must be a positive number"));
+  EXPECT_TRUE(failsWith(model("  y = layer_norm(x, ln, eps = -1e-5)\n"
+                              "  output y"),
+                        "16:31", "'eps' must be a positive number"));
+  EXPECT_TRUE(failsWith(model("  weight g.weight : f32[64]\n"
+                              "  y = layer_norm(x, g)\n  output y"),
+                        "17:21",
+                        "'layer_norm' needs the shift 'g.bias'; declare it as "
+                        "'weight g.bias : f32[D]'"));
+}
+
+TEST(Sema, AddShapesMustMatch) {
+  EXPECT_TRUE(failsWith(model("  y = x + linear(x, fc)\n  output y"), "16:9",
+                        "the operands of '+' must have the same shape, but "
+                        "[B, S, 64] and [B, S, 128] differ in dim 2 (64 vs "
+                        "128)"));
+  EXPECT_TRUE(failsWith(model("  input z : f32[S, B, 64]\n"
+                              "  y = x + z\n  output y"),
+                        "17:9",
+                        "[B, S, 64] and [S, B, 64] differ in dim 0 (B vs S), "
+                        "dim 1 (S vs B)"));
+  EXPECT_TRUE(failsWith(model("  input z : f32[S, 64]\n"
+                              "  y = x + z\n  output y"),
+                        "17:9",
+                        "[B, S, 64] has rank 3 and [S, 64] has rank 2"));
+}
+
+//===--- self_attention ---------------------------------------------------===//
+
+TEST(Sema, AttentionHeadsMustDivideModelDim) {
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 5, qkv = qkv, out = o)\n"
+            "  output y"),
+      "16:33", "d_model 64 is not divisible by heads = 5"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 0, qkv = qkv, out = o)\n"
+            "  output y"),
+      "16:33", "'heads' must be a positive integer"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 2.5, qkv = qkv, out = o)\n"
+            "  output y"),
+      "16:33", "'heads' must be a positive integer"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, qkv = qkv, out = o)\n  output y"), "16:7",
+      "'self_attention' requires 'heads = N'"));
+}
+
+TEST(Sema, AttentionProjectionCombinations) {
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, qkv = qkv, q = q, k = k, "
+            "v = v, out = o)\n  output y"),
+      "16:36", "give either 'qkv' or 'q', 'k' and 'v' to 'self_attention', "
+               "not both"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, q = q, k = k, out = o)\n"
+            "  output y"),
+      "16:7", "'self_attention' is missing 'v'; separate projections need all "
+              "of 'q', 'k' and 'v'"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, out = o)\n  output y"), "16:7",
+      "'self_attention' needs its projections"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, qkv = qkv)\n  output y"),
+      "16:7", "'self_attention' requires 'out = P' (the output projection)"));
+}
+
+TEST(Sema, AttentionProjectionShapes) {
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, qkv = q, out = o)\n"
+            "  output y"),
+      "16:42",
+      "'qkv' weight 'q.weight' is [64, 64] but must be [192, 64] ([out, in] "
+      "layout) for d_model 64"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, q = q, k = k, v = qkv, out = "
+            "o)\n  output y"),
+      "16:54", "'v' weight 'qkv.weight' is [192, 64] but must be [64, 64]"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, qkv = qkv.weight, out = o)\n"
+            "  output y"),
+      "16:42", "'qkv' takes a module prefix: write 'qkv' for 'qkv.weight'"));
+}
+
+TEST(Sema, AttentionLayoutHint) {
+  std::string source = kGpt2Block;
+  size_t pos = source.find("f32[768, 2304] layout(in, out)");
+  source.replace(pos, 30, "f32[768, 2304]");
+  EXPECT_TRUE(failsWith(source, "17:44",
+                        "'qkv' weight 'attn.c_attn.weight' is [768, 2304] but "
+                        "must be [2304, 768] ([out, in] layout) for d_model "
+                        "768; if it is stored [in, out], declare it with "
+                        "'layout(in, out)'"));
+}
+
+TEST(Sema, AttentionGpt2HeadsNotDividing) {
+  std::string source = kGpt2Block;
+  source.replace(source.find("heads = 12"), 10, "heads = 5");
+  EXPECT_TRUE(failsWith(source, "17:34",
+                        "d_model 768 is not divisible by heads = 5"));
+}
+
+TEST(Sema, AttentionMask) {
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, qkv = qkv, out = o, mask = "
+            "casual)\n  output y"),
+      "16:63", "unknown mask 'casual'; the valid masks are none, causal"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, qkv = qkv, out = o, mask = "
+            "padding(ids))\n  output y"),
+      "16:63", "unknown mask 'padding'; the valid masks are none, causal"));
+}
+
+TEST(Sema, AttentionNeedsF32) {
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(ids, heads = 4, qkv = qkv, out = o)\n"
+            "  output y"),
+      "16:22", "'self_attention' needs an f32 tensor, but this is i32"));
+}
+
+//===--- Outputs and warnings ---------------------------------------------===//
+
+TEST(Sema, OutputRules) {
+  EXPECT_TRUE(failsWith(model("  y = gelu(x)"), "1:7",
+                        "model 'm' has no output; add 'output NAME = EXPR'"));
+  EXPECT_TRUE(failsWith(model("  output y = x\n  output y = gelu(x)"), "17:10",
+                        "output 'y' is declared twice"));
+  EXPECT_TRUE(failsWith(model("  output zz"), "16:10",
+                        "'output zz' exports a value named 'zz', but there is "
+                        "none; write 'output zz = EXPR' or assign 'zz' first"));
+}
+
+TEST(Sema, UnusedWeightIsAWarning) {
+  Loaded l = load("model m {\n  dim B\n  input x : f32[B, 4]\n"
+                  "  weight w.weight : f32[4, 4]\n  weight extra : f32[4]\n"
+                  "  output y = linear(x, w)\n}\n");
+  ASSERT_TRUE(l.model) << l.diags;
+  EXPECT_TRUE(hasDiag(l.diags, "5:10",
+                      "weight 'extra' is declared but never used", "warning"));
+  EXPECT_EQ(l.diags.find("error"), std::string::npos);
+}
+
+TEST(Sema, CollectsAllErrors) {
+  Loaded l = load(model("  a = gelu(nope)\n"
+                        "  b = x + linear(x, fc)\n"
+                        "  c = self_attention(x, heads = 5, qkv = qkv, out = "
+                        "o, mask = sliding)\n"
+                        "  output a"));
+  EXPECT_FALSE(l.model);
+  EXPECT_TRUE(hasDiag(l.diags, "16:12", "unknown value 'nope'"));
+  EXPECT_TRUE(hasDiag(l.diags, "17:9", "differ in dim 2"));
+  EXPECT_TRUE(hasDiag(l.diags, "18:33", "not divisible by heads = 5"));
+  EXPECT_TRUE(hasDiag(l.diags, "18:63", "unknown mask 'sliding'"));
+  // `output a` exports an invalid value: no cascade.
+  EXPECT_EQ(l.diags.find("output a"), std::string::npos) << l.diags;
+}
+
+TEST(Sema, DiagnosticFormatHasLineAndCaret) {
+  Loaded l = load("model m {\n  dim B\n  input x : f32[B, 8]\n"
+                  "  output y = gelu(q)\n}\n");
+  EXPECT_FALSE(l.model);
+  EXPECT_EQ(l.diags, "test.attn:4:19: error: unknown value 'q'\n"
+                     "  output y = gelu(q)\n"
+                     "                  ^\n");
+}
+
+} // namespace
