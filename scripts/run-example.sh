@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The main job: compile an example model with deterministic random weights,
+# run it on a random input and time it. Usage: run-example.sh [MODEL] [B] [S]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+model=${1:-models/gpt2_block.attn}
+batch=${2:-1}
+seq=${3:-128}
+out=build/example/$(basename "$model" .attn)
+mkdir -p "$out"
+
+build/bin/attnc "$model" --init-weights="$out/weights.safetensors" --seed=1
+time build/bin/attnc "$model" --weights "$out/weights.safetensors" -o "$out/model.so"
+ls -l "$out/model.so"
+build/bin/attn-run "$out/model.so" --info
+width=$(sed -n 's/^ *input *x *: *f32\[.*, *\([0-9]*\)\].*/\1/p' "$model")
+.venv/bin/python scripts/make_inputs.py "$out/inputs.safetensors" "x=${batch}x${seq}x${width}"
+build/bin/attn-run "$out/model.so" --inputs "$out/inputs.safetensors" \
+  --outputs "$out/outputs.safetensors" --bench 10
+echo "outputs written to $out/outputs.safetensors"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what attnc needs on Debian bookworm (apt + a venv for Halide's SDK
+# from PyPI), then configures and builds into build/. Safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends \
+  build-essential cmake ninja-build python3 python3-venv \
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools \
+  libfmt-dev libgtest-dev nlohmann-json3-dev
+
+# Halide's official C++ SDK ships as a wheel (docs/dependencies.md says why
+# this one rather than Debian's Halide 14). numpy is for the numeric tests.
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/pip install -q --disable-pip-version-check halide==21.0.0 numpy
+HALIDE_ROOT=$(.venv/bin/python -c 'import halide; print(halide.install_dir())')
+
+cmake -S . -B build -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
+  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py \
+  -DHALIDE_ROOT="$HALIDE_ROOT"
+cmake --build build -j"$(nproc)"
