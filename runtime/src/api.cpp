@@ -19,11 +19,9 @@ template <typename Body> attn_status guarded(const char *fn, Body body) {
   try {
     return body();
   } catch (const std::bad_alloc &) {
-    return fail(ATTN_ERROR_OUT_OF_MEMORY,
-                std::string(fn) + ": out of memory");
+    return fail(ATTN_ERROR_OUT_OF_MEMORY, std::string(fn) + ": out of memory");
   } catch (const std::exception &e) {
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                std::string(fn) + ": " + e.what());
+    return fail(ATTN_ERROR_INVALID_ARGUMENT, std::string(fn) + ": " + e.what());
   }
 }
 
@@ -44,8 +42,8 @@ attn_status tensorInfo(const attn_model *model, int32_t index, bool input,
   info->name = t.name;
   info->dtype = buf.dtype;
   info->rank = buf.rank;
-  info->dims = input ? model->inputDims[index].data()
-                     : model->outputDims[index].data();
+  info->dims =
+      input ? model->inputDims[index].data() : model->outputDims[index].data();
   return ATTN_OK;
 }
 

@@ -49,9 +49,9 @@ public:
 
 private:
   attn_status bad(const std::string &what) {
-    return fail(ATTN_ERROR_INVALID_LIBRARY,
-                "model library '" + path + "' is corrupt: " + what +
-                    ": rebuild it with attnc");
+    return fail(ATTN_ERROR_INVALID_LIBRARY, "model library '" + path +
+                                                "' is corrupt: " + what +
+                                                ": rebuild it with attnc");
   }
 
   static bool tableOk(int32_t count, const void *table) {
@@ -174,7 +174,8 @@ private:
       if (buf.kind == kind &&
           (buf.index < 0 || buf.index >= count || table[buf.index].buffer != b))
         return bad("buffer " + std::to_string(b) + " claims to be " + what +
-                   " " + std::to_string(buf.index) + ", which does not name it");
+                   " " + std::to_string(buf.index) +
+                   ", which does not name it");
     }
     return ATTN_OK;
   }
@@ -236,8 +237,8 @@ std::vector<attn_dim_info> dimInfos(const attn_model_desc &d,
     if (dim.symbol < 0)
       infos.push_back({0, dim.extent, nullptr, 0});
     else
-      infos.push_back({1, -1, d.symbols[dim.symbol].name,
-                       d.symbols[dim.symbol].max});
+      infos.push_back(
+          {1, -1, d.symbols[dim.symbol].name, d.symbols[dim.symbol].max});
   }
   return infos;
 }

@@ -36,7 +36,7 @@ struct TempBuffer {
 
 /// The symbol values one call binds from its inputs.
 struct Binding {
-  std::vector<int64_t> symbols;          ///< -1 while unbound
+  std::vector<int64_t> symbols;            ///< -1 while unbound
   std::vector<const attn_tensor *> inputs; ///< per model input
 };
 

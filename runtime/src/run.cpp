@@ -45,8 +45,8 @@ attn_status matchTensors(const attn_model_desc &d, bool inputs,
   std::string model = "model '" + std::string(d.model_name) + "'";
   if (numGiven != count || (numGiven > 0 && !given))
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                model + " has " + std::to_string(count) + " " + what +
-                    "s (" + namesOf(table, count) + ") but " +
+                model + " has " + std::to_string(count) + " " + what + "s (" +
+                    namesOf(table, count) + ") but " +
                     std::to_string(numGiven) + " were given");
   matched.assign(count, nullptr);
   for (int32_t i = 0; i < numGiven; ++i) {
@@ -93,9 +93,9 @@ attn_status checkTensorHeader(const attn_model_desc &d,
                       std::to_string(t.dims[i]) + ")");
   int64_t n = numElements(t.dims, t.rank);
   if (n < 0)
-    return fail(ATTN_ERROR_SHAPE_MISMATCH,
-                where + " dims " + dimsString(t.dims, t.rank) +
-                    " overflow the element count");
+    return fail(ATTN_ERROR_SHAPE_MISMATCH, where + " dims " +
+                                               dimsString(t.dims, t.rank) +
+                                               " overflow the element count");
   if (needData && n > 0 && !t.data)
     return fail(ATTN_ERROR_INVALID_ARGUMENT, where + " has NULL data");
   return ATTN_OK;
@@ -115,8 +115,8 @@ std::string bindingString(const attn_model_desc &d, const Binding &binding) {
 void *ensureTemp(TempBuffer &temp, std::size_t bytes) {
   if (bytes <= temp.capacity && temp.data)
     return temp.data;
-  std::size_t rounded = (bytes + TempAlignment - 1) / TempAlignment *
-                        TempAlignment;
+  std::size_t rounded =
+      (bytes + TempAlignment - 1) / TempAlignment * TempAlignment;
   if (rounded == 0)
     rounded = TempAlignment;
   void *p = nullptr;
@@ -174,13 +174,12 @@ attn_status bindInputs(const attn_model &model, const attn_tensor *inputs,
         boundAt[dim.symbol] = {j, i};
       } else if (value != v) {
         auto [firstInput, firstDim] = boundAt[dim.symbol];
-        return fail(ATTN_ERROR_SHAPE_MISMATCH,
-                    std::string("symbol ") + sym.name + " is " +
-                        std::to_string(value) + " in input '" +
-                        d.inputs[firstInput].name + "' dim " +
-                        std::to_string(firstDim) + " but " +
-                        std::to_string(v) + " in " + dimWhere +
-                        ": give every input the same " + sym.name);
+        return fail(
+            ATTN_ERROR_SHAPE_MISMATCH,
+            std::string("symbol ") + sym.name + " is " + std::to_string(value) +
+                " in input '" + d.inputs[firstInput].name + "' dim " +
+                std::to_string(firstDim) + " but " + std::to_string(v) +
+                " in " + dimWhere + ": give every input the same " + sym.name);
       }
     }
   }
@@ -190,8 +189,9 @@ attn_status bindInputs(const attn_model &model, const attn_tensor *inputs,
 void resolveDims(const attn_model_buffer &buffer, const Binding &binding,
                  int64_t *dims) {
   for (int32_t i = 0; i < buffer.rank; ++i)
-    dims[i] = buffer.dims[i].symbol < 0 ? buffer.dims[i].extent
-                                        : binding.symbols[buffer.dims[i].symbol];
+    dims[i] = buffer.dims[i].symbol < 0
+                  ? buffer.dims[i].extent
+                  : binding.symbols[buffer.dims[i].symbol];
 }
 
 attn_status runModel(attn_model &model, const attn_tensor *inputs,
@@ -210,20 +210,18 @@ attn_status runModel(attn_model &model, const attn_tensor *inputs,
     const attn_tensor &t = *outs[j];
     const attn_model_buffer &buf = d.buffers[d.outputs[j].buffer];
     std::string where = "output '" + std::string(d.outputs[j].name) + "'";
-    if (attn_status s = checkTensorHeader(d, buf, where, t, true);
-        s != ATTN_OK)
+    if (attn_status s = checkTensorHeader(d, buf, where, t, true); s != ATTN_OK)
       return s;
     int64_t want[ATTN_MAX_RANK];
     resolveDims(buf, binding, want);
     for (int32_t i = 0; i < buf.rank; ++i)
       if (t.dims[i] != want[i])
-        return fail(ATTN_ERROR_SHAPE_MISMATCH,
-                    where + " has dims " + dimsString(t.dims, t.rank) +
-                        " but the inputs make it " +
-                        dimsString(want, buf.rank) + " (" +
-                        declaredDims(d, buf) + " with " +
-                        bindingString(d, binding) +
-                        "): size it with attn_model_output_dims");
+        return fail(
+            ATTN_ERROR_SHAPE_MISMATCH,
+            where + " has dims " + dimsString(t.dims, t.rank) +
+                " but the inputs make it " + dimsString(want, buf.rank) + " (" +
+                declaredDims(d, buf) + " with " + bindingString(d, binding) +
+                "): size it with attn_model_output_dims");
   }
 
   std::lock_guard<std::mutex> lock(model.runMutex);
@@ -273,11 +271,11 @@ attn_status runModel(attn_model &model, const attn_tensor *inputs,
     }
     if (d.run_kernel(step.kernel, step.num_args, model.views.data()) != 0) {
       const char *err = d.last_error();
-      return fail(ATTN_ERROR_KERNEL_FAILED,
-                  "model '" + std::string(d.model_name) + "': kernel '" +
-                      d.kernels[step.kernel].name + "' (step " +
-                      std::to_string(s) + ") failed: " +
-                      (err && *err ? err : "it gave no message"));
+      return fail(
+          ATTN_ERROR_KERNEL_FAILED,
+          "model '" + std::string(d.model_name) + "': kernel '" +
+              d.kernels[step.kernel].name + "' (step " + std::to_string(s) +
+              ") failed: " + (err && *err ? err : "it gave no message"));
     }
   }
   return ATTN_OK;

@@ -208,8 +208,8 @@ Expected<File> File::open(const std::string &path) {
     auto begin = (*offsetsIt)[0].get<uint64_t>();
     auto end = (*offsetsIt)[1].get<uint64_t>();
     if (end < begin)
-      return fail(where + " has data_offsets [" + std::to_string(begin) +
-                  ", " + std::to_string(end) + "] that end before they begin");
+      return fail(where + " has data_offsets [" + std::to_string(begin) + ", " +
+                  std::to_string(end) + "] that end before they begin");
     std::optional<uint64_t> need = byteSize(t.shape, itemSize(*dtype));
     if (!need)
       return fail(where + " has shape " + shapeString(t.shape) +
@@ -221,12 +221,13 @@ Expected<File> File::open(const std::string &path) {
                   ", " + std::to_string(end) + "] hold " +
                   std::to_string(end - begin));
     if (end > dataSize)
-      return fail(where + " needs data bytes [" + std::to_string(begin) +
-                  ", " + std::to_string(end) + ") but the file holds only " +
-                  std::to_string(dataSize) + " data bytes (expected a file "
-                  "of at least " + std::to_string(8 + headerLen + end) +
-                  " bytes, it has " + std::to_string(fileSize) +
-                  "): the file is truncated");
+      return fail(where + " needs data bytes [" + std::to_string(begin) + ", " +
+                  std::to_string(end) + ") but the file holds only " +
+                  std::to_string(dataSize) +
+                  " data bytes (expected a file "
+                  "of at least " +
+                  std::to_string(8 + headerLen + end) + " bytes, it has " +
+                  std::to_string(fileSize) + "): the file is truncated");
     t.data = data + begin;
     t.sizeBytes = std::size_t(end - begin);
     file.tensorList.push_back(std::move(t));
@@ -277,11 +278,10 @@ Status Writer::add(std::string name, DType dtype, std::vector<int64_t> shape,
                            shapeString(shape) +
                            " with a negative dim or an overflowing size");
   if (*need != sizeBytes)
-    return Status::failure("tensor '" + name + "' has shape " +
-                           shapeString(shape) + " of " + dtypeName(dtype) +
-                           ", which needs " + std::to_string(*need) +
-                           " bytes, but " + std::to_string(sizeBytes) +
-                           " were given");
+    return Status::failure(
+        "tensor '" + name + "' has shape " + shapeString(shape) + " of " +
+        dtypeName(dtype) + ", which needs " + std::to_string(*need) +
+        " bytes, but " + std::to_string(sizeBytes) + " were given");
   if (sizeBytes > 0 && !data)
     return Status::failure("tensor '" + name + "' has no data");
   const auto *p = static_cast<const uint8_t *>(data);
@@ -306,9 +306,8 @@ Status Writer::write(const std::string &path) const {
     offset += e.bytes.size();
   }
   std::string text = header.dump();
-  text.append((DataAlignment - (8 + text.size()) % DataAlignment) %
-                  DataAlignment,
-              ' ');
+  text.append(
+      (DataAlignment - (8 + text.size()) % DataAlignment) % DataAlignment, ' ');
   uint8_t lengthBytes[8];
   for (int i = 0; i < 8; ++i)
     lengthBytes[i] = uint8_t(uint64_t(text.size()) >> (8 * i));
@@ -331,8 +330,8 @@ Status Writer::write(const std::string &path) const {
     return Status::failure("cannot write '" + path + "': " + step +
                            " failed (" + err + "); the old file is untouched");
   };
-  bool ok = writeAll(fd, lengthBytes, 8) &&
-            writeAll(fd, text.data(), text.size());
+  bool ok =
+      writeAll(fd, lengthBytes, 8) && writeAll(fd, text.data(), text.size());
   for (const Entry &e : entries)
     ok = ok && writeAll(fd, e.bytes.data(), e.bytes.size());
   if (!ok)

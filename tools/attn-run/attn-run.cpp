@@ -127,8 +127,8 @@ void printInfo(const attn_model *model) {
               info.compiler_version, info.target);
   for (bool inputs : {true, false}) {
     std::printf("%s:\n", inputs ? "inputs" : "outputs");
-    int32_t n = inputs ? attn_model_num_inputs(model)
-                       : attn_model_num_outputs(model);
+    int32_t n =
+        inputs ? attn_model_num_inputs(model) : attn_model_num_outputs(model);
     for (int32_t i = 0; i < n; ++i) {
       attn_tensor_info t;
       check(inputs ? attn_model_input_info(model, i, &t)
@@ -174,9 +174,8 @@ int run(const Options &o) {
     const st::Tensor *t = file->find(info.name);
     if (!t)
       throw Failure{"'" + o.inputs + "' has no tensor named '" + info.name +
-                    "' for the model's input " + describe(info) +
-                    " (it has " + file->tensorNames() +
-                    "): add it or rename a tensor"};
+                    "' for the model's input " + describe(info) + " (it has " +
+                    file->tensorNames() + "): add it or rename a tensor"};
     inputs.push_back({info.name, toModelDtype(t->dtype),
                       int32_t(t->shape.size()), t->shape.data(),
                       const_cast<void *>(t->data)});
@@ -210,8 +209,8 @@ int run(const Options &o) {
     if (!out.data)
       throw Failure{"cannot allocate " + std::to_string(out.bytes) +
                     " bytes for output '" + out.name + "'"};
-    outputTensors.push_back({info.name, info.dtype, info.rank,
-                             out.dims.data(), out.data.get()});
+    outputTensors.push_back(
+        {info.name, info.dtype, info.rank, out.dims.data(), out.data.get()});
   }
 
   auto runOnce = [&] {
@@ -229,9 +228,9 @@ int run(const Options &o) {
       ms.push_back(d.count());
     }
     std::sort(ms.begin(), ms.end());
-    double median = ms.size() % 2 ? ms[ms.size() / 2]
-                                  : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) /
-                                        2;
+    double median = ms.size() % 2
+                        ? ms[ms.size() / 2]
+                        : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
     std::printf("bench: %d runs after 1 warm-up: median %.3f ms, min %.3f ms\n",
                 o.bench, median, ms.front());
   }
@@ -239,10 +238,9 @@ int run(const Options &o) {
   if (!o.outputs.empty()) {
     st::Writer writer;
     for (const Output &out : outputs) {
-      st::Status s = writer.add(out.name,
-                                out.dtype == ATTN_I32 ? st::DType::I32
-                                                      : st::DType::F32,
-                                out.dims, out.data.get(), out.bytes);
+      st::Status s = writer.add(
+          out.name, out.dtype == ATTN_I32 ? st::DType::I32 : st::DType::F32,
+          out.dims, out.data.get(), out.bytes);
       if (!s)
         throw Failure{s.message()};
     }

@@ -33,14 +33,14 @@ extern "C" {
 
 typedef enum attn_status {
   ATTN_OK = 0,
-  ATTN_ERROR_IO = 1,               /* the file cannot be opened or read */
-  ATTN_ERROR_INVALID_LIBRARY = 2,  /* not an attnc model, or a corrupt one */
-  ATTN_ERROR_ABI_MISMATCH = 3,     /* built for another model ABI version */
-  ATTN_ERROR_INVALID_ARGUMENT = 4, /* NULL pointer, bad index, unknown name */
-  ATTN_ERROR_SHAPE_MISMATCH = 5,   /* wrong rank or dim, inconsistent dims */
-  ATTN_ERROR_DTYPE_MISMATCH = 6,   /* a tensor of the wrong element type */
+  ATTN_ERROR_IO = 1,                /* the file cannot be opened or read */
+  ATTN_ERROR_INVALID_LIBRARY = 2,   /* not an attnc model, or a corrupt one */
+  ATTN_ERROR_ABI_MISMATCH = 3,      /* built for another model ABI version */
+  ATTN_ERROR_INVALID_ARGUMENT = 4,  /* NULL pointer, bad index, unknown name */
+  ATTN_ERROR_SHAPE_MISMATCH = 5,    /* wrong rank or dim, inconsistent dims */
+  ATTN_ERROR_DTYPE_MISMATCH = 6,    /* a tensor of the wrong element type */
   ATTN_ERROR_DIM_OUT_OF_BOUNDS = 7, /* a dynamic dim beyond its bound */
-  ATTN_ERROR_KERNEL_FAILED = 8,    /* a kernel of the model reported an error */
+  ATTN_ERROR_KERNEL_FAILED = 8,     /* a kernel of the model failed */
   ATTN_ERROR_OUT_OF_MEMORY = 9,
 } attn_status;
 
@@ -63,10 +63,10 @@ typedef struct attn_tensor {
 
 /* One dim of a model input or output. */
 typedef struct attn_dim_info {
-  int32_t is_dynamic;    /* 1: bound at run time from the inputs */
-  int64_t extent;        /* the constant extent; -1 when dynamic */
-  const char *symbol;    /* the symbol's name when dynamic, else NULL */
-  int64_t max;           /* inclusive bound of the symbol; 0: unbounded */
+  int32_t is_dynamic; /* 1: bound at run time from the inputs */
+  int64_t extent;     /* the constant extent; -1 when dynamic */
+  const char *symbol; /* the symbol's name when dynamic, else NULL */
+  int64_t max;        /* inclusive bound of the symbol; 0: unbounded */
 } attn_dim_info;
 
 /* A model input or output. Pointers stay valid until attn_model_free. */
@@ -95,7 +95,7 @@ ATTN_API const char *attn_status_string(attn_status status);
 /* The model ABI version this runtime reads (ATTN_MODEL_ABI_VERSION). */
 ATTN_API uint32_t attn_runtime_abi_version(void);
 
-/* Loads and validates the model library at `path`. On failure *model is NULL. */
+/* Loads and validates the model library at `path` (NULL *model on failure). */
 ATTN_API attn_status attn_model_load(const char *path, attn_model **model);
 /* Unloads a model; NULL is allowed. */
 ATTN_API void attn_model_free(attn_model *model);
@@ -112,8 +112,7 @@ ATTN_API attn_status attn_model_output_info(const attn_model *model,
                                             attn_tensor_info *info);
 
 /* Sizes the model's thread pool; 0 restores the library's default. */
-ATTN_API attn_status attn_model_set_threads(attn_model *model,
-                                            int32_t threads);
+ATTN_API attn_status attn_model_set_threads(attn_model *model, int32_t threads);
 
 /* Checks `inputs` as attn_model_run would (their data may be NULL here) and
  * writes the dims of output `output` into dims[0 .. rank), where rank is the

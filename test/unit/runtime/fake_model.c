@@ -61,8 +61,7 @@ static const attn_model_buffer buffers[] = {
 };
 
 static const attn_model_tensor inputs[] = {{"x", BUF_X}, {"mask", BUF_MASK}};
-static const attn_model_tensor outputs[] = {{"z", BUF_Z},
-                                            {"count", BUF_COUNT}};
+static const attn_model_tensor outputs[] = {{"z", BUF_Z}, {"count", BUF_COUNT}};
 
 enum { K_SCALE_BIAS, K_RELU, K_COUNT };
 static const attn_model_kernel kernels[] = {
@@ -136,8 +135,8 @@ static int32_t run_kernel(int32_t kernel, int32_t num_args,
   if (kernel < 0 || kernel > K_COUNT || num_args != kernels[kernel].num_args)
     return fail("run_kernel: unknown kernel or wrong argument count");
   for (int32_t i = 0; i < num_args; ++i)
-    if (args[i].dtype != (kernel == K_COUNT && i == 1 ? ATTN_MODEL_I32
-                                                        : ATTN_MODEL_F32))
+    if (args[i].dtype !=
+        (kernel == K_COUNT && i == 1 ? ATTN_MODEL_I32 : ATTN_MODEL_F32))
       return fail("run_kernel: view of the wrong dtype");
   switch (kernel) {
   case K_SCALE_BIAS:

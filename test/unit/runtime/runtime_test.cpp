@@ -29,8 +29,8 @@ const float Fake2Bias[4] = {10.0f, 20.0f, 30.0f, 40.0f};
 /// Inputs and outputs of one call of the fake model, with the expected
 /// values computed here in plain C++.
 struct Case {
-  Case(int64_t b, int64_t s) : xDims{b, s, 4}, maskDims{b, s}, zDims{b, s, 4},
-                               countDims{b} {
+  Case(int64_t b, int64_t s)
+      : xDims{b, s, 4}, maskDims{b, s}, zDims{b, s, 4}, countDims{b} {
     x.resize(b * s * 4);
     mask.resize(b * s);
     for (std::size_t i = 0; i < x.size(); ++i)
@@ -132,8 +132,8 @@ TEST_F(RuntimeTest, RunComputesTheModel) {
 }
 
 TEST_F(RuntimeTest, TempBuffersFollowTheShapeAcrossRuns) {
-  for (auto [b, s] : {std::pair<int64_t, int64_t>{1, 2}, {8, 16}, {3, 1},
-                      {8, 16}, {2, 0}}) {
+  for (auto [b, s] :
+       {std::pair<int64_t, int64_t>{1, 2}, {8, 16}, {3, 1}, {8, 16}, {2, 0}}) {
     Case c(b, s);
     ASSERT_EQ(c.run(model), ATTN_OK) << error();
     c.expectResult(FakeBias);
@@ -166,8 +166,7 @@ TEST_F(RuntimeTest, OutputDims) {
   auto in = c.inputs();
   in[0].data = in[1].data = nullptr; // only dims are needed here
   int64_t dims[ATTN_MAX_RANK];
-  ASSERT_EQ(attn_model_output_dims(model, in.data(), 2, 0, dims,
-                                   ATTN_MAX_RANK),
+  ASSERT_EQ(attn_model_output_dims(model, in.data(), 2, 0, dims, ATTN_MAX_RANK),
             ATTN_OK)
       << error();
   EXPECT_EQ(std::vector<int64_t>(dims, dims + 3),
@@ -228,18 +227,17 @@ TEST_F(RuntimeTest, InconsistentSymbolBinding) {
   Case c(2, 3);
   c.maskDims[1] = 4;
   EXPECT_EQ(c.run(model), ATTN_ERROR_SHAPE_MISMATCH);
-  EXPECT_THAT(error(),
-              AllOf(HasSubstr("symbol S is 3 in input 'x' dim 1"),
-                    HasSubstr("but 4 in input 'mask' dim 1")));
+  EXPECT_THAT(error(), AllOf(HasSubstr("symbol S is 3 in input 'x' dim 1"),
+                             HasSubstr("but 4 in input 'mask' dim 1")));
 }
 
 TEST_F(RuntimeTest, WrongOutputShape) {
   Case c(2, 3);
   c.zDims[1] = 4;
   EXPECT_EQ(c.run(model), ATTN_ERROR_SHAPE_MISMATCH);
-  EXPECT_THAT(error(), AllOf(HasSubstr("output 'z' has dims [2, 4, 4]"),
-                             HasSubstr("make it [2, 3, 4]"),
-                             HasSubstr("B=2, S=3")));
+  EXPECT_THAT(error(),
+              AllOf(HasSubstr("output 'z' has dims [2, 4, 4]"),
+                    HasSubstr("make it [2, 3, 4]"), HasSubstr("B=2, S=3")));
 }
 
 TEST_F(RuntimeTest, MissingUnknownAndDuplicateTensors) {

@@ -111,10 +111,10 @@ TEST_F(SafetensorsTest, RoundTrip) {
 
 TEST_F(SafetensorsTest, ReadsHandWrittenFile) {
   // The layout Python's safetensors writes: no padding, unsorted keys.
-  std::string p = writeRaw(
-      R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},)"
-      R"("s":{"dtype":"I32","shape":[],"data_offsets":[0,4]}})",
-      12);
+  std::string p =
+      writeRaw(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},)"
+               R"("s":{"dtype":"I32","shape":[],"data_offsets":[0,4]}})",
+               12);
   Expected<File> f = File::open(p);
   ASSERT_TRUE(f.ok()) << f.message();
   EXPECT_EQ(f->tensors()[0].name, "s"); // listed in data order
@@ -154,21 +154,21 @@ TEST_F(SafetensorsTest, MissingFieldsAndBadShape) {
   EXPECT_TRUE(failsWith(
       File::open(writeRaw(R"({"t":{"shape":[1],"data_offsets":[0,4]}})", 4)),
       {"tensor 't'", "dtype"}));
-  EXPECT_TRUE(failsWith(File::open(writeRaw(
-                            R"({"t":{"dtype":"F32","shape":[-1],)"
-                            R"("data_offsets":[0,4]}})",
-                            4)),
-                        {"tensor 't'", "-1"}));
-  EXPECT_TRUE(failsWith(File::open(writeRaw(
-                            R"({"t":{"dtype":"F32","shape":[1],)"
-                            R"("data_offsets":[4]}})",
-                            4)),
-                        {"tensor 't'", "data_offsets"}));
+  EXPECT_TRUE(
+      failsWith(File::open(writeRaw(R"({"t":{"dtype":"F32","shape":[-1],)"
+                                    R"("data_offsets":[0,4]}})",
+                                    4)),
+                {"tensor 't'", "-1"}));
+  EXPECT_TRUE(
+      failsWith(File::open(writeRaw(R"({"t":{"dtype":"F32","shape":[1],)"
+                                    R"("data_offsets":[4]}})",
+                                    4)),
+                {"tensor 't'", "data_offsets"}));
 }
 
 TEST_F(SafetensorsTest, UnsupportedDtypeIsNamed) {
-  std::string p = writeRaw(
-      R"({"h":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}})", 4);
+  std::string p =
+      writeRaw(R"({"h":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}})", 4);
   EXPECT_TRUE(failsWith(File::open(p), {"tensor 'h'", "BF16", "F32"}));
 }
 
@@ -182,16 +182,15 @@ TEST_F(SafetensorsTest, OffsetsOutOfRange) {
   std::string p = writeRaw(
       R"({"t":{"dtype":"F32","shape":[4],"data_offsets":[100,116]}})", 16);
   EXPECT_TRUE(failsWith(File::open(p), {"tensor 't'", "[100, 116)"}));
-  p = writeRaw(R"({"t":{"dtype":"F32","shape":[0],"data_offsets":[8,4]}})",
-               16);
+  p = writeRaw(R"({"t":{"dtype":"F32","shape":[0],"data_offsets":[8,4]}})", 16);
   EXPECT_TRUE(failsWith(File::open(p), {"tensor 't'", "end before"}));
 }
 
 TEST_F(SafetensorsTest, OverlappingTensors) {
-  std::string p = writeRaw(
-      R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
-      R"("b":{"dtype":"I32","shape":[4],"data_offsets":[8,24]}})",
-      24);
+  std::string p =
+      writeRaw(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
+               R"("b":{"dtype":"I32","shape":[4],"data_offsets":[8,24]}})",
+               24);
   EXPECT_TRUE(failsWith(File::open(p), {"'a'", "'b'", "overlap"}));
 }
 
@@ -204,10 +203,25 @@ TEST_F(SafetensorsTest, TruncatedDataNamesTensorAndSizes) {
   ASSERT_TRUE(w.write(p).ok());
   auto full = fs::file_size(p);
   fs::resize_file(p, full - 10);
-  EXPECT_TRUE(failsWith(File::open(p),
-                        {"cut.safetensors", "tensor 'second'", "truncated",
-                         "at least " + std::to_string(full),
-                         "it has " + std::to_string(full - 10)}));
+  EXPECT_TRUE(
+      failsWith(File::open(p), {"cut.safetensors", "tensor 'second'",
+                                "truncated", "at least " + std::to_string(full),
+                                "it has " + std::to_string(full - 10)}));
+}
+
+TEST_F(SafetensorsTest, EveryPrefixOfAFileIsRejected) {
+  std::vector<float> a(6, 1.0f);
+  std::vector<int32_t> b(3, 7);
+  Writer w;
+  ASSERT_TRUE(w.add("a", DType::F32, {2, 3}, a.data(), 24).ok());
+  ASSERT_TRUE(w.add("b", DType::I32, {3}, b.data(), 12).ok());
+  std::string p = path("full.safetensors");
+  ASSERT_TRUE(w.write(p).ok());
+  auto size = fs::file_size(p);
+  for (auto n = size; n-- > 0;) {
+    fs::resize_file(p, n);
+    EXPECT_FALSE(File::open(p).ok()) << "a prefix of " << n << " bytes";
+  }
 }
 
 TEST_F(SafetensorsTest, WriterRejectsBadTensors) {
