@@ -16,6 +16,10 @@ using namespace attnc;
 
 namespace {
 
+/// The largest fixed size or dim bound; products such as 3 * d_model then
+/// cannot overflow.
+constexpr int64_t kMaxExtent = (int64_t(1) << 31) - 1;
+
 /// The closest of `candidates` to `name` by edit distance, or "" if none is
 /// close enough to be a plausible typo (one-letter names never are).
 template <typename Range>
@@ -152,10 +156,10 @@ void Sema::checkDims() {
             dim->loc);
       diags.note(it->second->loc.Start, "the first declaration is here");
     }
-    if (dim->bound && *dim->bound <= 0)
+    if (dim->bound && (*dim->bound <= 0 || *dim->bound > kMaxExtent))
       error(dim->boundLoc.Start,
-            "the bound of dim '" + dim->name + "' must be positive, got " +
-                llvm::Twine(*dim->bound),
+            "the bound of dim '" + dim->name + "' must be in 1.." +
+                llvm::Twine(kMaxExtent) + ", got " + llvm::Twine(*dim->bound),
             dim->boundLoc);
   }
 }
@@ -164,9 +168,10 @@ bool Sema::resolveType(TensorType &type) {
   bool ok = true;
   for (Extent &extent : type.shape) {
     if (extent.name.empty()) {
-      if (extent.size <= 0) {
+      if (extent.size <= 0 || extent.size > kMaxExtent) {
         error(extent.loc.Start,
-              "a fixed size must be positive, got " + llvm::Twine(extent.size),
+              "a fixed size must be in 1.." + llvm::Twine(kMaxExtent) +
+                  ", got " + llvm::Twine(extent.size),
               extent.loc);
         ok = false;
       }

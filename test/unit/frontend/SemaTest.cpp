@@ -227,13 +227,15 @@ TEST(Sema, UndeclaredDim) {
 TEST(Sema, NonPositiveBoundsAndSizes) {
   Loaded l = load(model("  dim C <= 0, D <= -4\n"
                         "  input z : f32[B, 0, 64]\n"
+                        "  weight big : f32[2147483648]\n"
                         "  output y = x"));
   EXPECT_FALSE(l.model);
   EXPECT_TRUE(hasDiag(l.diags, "16:12",
-                      "the bound of dim 'C' must be positive, got 0"));
+                      "the bound of dim 'C' must be in 1..2147483647, got 0"));
   EXPECT_TRUE(hasDiag(l.diags, "16:20",
-                      "the bound of dim 'D' must be positive, got -4"));
-  EXPECT_TRUE(hasDiag(l.diags, "17:20", "a fixed size must be positive, got 0"));
+                      "the bound of dim 'D' must be in 1..2147483647, got -4"));
+  EXPECT_TRUE(hasDiag(l.diags, "17:20", "a fixed size must be in 1..2147483647, got 0"));
+  EXPECT_TRUE(hasDiag(l.diags, "18:20", "got 2147483648"));
 }
 
 TEST(Sema, InputAndWeightTypeRules) {
