@@ -1,0 +1,42 @@
+//===- compiler/driver/Driver.h - model to library --------------*- C++ -*-===//
+//
+// The back half of attnc: a module after the attn pipeline plus its weights
+// file in, one model shared library out.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_COMPILER_DRIVER_DRIVER_H
+#define ATTNC_COMPILER_DRIVER_DRIVER_H
+
+#include "compiler/codegen/KernelCodegen.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace attnc::driver {
+
+/// "attnc X.Y.Z", as `--version` prints it and every library records it.
+llvm::StringRef getVersionString();
+
+/// The model function of `module`: `@model`, or else its only function.
+mlir::FailureOr<mlir::func::FuncOp> getModelFunction(mlir::ModuleOp module);
+
+struct CompileOptions {
+  std::string weightsPath;
+  codegen::KernelTarget target;
+  std::string outputPath;
+  /// The model's name when its function has no `attn.model_name`.
+  std::string defaultModelName;
+};
+
+/// Folds the weights, plans and links `module` (after the attn pipeline)
+/// into `options.outputPath`. Errors are MLIR diagnostics: at the op they
+/// concern, or at an unknown location for files and tools. On failure no
+/// file is left at the output path, not even an older library, so a build
+/// system never takes a stale library for a fresh one.
+mlir::LogicalResult compileModel(mlir::ModuleOp module,
+                                 const CompileOptions &options);
+
+} // namespace attnc::driver
+
+#endif // ATTNC_COMPILER_DRIVER_DRIVER_H

@@ -1,0 +1,138 @@
+//===- compiler/driver/InitWeights.cpp - random weights for a model -------===//
+#include "compiler/driver/InitWeights.h"
+
+#include "dialects/attn/IR/AttnOps.h"
+#include "attn/safetensors.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace st = ::attn::safetensors;
+
+namespace attnc::driver {
+namespace {
+
+/// splitmix64: tiny, fast, and the same numbers on every platform.
+class SplitMix64 {
+public:
+  explicit SplitMix64(uint64_t seed) : state(seed) {}
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [lo, hi).
+  float uniform(double lo, double hi) {
+    return float(lo + (hi - lo) * double(next() >> 11) * 0x1.0p-53);
+  }
+
+private:
+  uint64_t state;
+};
+
+/// FNV-1a, so each tensor's stream depends on its name, not on the order of
+/// declarations: adding a weight leaves the others unchanged.
+uint64_t hashName(StringRef name) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : name)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+/// Which dim of the matrix `value` its consumer reads as input features,
+/// following weight expressions to the linear or attention that uses it.
+std::optional<unsigned> inFeaturesDim(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto linear = dyn_cast<LinearOp>(user)) {
+      if (use.get() == linear.getWeight())
+        return linear.getLayout() == WeightLayout::out_in ? 1 : 0;
+    } else if (isa<SelfAttentionOp>(user)) {
+      if (use.getOperandNumber() != 0) // self_attention weights are [out, in]
+        return 1;
+    } else if (isa<TransposeOp>(user)) {
+      if (std::optional<unsigned> d = inFeaturesDim(user->getResult(0)))
+        return 1 - *d;
+    } else if (isa<ScaleOp, SliceOp, ConcatOp>(user)) {
+      if (std::optional<unsigned> d = inFeaturesDim(user->getResult(0)))
+        return d;
+    }
+  }
+  return std::nullopt;
+}
+
+bool isNormScale(WeightOp op) {
+  for (OpOperand &use : op->getUses())
+    if (auto norm = dyn_cast<LayerNormOp>(use.getOwner()))
+      return use.get() == norm.getGamma();
+  std::string name = op.getName().lower();
+  StringRef n(name);
+  return (n.contains("ln") || n.contains("norm")) &&
+         (n.ends_with("weight") || n.ends_with("gamma") ||
+          n.ends_with("scale"));
+}
+
+std::vector<float> randomTensor(WeightOp op, uint64_t seed) {
+  ArrayRef<int64_t> shape = op.getType().getShape();
+  int64_t count = op.getType().getNumElements();
+  SplitMix64 rng(seed ^ hashName(op.getName()));
+  double lo = -0.02, hi = 0.02;
+  if (shape.size() >= 2) {
+    unsigned dim = inFeaturesDim(op.getResult()).value_or(shape.size() - 1);
+    double bound = 1.0 / std::sqrt(double(std::max<int64_t>(shape[dim], 1)));
+    lo = -bound;
+    hi = bound;
+  } else if (isNormScale(op)) {
+    lo = 0.9;
+    hi = 1.1;
+  }
+  std::vector<float> data(count);
+  for (float &x : data)
+    x = rng.uniform(lo, hi);
+  return data;
+}
+
+} // namespace
+
+LogicalResult writeRandomWeights(func::FuncOp func, StringRef path,
+                                 uint64_t seed) {
+  st::Writer writer;
+  llvm::StringMap<WeightOp> seen;
+  WalkResult walk = func.walk([&](WeightOp op) {
+    auto [it, inserted] = seen.try_emplace(op.getName(), op);
+    if (!inserted) {
+      if (it->second.getType() == op.getType())
+        return WalkResult::advance();
+      op.emitError() << "weight '" << op.getName() << "' is declared as "
+                     << op.getType() << " here but as "
+                     << it->second.getType()
+                     << " before: give both one shape";
+      return WalkResult::interrupt();
+    }
+    std::vector<float> data = randomTensor(op, seed);
+    ArrayRef<int64_t> shape = op.getType().getShape();
+    st::Status added = writer.add(op.getName().str(), st::DType::F32,
+                                  {shape.begin(), shape.end()}, data.data(),
+                                  data.size() * sizeof(float));
+    if (!added) {
+      op.emitError() << added.message();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  writer.setMetadata("generator",
+                     "attnc --init-weights --seed=" + std::to_string(seed));
+  if (st::Status written = writer.write(path.str()); !written)
+    return emitError(UnknownLoc::get(func.getContext()))
+           << "cannot write random weights: " << written.message();
+  return success();
+}
+
+} // namespace attnc::driver

@@ -1,0 +1,198 @@
+//===- compiler/driver/Link.cpp - model library linking -------------------===//
+#include "compiler/driver/Link.h"
+
+#include "compiler/driver/PlanEmitter.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+namespace attnc::driver {
+namespace {
+
+/// A private directory for intermediate files, removed with its contents.
+class TempDir {
+public:
+  std::error_code create() { return fs::createUniqueDirectory("attnc", dir); }
+  ~TempDir() {
+    if (!dir.empty())
+      fs::remove_directories(dir);
+  }
+  std::string file(llvm::StringRef name) const {
+    llvm::SmallString<128> p(dir);
+    path::append(p, name);
+    return std::string(p);
+  }
+
+private:
+  llvm::SmallString<128> dir;
+};
+
+class Linker {
+public:
+  Linker(MLIRContext *context, const Plan &plan, const WeightSection &weights,
+         const LinkOptions &options)
+      : loc(UnknownLoc::get(context)), plan(plan), weights(weights),
+        options(options) {}
+
+  LogicalResult run() {
+    if (std::error_code ec = tmp.create())
+      return emitError(loc) << "cannot create a temporary directory: "
+                            << ec.message() << ": check TMPDIR";
+    std::vector<std::string> inputs;
+    if (failed(compileKernels(inputs)) || failed(writeSources(inputs)))
+      return failure();
+    return linkLibrary(inputs);
+  }
+
+private:
+  LogicalResult compileKernels(std::vector<std::string> &objects) {
+    for (const PlanKernel &kernel : plan.kernels) {
+      if (!kernel.op)
+        continue;
+      objects.push_back(tmp.file(kernel.fnName + ".o"));
+      if (failed(codegen::compileKernel(kernel.op, options.target,
+                                        kernel.fnName, objects.back())))
+        return failure();
+    }
+    objects.push_back(tmp.file("halide_runtime.o"));
+    if (llvm::Error err =
+            codegen::compileHalideRuntime(options.target, objects.back()))
+      return emitError(loc) << "cannot compile the Halide runtime for target '"
+                            << options.target.halideTarget
+                            << "': " << llvm::toString(std::move(err));
+    return success();
+  }
+
+  LogicalResult writeFile(llvm::StringRef file, llvm::StringRef contents) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file, ec);
+    if (!ec) {
+      os << contents;
+      os.close();
+      ec = os.error();
+    }
+    if (ec)
+      return emitError(loc) << "cannot write '" << file << "': "
+                            << ec.message() << ": check TMPDIR";
+    return success();
+  }
+
+  /// plan.c, the version script and, with weights, the weights object.
+  LogicalResult writeSources(std::vector<std::string> &inputs) {
+    PlanSourceInfo info{options.compilerVersion, options.target.halideTarget,
+                        weights.blob.size()};
+    inputs.push_back(tmp.file("plan.c"));
+    if (failed(writeFile(inputs.back(), emitPlanSource(plan, info))))
+      return failure();
+    exportsMap = tmp.file("exports.map");
+    if (failed(writeFile(exportsMap,
+                         "{\n  global: " ATTN_MODEL_ENTRY_SYMBOL ";\n"
+                         "  local: *;\n};\n")))
+      return failure();
+    if (weights.blob.empty())
+      return success();
+    std::string blob = tmp.file("weights.bin");
+    if (failed(writeFile(blob, llvm::StringRef(reinterpret_cast<const char *>(
+                                                   weights.blob.data()),
+                                               weights.blob.size()))))
+      return failure();
+    // .incbin reads the blob at assembly time: no giant C array to parse.
+    std::string asmSource;
+    llvm::raw_string_ostream os(asmSource);
+    os << "  .section .rodata." << kWeightsSymbol << ",\"a\",%progbits\n"
+       << "  .balign 64\n"
+       << "  .globl " << kWeightsSymbol << "\n"
+       << "  .hidden " << kWeightsSymbol << "\n"
+       << "  .type " << kWeightsSymbol << ", %object\n"
+       << kWeightsSymbol << ":\n"
+       << "  .incbin \"";
+    os.write_escaped(blob);
+    os << "\"\n"
+       << "  .size " << kWeightsSymbol << ", . - " << kWeightsSymbol << "\n"
+       << "  .section .note.GNU-stack,\"\",%progbits\n";
+    inputs.push_back(tmp.file("weights.S"));
+    return writeFile(inputs.back(), asmSource);
+  }
+
+  /// Links into a unique name beside the output, then renames it over the
+  /// output, so readers never see a partial library.
+  LogicalResult linkLibrary(const std::vector<std::string> &inputs) {
+    llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+    if (!cc)
+      return emitError(loc) << "cannot find the system C compiler 'cc' on "
+                               "PATH, which links the model library: install "
+                               "gcc or clang";
+    llvm::SmallString<128> partial;
+    fs::createUniquePath(options.outputPath + ".tmp-%%%%%%", partial,
+                         /*MakeAbsolute=*/false);
+    std::vector<std::string> args = {
+        *cc,
+        "-shared",
+        "-fPIC",
+        "-O2",
+        "-std=gnu11",
+        "-I" ATTNC_ABI_INCLUDE_DIR,
+        "-I" ATTNC_HALIDE_INCLUDE_DIR,
+        "-o",
+        std::string(partial)};
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    for (const char *flag :
+         {"-Wl,--no-undefined", "-Wl,-z,noexecstack", "-lpthread", "-ldl",
+          "-lm"})
+      args.push_back(flag);
+    args.push_back("-Wl,--version-script=" + exportsMap);
+
+    std::string log = tmp.file("link.log");
+    std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""),
+                                                  llvm::StringRef(log),
+                                                  llvm::StringRef(log)};
+    std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+    std::string execError;
+    int rc = llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects,
+                                       /*SecondsToWait=*/0, /*MemoryLimit=*/0,
+                                       &execError);
+    if (rc != 0) {
+      fs::remove(partial);
+      InFlightDiagnostic diag = emitError(loc)
+                                << "linking the model library with '" << *cc
+                                << "' failed";
+      if (rc < 0)
+        return diag << ": " << execError;
+      diag << " (exit code " << rc << ")";
+      if (auto output = llvm::MemoryBuffer::getFile(log))
+        diag << ":\n" << (*output)->getBuffer().rtrim();
+      return diag;
+    }
+    if (std::error_code ec = fs::rename(partial, options.outputPath)) {
+      fs::remove(partial);
+      return emitError(loc) << "cannot write '" << options.outputPath
+                            << "': " << ec.message();
+    }
+    return success();
+  }
+
+  Location loc;
+  const Plan &plan;
+  const WeightSection &weights;
+  const LinkOptions &options;
+  TempDir tmp;
+  std::string exportsMap;
+};
+
+} // namespace
+
+LogicalResult linkModel(MLIRContext *context, const Plan &plan,
+                        const WeightSection &weights,
+                        const LinkOptions &options) {
+  return Linker(context, plan, weights, options).run();
+}
+
+} // namespace attnc::driver

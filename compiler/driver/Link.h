@@ -1,0 +1,32 @@
+//===- compiler/driver/Link.h - model library linking -----------*- C++ -*-===//
+//
+// Compiles a plan's kernels and links them with one Halide runtime, the plan
+// tables and the weights into a shared library that exports only
+// attn_model_descriptor_v1. Intermediate files live in a private temporary
+// directory; the library appears at its path complete or not at all.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_COMPILER_DRIVER_LINK_H
+#define ATTNC_COMPILER_DRIVER_LINK_H
+
+#include "compiler/codegen/KernelCodegen.h"
+#include "compiler/driver/Plan.h"
+
+namespace attnc::driver {
+
+struct LinkOptions {
+  codegen::KernelTarget target;
+  std::string outputPath;
+  std::string compilerVersion;
+};
+
+/// Builds the library. Kernel errors are reported at their attn.kernel,
+/// everything else (files, the C compiler and linker with their output) at
+/// an unknown location in `context`.
+mlir::LogicalResult linkModel(mlir::MLIRContext *context, const Plan &plan,
+                              const WeightSection &weights,
+                              const LinkOptions &options);
+
+} // namespace attnc::driver
+
+#endif // ATTNC_COMPILER_DRIVER_LINK_H

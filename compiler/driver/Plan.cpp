@@ -1,0 +1,246 @@
+//===- compiler/driver/Plan.cpp - execution plan of a model ---------------===//
+#include "compiler/driver/Plan.h"
+
+#include "compiler/passes/DimSymbols.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace attnc::driver {
+namespace {
+
+bool isWeightExpression(Operation *op) {
+  return isa<WeightOp, TransposeOp, SliceOp, ConcatOp, ScaleOp>(op);
+}
+
+class PlanBuilder {
+public:
+  PlanBuilder(func::FuncOp func, const WeightSection &weights,
+              const DimSymbols &dims)
+      : func(func), weights(weights), dimSymbols(dims) {}
+
+  FailureOr<Plan> build(StringRef defaultName) {
+    auto name = func->getAttrOfType<StringAttr>(kModelNameAttr);
+    plan.modelName = name ? name.str() : defaultName.str();
+    if (failed(collectSymbols()) || failed(addInputs()))
+      return failure();
+    for (Operation &op : func.getBody().front()) {
+      if (isWeightExpression(&op))
+        continue;
+      if (auto kernel = dyn_cast<KernelOp>(op)) {
+        if (failed(addKernel(kernel)))
+          return failure();
+      } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        if (failed(addOutputs(ret)))
+          return failure();
+      } else {
+        return op.emitOpError("is outside every attn.kernel: only kernels and "
+                              "weight expressions can be linked; run the attn "
+                              "pipeline first");
+      }
+    }
+    return std::move(plan);
+  }
+
+private:
+  /// Symbols from `attn.symbols`, or else from the arguments' dim names.
+  LogicalResult collectSymbols() {
+    if (Attribute attr = func->getAttr(kSymbolsAttr)) {
+      auto list = dyn_cast<ArrayAttr>(attr);
+      if (!list)
+        return symbolsError();
+      for (Attribute entry : list) {
+        auto pair = dyn_cast<ArrayAttr>(entry);
+        if (!pair || pair.size() != 2)
+          return symbolsError();
+        auto symName = dyn_cast<StringAttr>(pair[0]);
+        auto bound = dyn_cast<IntegerAttr>(pair[1]);
+        if (!symName || symName.empty() || !bound || bound.getInt() < 0)
+          return symbolsError();
+        if (!addSymbol(symName.getValue(), bound.getInt()))
+          return func.emitOpError("declares symbol '")
+                 << symName.getValue() << "' twice in '" << kSymbolsAttr
+                 << "'";
+      }
+      return success();
+    }
+    for (BlockArgument arg : func.getArguments())
+      for (StringAttr symName : dimSymbols.lookup(arg))
+        if (symName)
+          addSymbol(symName.getValue(), 0);
+    return success();
+  }
+
+  LogicalResult symbolsError() {
+    return func.emitOpError("has a malformed '")
+           << kSymbolsAttr
+           << "' attribute: expected an array of [name, bound] pairs such as "
+              "[[\"B\", 0], [\"S\", 1024]] (bound 0: unbounded)";
+  }
+
+  bool addSymbol(StringRef symName, int64_t bound) {
+    if (!symbolIndex.try_emplace(symName, plan.symbols.size()).second)
+      return false;
+    plan.symbols.push_back({symName.str(), bound});
+    return true;
+  }
+
+  /// A new buffer shaped like `value`, or failure reported at `loc`.
+  FailureOr<int32_t> addBuffer(Value value, attn_model_buffer_kind kind,
+                               Location loc) {
+    auto type = cast<RankedTensorType>(value.getType());
+    PlanBuffer buffer;
+    buffer.kind = kind;
+    if (type.getElementType().isF32())
+      buffer.dtype = ATTN_MODEL_F32;
+    else if (type.getElementType().isSignlessInteger(32))
+      buffer.dtype = ATTN_MODEL_I32;
+    else
+      return emitError(loc) << "tensor type " << type
+                            << " has an element type a model library cannot "
+                               "hold: use f32 or i32";
+    ArrayRef<StringAttr> names = dimSymbols.lookup(value);
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d)) {
+        buffer.dims.push_back({-1, type.getDimSize(d)});
+        continue;
+      }
+      auto it = symbolIndex.find(names[d].getValue());
+      if (it == symbolIndex.end())
+        return emitError(loc)
+               << "dim " << d << " is symbol '" << names[d].getValue()
+               << "', which the model's '" << kSymbolsAttr
+               << "' does not declare: declare it with its bound";
+      buffer.dims.push_back({int32_t(it->second), 0});
+    }
+    plan.buffers.push_back(std::move(buffer));
+    bufferOf[value] = plan.buffers.size() - 1;
+    return int32_t(plan.buffers.size() - 1);
+  }
+
+  LogicalResult addInputs() {
+    llvm::StringSet<> names;
+    for (BlockArgument arg : func.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      auto attr = func.getArgAttrOfType<StringAttr>(i, kNameAttr);
+      std::string name = attr ? attr.str() : "input" + std::to_string(i);
+      if (!names.insert(name).second)
+        return func.emitOpError("has two inputs named '")
+               << name << "': give each input its own name";
+      FailureOr<int32_t> buffer =
+          addBuffer(arg, ATTN_MODEL_BUFFER_INPUT, func.getLoc());
+      if (failed(buffer))
+        return failure();
+      plan.buffers[*buffer].index = i;
+      plan.inputs.push_back({name, *buffer});
+    }
+    return success();
+  }
+
+  /// The buffer of a kernel operand or returned value: an input, a kernel
+  /// result, or a weight (created on first use).
+  FailureOr<int32_t> sourceBuffer(Value value, Location loc) {
+    auto it = bufferOf.find(value);
+    if (it != bufferOf.end())
+      return it->second;
+    auto offset = weights.offsets.find(value);
+    if (offset == weights.offsets.end())
+      return emitError(loc) << "operand has no weights-section entry: the "
+                               "weights were folded for another function";
+    FailureOr<int32_t> buffer =
+        addBuffer(value, ATTN_MODEL_BUFFER_WEIGHT, value.getLoc());
+    if (succeeded(buffer))
+      plan.buffers[*buffer].weightOffset = offset->second;
+    return buffer;
+  }
+
+  LogicalResult addKernel(KernelOp kernel) {
+    PlanStep step{int32_t(plan.kernels.size()), {}};
+    for (Value operand : kernel.getInputs()) {
+      FailureOr<int32_t> buffer = sourceBuffer(operand, kernel.getLoc());
+      if (failed(buffer))
+        return failure();
+      step.args.push_back(*buffer);
+    }
+    for (Value result : kernel.getResults()) {
+      FailureOr<int32_t> buffer =
+          addBuffer(result, ATTN_MODEL_BUFFER_TEMP, kernel.getLoc());
+      if (failed(buffer))
+        return failure();
+      step.args.push_back(*buffer);
+    }
+    std::string fnName = "attn_k" + std::to_string(plan.kernels.size()) + "_";
+    for (char c : kernel.getSymName())
+      fnName += llvm::isAlnum(c) ? c : '_';
+    plan.kernels.push_back({kernel, kernel.getSymName().str(), fnName,
+                            int32_t(step.args.size())});
+    plan.steps.push_back(std::move(step));
+    return success();
+  }
+
+  /// Kernel results become outputs in place; anything else (an input, a
+  /// weight, a value returned twice) is copied into an output buffer of its
+  /// own, because the runtime binds each output to exactly one buffer.
+  LogicalResult addOutputs(func::ReturnOp ret) {
+    if (ret.getNumOperands() == 0)
+      return ret.emitOpError("returns nothing: a model needs an output");
+    llvm::StringSet<> names;
+    std::vector<PlanStep> copies;
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      auto attr = func.getResultAttrOfType<StringAttr>(i, kNameAttr);
+      std::string name = attr ? attr.str() : "output" + std::to_string(i);
+      if (!names.insert(name).second)
+        return func.emitOpError("has two outputs named '")
+               << name << "': give each output its own name";
+      FailureOr<int32_t> source = sourceBuffer(value, ret.getLoc());
+      if (failed(source))
+        return failure();
+      int32_t out = *source;
+      if (plan.buffers[*source].kind != ATTN_MODEL_BUFFER_TEMP) {
+        FailureOr<int32_t> copy =
+            addBuffer(value, ATTN_MODEL_BUFFER_OUTPUT, ret.getLoc());
+        if (failed(copy))
+          return failure();
+        out = *copy;
+        copies.push_back({copyKernel(), {*source, out}});
+      }
+      plan.buffers[out].kind = ATTN_MODEL_BUFFER_OUTPUT;
+      plan.buffers[out].index = i;
+      plan.outputs.push_back({name, out});
+    }
+    for (PlanStep &copy : copies)
+      plan.steps.push_back(std::move(copy));
+    return success();
+  }
+
+  int32_t copyKernel() {
+    if (copyIndex < 0) {
+      copyIndex = plan.kernels.size();
+      plan.kernels.push_back({nullptr, kCopyKernelName.str(), "", 2});
+    }
+    return copyIndex;
+  }
+
+  func::FuncOp func;
+  const WeightSection &weights;
+  const DimSymbols &dimSymbols;
+  Plan plan;
+  llvm::StringMap<unsigned> symbolIndex;
+  llvm::DenseMap<Value, int32_t> bufferOf;
+  int32_t copyIndex = -1;
+};
+
+} // namespace
+
+FailureOr<Plan> buildPlan(func::FuncOp func, const WeightSection &weights,
+                          StringRef defaultName) {
+  FailureOr<DimSymbols> dims = DimSymbols::compute(func);
+  if (failed(dims))
+    return failure();
+  return PlanBuilder(func, weights, *dims).build(defaultName);
+}
+
+} // namespace attnc::driver

@@ -1,0 +1,39 @@
+//===- compiler/driver/WeightFolder.h - model weights section ---*- C++ -*-===//
+//
+// Checks every attn.weight against the model's safetensors file and evaluates
+// the weight expressions (weight, transpose, slice, concat, scale) that feed
+// kernels into the constant blob embedded in the model library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_COMPILER_DRIVER_WEIGHTFOLDER_H
+#define ATTNC_COMPILER_DRIVER_WEIGHTFOLDER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace attnc::driver {
+
+/// Alignment of every constant in the blob: a cache line, and what the
+/// descriptor contract (model_abi.h) promises the runtime.
+constexpr uint64_t kWeightAlignment = 64;
+
+/// The weights section: float32 row-major constants at 64-byte aligned
+/// offsets. Each kernel operand computed from weights has an offset; equal
+/// constants share one.
+struct WeightSection {
+  std::vector<uint8_t> blob;
+  llvm::DenseMap<mlir::Value, uint64_t> offsets;
+};
+
+/// Reads `weightsPath` and folds `func`'s weight expressions. A missing,
+/// mistyped or mis-shaped weight is reported at its attn.weight (every one of
+/// them, not just the first); an unreadable file at an unknown location.
+mlir::FailureOr<WeightSection> foldWeights(mlir::func::FuncOp func,
+                                           llvm::StringRef weightsPath);
+
+} // namespace attnc::driver
+
+#endif // ATTNC_COMPILER_DRIVER_WEIGHTFOLDER_H

@@ -1,0 +1,191 @@
+//===- tools/attnc/attnc.cpp - the attnc compiler driver ------------------===//
+//
+// attnc model.attn --weights w.safetensors -o model.so
+//
+// Loads a model (.attn through the frontend, or .mlir as attn-dialect IR),
+// runs the attn pipeline and links one shared library; --emit stops earlier
+// and prints IR. Every error is `file:line:col: error:` with the source line
+// when it has a place in the input, `attnc: error:` otherwise, and exit 1.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/KernelCodegen.h"
+#include "compiler/driver/Driver.h"
+#include "compiler/driver/InitWeights.h"
+#include "compiler/frontend/Frontend.h"
+#include "compiler/passes/Passes.h"
+#include "dialects/attn/IR/AttnDialect.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class Emit { MLIR, MLIROpt, Lib };
+
+cl::OptionCategory attncCategory("attnc options");
+
+cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                               cl::desc("<model.attn | model.mlir>"),
+                               cl::cat(attncCategory));
+cl::opt<std::string> outputPath("o", cl::desc("Output file (IR: default stdout)"),
+                                cl::value_desc("lib.so"),
+                                cl::cat(attncCategory));
+cl::opt<std::string>
+    weightsPath("weights", cl::desc("The model's weights, linked into the library"),
+                cl::value_desc("file.safetensors"), cl::cat(attncCategory));
+cl::opt<std::string>
+    targetName("target", cl::init("host"),
+               cl::desc("'host' or a Halide target string such as "
+                        "x86-64-linux-avx2"),
+               cl::cat(attncCategory));
+cl::opt<attnc::codegen::ScheduleKind> schedule(
+    "schedule", cl::desc("Kernel schedules"),
+    cl::values(clEnumValN(attnc::codegen::ScheduleKind::Hand, "hand",
+                          "tuned per target (default)"),
+               clEnumValN(attnc::codegen::ScheduleKind::Naive, "naive",
+                          "everything at root, serial: a baseline")),
+    cl::init(attnc::codegen::ScheduleKind::Hand), cl::cat(attncCategory));
+cl::opt<Emit> emit(
+    "emit", cl::desc("What to produce"),
+    cl::values(clEnumValN(Emit::MLIR, "mlir", "attn IR from the frontend"),
+               clEnumValN(Emit::MLIROpt, "mlir-opt",
+                          "attn IR after the pipeline (kernels formed)"),
+               clEnumValN(Emit::Lib, "lib", "the model library (default)")),
+    cl::init(Emit::Lib), cl::cat(attncCategory));
+cl::opt<std::string> initWeights(
+    "init-weights",
+    cl::desc("Write deterministic random weights for the model and exit"),
+    cl::value_desc("out.safetensors"), cl::cat(attncCategory));
+cl::opt<uint64_t> seed("seed", cl::init(0),
+                       cl::desc("Seed of --init-weights (default 0)"),
+                       cl::cat(attncCategory));
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attnc") << message << "\n";
+  return 1;
+}
+
+/// The one place .attn files enter MLIR. The frontend's MLIRGen is not in
+/// this tree yet; once it lands, replace the error below with
+///   return attnc::mlirGen(context, *ast, sourceMgr);
+OwningOpRef<ModuleOp> importAttnModel(MLIRContext &context,
+                                      llvm::SourceMgr &sourceMgr) {
+  (void)context;
+  std::unique_ptr<attnc::ModelAST> ast =
+      attnc::loadModelFile(inputPath, sourceMgr, llvm::errs());
+  if (!ast)
+    return nullptr;
+  fail("'" + inputPath +
+       "' is valid, but this attnc was built without the frontend's MLIRGen: "
+       "compile its IR (.mlir) instead");
+  return nullptr;
+}
+
+OwningOpRef<ModuleOp> loadInput(MLIRContext &context,
+                                llvm::SourceMgr &sourceMgr) {
+  if (!llvm::StringRef(inputPath).ends_with(".mlir"))
+    return importAttnModel(context, sourceMgr);
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputPath, /*IsText=*/true);
+  if (std::error_code ec = buffer.getError()) {
+    fail("cannot read '" + inputPath + "': " + ec.message());
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
+/// Prints `module` to -o, or stdout without it.
+int printModule(ModuleOp module) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> out =
+      openOutputFile(outputPath.empty() ? "-" : outputPath.getValue(), &error);
+  if (!out)
+    return fail(error);
+  module.print(out->os());
+  out->os() << "\n";
+  out->keep();
+  return 0;
+}
+
+int run() {
+  llvm::Expected<std::string> target =
+      attnc::codegen::resolveTarget(targetName);
+  if (!target)
+    return fail(llvm::toString(target.takeError()));
+  bool buildingLib = emit == Emit::Lib && initWeights.empty();
+  if (buildingLib && outputPath.empty())
+    return fail("no output file: give -o <lib.so>");
+  if (buildingLib && weightsPath.empty())
+    return fail("no weights: give --weights <file.safetensors>, or write "
+                "random ones first with --init-weights=<file.safetensors>");
+
+  DialectRegistry registry;
+  registry.insert<attn::AttnDialect, func::FuncDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler sourceHandler(sourceMgr, &context);
+  // Registered last, so it sees each diagnostic first: those without a
+  // place in the input (files, tools) read as the tool's own errors.
+  ScopedDiagnosticHandler toolHandler(&context, [](Diagnostic &diag) {
+    if (!isa<UnknownLoc>(diag.getLocation()))
+      return failure();
+    llvm::WithColor::error(llvm::errs(), "attnc") << diag.str() << "\n";
+    for (Diagnostic &note : diag.getNotes())
+      llvm::WithColor::note(llvm::errs(), "attnc") << note.str() << "\n";
+    return success();
+  });
+
+  OwningOpRef<ModuleOp> module = loadInput(context, sourceMgr);
+  if (!module || failed(verify(*module)))
+    return 1;
+  if (emit == Emit::MLIR && initWeights.empty())
+    return printModule(*module);
+
+  FailureOr<func::FuncOp> model = attnc::driver::getModelFunction(*module);
+  if (failed(model))
+    return 1;
+  if (!initWeights.empty())
+    return failed(attnc::driver::writeRandomWeights(*model, initWeights, seed));
+
+  PassManager pm(&context);
+  attn::buildAttnPipeline(pm);
+  if (failed(pm.run(*module)))
+    return 1;
+  if (emit == Emit::MLIROpt)
+    return printModule(*module);
+
+  attnc::driver::CompileOptions options;
+  options.weightsPath = weightsPath;
+  options.target = {*target, schedule};
+  options.outputPath = outputPath;
+  options.defaultModelName = llvm::sys::path::stem(inputPath).str();
+  return failed(attnc::driver::compileModel(*module, options));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(attncCategory);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << attnc::driver::getVersionString() << "\n";
+  });
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attnc: attention models to shared libraries\n");
+  return run();
+}
