@@ -41,10 +41,10 @@ struct DimDecl {
 
 /// One extent of a shape: a fixed size or a declared dim (resolved by Sema).
 struct Extent {
-  int64_t size = 0;                ///< the fixed size when `dim` is null
-  const DimDecl *dim = nullptr;    ///< the symbolic dim, set by Sema
-  std::string name;                ///< the dim's spelling in a written type
-  llvm::SMRange loc;               ///< where it was written, if it was
+  int64_t size = 0;             ///< the fixed size when `dim` is null
+  const DimDecl *dim = nullptr; ///< the symbolic dim, set by Sema
+  std::string name;             ///< the dim's spelling in a written type
+  llvm::SMRange loc;            ///< where it was written, if it was
 
   static Extent fixed(int64_t size) {
     Extent e;
@@ -229,9 +229,7 @@ public:
                 double epsilon, llvm::SMRange range)
       : Expr(Kind::LayerNorm, range), input(std::move(input)), gamma(gamma),
         beta(beta), epsilon(epsilon) {}
-  static bool classof(const Expr *e) {
-    return e->getKind() == Kind::LayerNorm;
-  }
+  static bool classof(const Expr *e) { return e->getKind() == Kind::LayerNorm; }
   ExprPtr input;
   const WeightDecl *gamma;
   const WeightDecl *beta;
@@ -316,7 +314,9 @@ private:
 class InputDecl : public ValueDecl {
 public:
   InputDecl() : ValueDecl(Kind::Input) {}
-  static bool classof(const ValueDecl *d) { return d->getKind() == Kind::Input; }
+  static bool classof(const ValueDecl *d) {
+    return d->getKind() == Kind::Input;
+  }
   TensorType type;
 };
 

@@ -108,8 +108,7 @@ private:
       if (c == '\n') {
         newline = true;
         ++cur;
-      } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' ||
-                 c == '\v') {
+      } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
         ++cur;
       } else if (c == '#') {
         while (cur != end && *cur != '\n')

@@ -132,8 +132,7 @@ std::unique_ptr<ModelAST> Parser::parseFile() {
   if (!expect(TokenKind::l_brace, "after the model's name"))
     return nullptr;
 
-  while (!fatal && !tok().is(TokenKind::r_brace) &&
-         !tok().is(TokenKind::eof)) {
+  while (!fatal && !tok().is(TokenKind::r_brace) && !tok().is(TokenKind::eof)) {
     size_t before = pos;
     if (parseStatement(*model))
       continue;
@@ -443,8 +442,8 @@ ExprPtr Parser::parsePrimary(unsigned nesting, unsigned &depth) {
   case TokenKind::qualified_name: {
     if (peek().is(TokenKind::l_paren))
       return parseCall(nesting, depth);
-    auto name = std::make_unique<NameExpr>(tok().spelling.str(),
-                                           tok().getRange());
+    auto name =
+        std::make_unique<NameExpr>(tok().spelling.str(), tok().getRange());
     consume();
     return name;
   }
@@ -478,8 +477,8 @@ ExprPtr Parser::parseNumber() {
     int64_t value;
     if (!parseInteger(value))
       return nullptr;
-    return std::make_unique<NumberExpr>(static_cast<double>(value), true,
-                                        value, t.getRange());
+    return std::make_unique<NumberExpr>(static_cast<double>(value), true, value,
+                                        t.getRange());
   }
   double value;
   if (t.spelling.getAsDouble(value) || !std::isfinite(value)) {
@@ -522,8 +521,8 @@ ExprPtr Parser::parseCall(unsigned nesting, unsigned &depth) {
       }
       if (tok().is(TokenKind::r_paren))
         break;
-      error("expected ',' or ')' in the arguments of '" + callee +
-            "', found " + describeTok());
+      error("expected ',' or ')' in the arguments of '" + callee + "', found " +
+            describeTok());
       if (!fatal)
         diags.note(open.getLoc(), "the argument list opened here");
       return nullptr;

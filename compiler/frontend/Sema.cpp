@@ -24,10 +24,9 @@ constexpr int64_t kMaxExtent = (int64_t(1) << 31) - 1;
 /// close enough to be a plausible typo (one-letter names never are).
 template <typename Range>
 std::string closestName(llvm::StringRef name, const Range &candidates) {
-  unsigned best =
-      std::min<unsigned>(std::max<unsigned>(2, name.size() / 3),
-                         name.empty() ? 0 : name.size() - 1) +
-      1;
+  unsigned best = std::min<unsigned>(std::max<unsigned>(2, name.size() / 3),
+                                     name.empty() ? 0 : name.size() - 1) +
+                  1;
   std::string result;
   for (llvm::StringRef candidate : candidates) {
     unsigned distance = name.edit_distance(candidate, true, best);
@@ -181,7 +180,8 @@ bool Sema::resolveType(TensorType &type) {
     if (!extent.dim) {
       error(extent.loc.Start,
             "unknown dim '" + extent.name + "'; declare it with 'dim " +
-                extent.name + "'" + didYouMean(closestName(extent.name, dims.keys())),
+                extent.name + "'" +
+                didYouMean(closestName(extent.name, dims.keys())),
             extent.loc);
       ok = false;
     }
@@ -193,15 +193,15 @@ void Sema::checkWeights() {
   for (auto &weight : model.weights) {
     auto [it, inserted] = weights.try_emplace(weight->name, weight.get());
     if (!inserted) {
-      error(weight->loc.Start, "weight '" + weight->name + "' is declared twice",
-            weight->loc);
+      error(weight->loc.Start,
+            "weight '" + weight->name + "' is declared twice", weight->loc);
       diags.note(it->second->loc.Start, "the first declaration is here");
     }
     if (!resolveType(weight->type))
       continue;
     if (weight->type.elementType != ElementType::f32)
-      error(weight->type.loc.Start,
-            "weight '" + weight->name + "' must be f32", weight->type.loc);
+      error(weight->type.loc.Start, "weight '" + weight->name + "' must be f32",
+            weight->type.loc);
     for (const Extent &extent : weight->type.shape)
       if (extent.isSymbolic())
         error(extent.loc.Start,
@@ -210,8 +210,8 @@ void Sema::checkWeights() {
               extent.loc);
     if (weight->hasLayoutClause && weight->type.shape.size() != 2)
       error(weight->layoutLoc.Start,
-            "a layout applies only to 2-D weights; '" + weight->name +
-                "' is " + llvm::Twine(weight->type.shape.size()) + "-D",
+            "a layout applies only to 2-D weights; '" + weight->name + "' is " +
+                llvm::Twine(weight->type.shape.size()) + "-D",
             weight->layoutLoc);
   }
 }
@@ -255,8 +255,8 @@ ExprPtr Sema::checkValue(ExprPtr expr) {
                    "argument values such as 'eps = 1e-5'");
     return nullptr;
   case Expr::Kind::Add:
-    return checkAdd(std::unique_ptr<AddExpr>(
-        llvm::cast<AddExpr>(expr.release())));
+    return checkAdd(
+        std::unique_ptr<AddExpr>(llvm::cast<AddExpr>(expr.release())));
   case Expr::Kind::Call:
     return checkCall(llvm::cast<CallExpr>(*expr));
   default:
@@ -321,8 +321,7 @@ ExprPtr Sema::checkAdd(std::unique_ptr<AddExpr> add) {
     error(add->opLoc,
           "the operands of '+' must have the same shape, but " +
               shapeToString(a) + " has rank " + llvm::Twine(a.size()) +
-              " and " + shapeToString(b) + " has rank " +
-              llvm::Twine(b.size()),
+              " and " + shapeToString(b) + " has rank " + llvm::Twine(b.size()),
           {add->lhs->getRange(), add->rhs->getRange()});
     return nullptr;
   }
@@ -391,12 +390,11 @@ bool Sema::sortArgs(CallExpr &call, const Signature &sig, CallArgs &args) {
     if (!firstNamed)
       firstNamed = &arg;
     if (!llvm::is_contained(sig.namedArgs, arg.name)) {
-      std::string msg = "unknown argument '" + arg.name + "' of '" +
-                        sig.name.str() + "'";
+      std::string msg =
+          "unknown argument '" + arg.name + "' of '" + sig.name.str() + "'";
       if (sig.namedArgs.empty())
         msg += "; it takes no named arguments";
-      else if (std::string s = closestName(arg.name, sig.namedArgs);
-               !s.empty())
+      else if (std::string s = closestName(arg.name, sig.namedArgs); !s.empty())
         msg += didYouMean(s);
       else
         msg += "; its named arguments are " + llvm::join(sig.namedArgs, ", ");
@@ -414,15 +412,14 @@ bool Sema::sortArgs(CallExpr &call, const Signature &sig, CallArgs &args) {
   }
   size_t n = args.positional.size();
   if (n < sig.minPositional || n > sig.maxPositional) {
-    std::string expected =
-        sig.minPositional == sig.maxPositional
-            ? std::to_string(sig.minPositional)
-            : std::to_string(sig.minPositional) + " or " +
-                  std::to_string(sig.maxPositional);
+    std::string expected = sig.minPositional == sig.maxPositional
+                               ? std::to_string(sig.minPositional)
+                               : std::to_string(sig.minPositional) + " or " +
+                                     std::to_string(sig.maxPositional);
     error(call.calleeLoc.Start,
           "'" + sig.name + "' takes " + expected + " positional argument" +
-              (sig.maxPositional == 1 ? "" : "s") + ", got " +
-              llvm::Twine(n) + "; write " + sig.usage,
+              (sig.maxPositional == 1 ? "" : "s") + ", got " + llvm::Twine(n) +
+              "; write " + sig.usage,
           call.getRange());
     ok = false;
   }
@@ -438,12 +435,12 @@ ExprPtr Sema::checkActivationInput(Argument &arg, llvm::StringRef builtin) {
   return x;
 }
 
-bool Sema::getFeatureDim(const Expr &x, llvm::StringRef builtin,
-                         int64_t &dim) {
+bool Sema::getFeatureDim(const Expr &x, llvm::StringRef builtin, int64_t &dim) {
   const Extent &last = x.shape.back();
   if (last.isSymbolic()) {
-    errorAt(x, "'" + builtin + "' needs a fixed feature size, but the last "
-                               "dim of its input is the symbolic dim '" +
+    errorAt(x, "'" + builtin +
+                   "' needs a fixed feature size, but the last "
+                   "dim of its input is the symbolic dim '" +
                    last.dim->name + "'");
     return false;
   }
@@ -499,12 +496,12 @@ bool Sema::checkMatrix(const WeightDecl &weight, const Expr &at,
   if (declIn == in && (out < 0 || declOut == out))
     return true;
   std::string expected =
-      out < 0 ? (outIn ? "[N, " + std::to_string(in) + "]"
-                       : "[" + std::to_string(in) + ", N]")
-              : (outIn ? "[" + std::to_string(out) + ", " +
-                             std::to_string(in) + "]"
-                       : "[" + std::to_string(in) + ", " +
-                             std::to_string(out) + "]");
+      out < 0
+          ? (outIn ? "[N, " + std::to_string(in) + "]"
+                   : "[" + std::to_string(in) + ", N]")
+          : (outIn
+                 ? "[" + std::to_string(out) + ", " + std::to_string(in) + "]"
+                 : "[" + std::to_string(in) + ", " + std::to_string(out) + "]");
   std::string msg = role.str() + " '" + weight.name + "' is " +
                     shapeToString(shape) + " but must be " + expected + " (" +
                     describeLayout(weight.layout) + ") for " + inWhat.str() +
@@ -568,12 +565,12 @@ ExprPtr Sema::checkLinear(CallExpr &call, CallArgs &args) {
   int64_t out = weight->getOutFeatures();
   const Expr &biasAt =
       args.positional.size() == 3 ? *args.positional[2]->value : wArg;
-  if (bias && !checkVector(*bias, biasAt, "linear bias", out,
-                           "the weight's " + std::to_string(out) +
-                               " output features"))
+  if (bias &&
+      !checkVector(*bias, biasAt, "linear bias", out,
+                   "the weight's " + std::to_string(out) + " output features"))
     return nullptr;
-  auto linear = std::make_unique<LinearExpr>(std::move(x), weight, bias,
-                                             call.getRange());
+  auto linear =
+      std::make_unique<LinearExpr>(std::move(x), weight, bias, call.getRange());
   linear->shape = linear->input->shape;
   linear->shape.back() = Extent::fixed(out);
   return linear;
@@ -641,21 +638,23 @@ ExprPtr Sema::checkLayerNorm(CallExpr &call, CallArgs &args) {
 
 ExprPtr Sema::checkActivation(CallExpr &call, CallArgs &args,
                               ActivationKind kind) {
-  ExprPtr x = checkActivationInput(*args.positional[0], getActivationName(kind));
+  ExprPtr x =
+      checkActivationInput(*args.positional[0], getActivationName(kind));
   if (!x)
     return nullptr;
-  auto act = std::make_unique<ActivationExpr>(kind, std::move(x),
-                                              call.getRange());
+  auto act =
+      std::make_unique<ActivationExpr>(kind, std::move(x), call.getRange());
   act->shape = act->input->shape;
   return act;
 }
 
-bool Sema::resolveProjection(Argument &arg, int64_t modelDim,
-                             int64_t outFactor, Projection &projection) {
+bool Sema::resolveProjection(Argument &arg, int64_t modelDim, int64_t outFactor,
+                             Projection &projection) {
   std::string role = "'" + arg.name + "'";
   auto *name = llvm::dyn_cast<NameExpr>(arg.value.get());
   if (!name) {
-    errorAt(*arg.value, role + " must be a module prefix such as 'attn.c_attn'");
+    errorAt(*arg.value,
+            role + " must be a module prefix such as 'attn.c_attn'");
     return false;
   }
   WeightDecl *weight = weights.lookup(name->name + ".weight");
@@ -680,9 +679,9 @@ bool Sema::resolveProjection(Argument &arg, int64_t modelDim,
   std::string weightRole = role + " weight";
   if (!checkMatrix(*weight, *name, weightRole, modelDim, out, "d_model"))
     return false;
-  return !bias || checkVector(*bias, *name, role + " bias", out,
-                              "the projection's " + std::to_string(out) +
-                                  " outputs");
+  return !bias ||
+         checkVector(*bias, *name, role + " bias", out,
+                     "the projection's " + std::to_string(out) + " outputs");
 }
 
 ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
@@ -701,9 +700,9 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
     } else {
       heads = number->intValue;
       if (modelDim > 0 && modelDim % heads != 0) {
-        errorAt(*arg->value, "d_model " + llvm::Twine(modelDim) +
-                                 " is not divisible by heads = " +
-                                 llvm::Twine(heads));
+        errorAt(*arg->value,
+                "d_model " + llvm::Twine(modelDim) +
+                    " is not divisible by heads = " + llvm::Twine(heads));
         ok = false;
       }
     }
@@ -717,9 +716,8 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
   auto attn = std::make_unique<SelfAttentionExpr>(nullptr, call.getRange());
   Argument *qkv = args.get("qkv");
   Argument *separate[] = {args.get("q"), args.get("k"), args.get("v")};
-  unsigned numSeparate = llvm::count_if(separate, [](Argument *a) {
-    return a != nullptr;
-  });
+  unsigned numSeparate =
+      llvm::count_if(separate, [](Argument *a) { return a != nullptr; });
   if (qkv && numSeparate) {
     error(qkv->nameLoc.Start,
           "give either 'qkv' or 'q', 'k' and 'v' to 'self_attention', not "

@@ -33,7 +33,8 @@ inline constexpr const char *kGpt2Block = R"(model gpt2_block {
 }
 )";
 
-inline constexpr const char *kBertLayer = R"(# BERT-base encoder layer, post-norm
+inline constexpr const char *kBertLayer =
+    R"(# BERT-base encoder layer, post-norm
 model bert_layer {
   dim B, S <= 512
   input x : f32[B, S, 768]

@@ -39,9 +39,10 @@ inline Loaded load(llvm::StringRef source) {
 
 /// Whether `diags` holds `test.attn:<lineCol>: <kind>: ...message...` on one
 /// line.
-inline ::testing::AssertionResult
-hasDiag(const std::string &diags, llvm::StringRef lineCol,
-        llvm::StringRef message, llvm::StringRef kind = "error") {
+inline ::testing::AssertionResult hasDiag(const std::string &diags,
+                                          llvm::StringRef lineCol,
+                                          llvm::StringRef message,
+                                          llvm::StringRef kind = "error") {
   std::string prefix = ("test.attn:" + lineCol + ": " + kind + ": ").str();
   size_t pos = 0;
   while ((pos = diags.find(prefix, pos)) != std::string::npos) {
@@ -50,10 +51,9 @@ hasDiag(const std::string &diags, llvm::StringRef lineCol,
       return ::testing::AssertionSuccess();
     pos = end;
   }
-  return ::testing::AssertionFailure()
-         << "no '" << prefix.c_str() << "..." << message.str()
-         << "' in diagnostics:\n"
-         << diags;
+  return ::testing::AssertionFailure() << "no '" << prefix.c_str() << "..."
+                                       << message.str() << "' in diagnostics:\n"
+                                       << diags;
 }
 
 /// Loads `source`, expects it to fail with the given error.
@@ -62,9 +62,8 @@ inline ::testing::AssertionResult failsWith(llvm::StringRef source,
                                             llvm::StringRef message) {
   Loaded loaded = load(source);
   if (loaded.model)
-    return ::testing::AssertionFailure()
-           << "the model loaded; diagnostics:\n"
-           << loaded.diags;
+    return ::testing::AssertionFailure() << "the model loaded; diagnostics:\n"
+                                         << loaded.diags;
   return hasDiag(loaded.diags, lineCol, message);
 }
 

@@ -42,15 +42,14 @@ using TK = TokenKind;
 
 TEST(Lexer, PunctuationAndKeywords) {
   llvm::SourceMgr sm;
-  Lexed l = lex("model m { dim input weight output layout ( ) [ ] , : = + <= }",
-                sm);
+  Lexed l =
+      lex("model m { dim input weight output layout ( ) [ ] , : = + <= }", sm);
   EXPECT_EQ(l.errors, 0u);
   std::vector<TK> expected = {
-      TK::kw_model, TK::identifier, TK::l_brace,   TK::kw_dim,
-      TK::kw_input, TK::kw_weight,  TK::kw_output, TK::kw_layout,
-      TK::l_paren,  TK::r_paren,    TK::l_square,  TK::r_square,
-      TK::comma,    TK::colon,      TK::equal,     TK::plus,
-      TK::less_equal, TK::r_brace,  TK::eof};
+      TK::kw_model,  TK::identifier, TK::l_brace,   TK::kw_dim,  TK::kw_input,
+      TK::kw_weight, TK::kw_output,  TK::kw_layout, TK::l_paren, TK::r_paren,
+      TK::l_square,  TK::r_square,   TK::comma,     TK::colon,   TK::equal,
+      TK::plus,      TK::less_equal, TK::r_brace,   TK::eof};
   EXPECT_EQ(kinds(l.tokens), expected);
 }
 
@@ -97,8 +96,9 @@ TEST(Lexer, Errors) {
   EXPECT_NE(l.diags.find("lex.attn:1:3: error: unexpected character '$'"),
             std::string::npos)
       << l.diags;
-  EXPECT_NE(l.diags.find("lex.attn:1:6: error: expected digits in the exponent"),
-            std::string::npos)
+  EXPECT_NE(
+      l.diags.find("lex.attn:1:6: error: expected digits in the exponent"),
+      std::string::npos)
       << l.diags;
   EXPECT_NE(l.diags.find("lex.attn:1:8: error: expected digits after '.'"),
             std::string::npos)
@@ -130,10 +130,8 @@ TEST(Lexer, BinaryBytesAreReportedAsHex) {
   llvm::SourceMgr sm;
   Lexed l = lex(llvm::StringRef("a\x01\xff", 3), sm);
   EXPECT_EQ(l.errors, 2u);
-  EXPECT_NE(l.diags.find("unexpected byte 0x01"), std::string::npos)
-      << l.diags;
-  EXPECT_NE(l.diags.find("unexpected byte 0xff"), std::string::npos)
-      << l.diags;
+  EXPECT_NE(l.diags.find("unexpected byte 0x01"), std::string::npos) << l.diags;
+  EXPECT_NE(l.diags.find("unexpected byte 0xff"), std::string::npos) << l.diags;
 }
 
 } // namespace

@@ -95,7 +95,8 @@ TEST(Parser, BareOutputExportsAName) {
 }
 
 TEST(Parser, AddIsLeftAssociative) {
-  auto p = parse("model m { input x : f32[2, 4]\n output y = x + x + (x + x) }");
+  auto p =
+      parse("model m { input x : f32[2, 4]\n output y = x + x + (x + x) }");
   ASSERT_TRUE(p->model) << p->diags;
   auto *out = llvm::cast<OutputStmt>(p->model->body.back().get());
   auto *top = llvm::cast<AddExpr>(out->value.get());
@@ -107,8 +108,9 @@ TEST(Parser, AddIsLeftAssociative) {
 TEST(Parser, EmptyFile) {
   auto p = parse("");
   EXPECT_FALSE(p->model);
-  EXPECT_TRUE(hasDiag(p->diags, "1:1",
-                      "expected 'model NAME { ... }' at the start of the file"));
+  EXPECT_TRUE(
+      hasDiag(p->diags, "1:1",
+              "expected 'model NAME { ... }' at the start of the file"));
 }
 
 TEST(Parser, MissingClosingBrace) {
@@ -161,8 +163,8 @@ TEST(Parser, UnclosedParenAndCall) {
   EXPECT_FALSE(p->model);
   EXPECT_TRUE(hasDiag(p->diags, "3:3",
                       "expected ',' or ')' in the arguments of 'gelu'"));
-  EXPECT_TRUE(hasDiag(p->diags, "2:11", "the argument list opened here",
-                      "note"));
+  EXPECT_TRUE(
+      hasDiag(p->diags, "2:11", "the argument list opened here", "note"));
 }
 
 TEST(Parser, HugeNumbers) {
@@ -170,8 +172,8 @@ TEST(Parser, HugeNumbers) {
                  "  input x : f32[B, 123456789012345678901234]\n"
                  "  y = f(x, eps = 1e999)\n}");
   EXPECT_FALSE(p->model);
-  EXPECT_TRUE(hasDiag(p->diags, "2:12",
-                      "integer '99999999999999999999' is too large"));
+  EXPECT_TRUE(
+      hasDiag(p->diags, "2:12", "integer '99999999999999999999' is too large"));
   EXPECT_TRUE(hasDiag(p->diags, "3:20", "is too large"));
   EXPECT_TRUE(hasDiag(p->diags, "4:18", "number '1e999' is out of range"));
 }
@@ -179,7 +181,8 @@ TEST(Parser, HugeNumbers) {
 TEST(Parser, EmptyTensorType) {
   auto p = parse("model m {\n  input x : f32[]\n}");
   EXPECT_FALSE(p->model);
-  EXPECT_TRUE(hasDiag(p->diags, "2:17", "a tensor type needs at least one dim"));
+  EXPECT_TRUE(
+      hasDiag(p->diags, "2:17", "a tensor type needs at least one dim"));
 }
 
 TEST(Parser, DeepNestingIsAnError) {

@@ -103,8 +103,7 @@ TEST(Sema, BertLayerChecksWithReassignment) {
   EXPECT_EQ(attn->k.weight, m.lookupWeight("attention.self.key.weight"));
   EXPECT_EQ(attn->v.bias, m.lookupWeight("attention.self.value.bias"));
   EXPECT_EQ(attn->out.bias, m.lookupWeight("attention.output.dense.bias"));
-  EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->input.get())->decl,
-            m.body[0].get());
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->input.get())->decl, m.body[0].get());
 
   // x = layer_norm(x + a, ...): the `x` inside is the input.
   const auto *x2 = llvm::cast<AssignStmt>(m.body[2].get());
@@ -121,8 +120,8 @@ TEST(Sema, BertLayerChecksWithReassignment) {
   EXPECT_EQ(llvm::cast<ValueRefExpr>(inner->input.get())->decl, x2);
   // The second reassignment, and `output y = x` exports it.
   const auto *x3 = llvm::cast<AssignStmt>(m.body[4].get());
-  const auto *add2 =
-      llvm::cast<AddExpr>(llvm::cast<LayerNormExpr>(x3->value.get())->input.get());
+  const auto *add2 = llvm::cast<AddExpr>(
+      llvm::cast<LayerNormExpr>(x3->value.get())->input.get());
   EXPECT_EQ(llvm::cast<ValueRefExpr>(add2->lhs.get())->decl, x2);
   const OutputStmt &y = onlyOutput(m);
   EXPECT_FALSE(y.exportsExisting);
@@ -141,7 +140,8 @@ TEST(Sema, DumpShowsResolvedModel) {
                       "attn.c_proj.weight + attn.c_proj.bias, mask = causal)"),
             std::string::npos)
       << dump;
-  EXPECT_NE(dump.find("output y : f32[B, S, 768] = (x1 + f)"), std::string::npos)
+  EXPECT_NE(dump.find("output y : f32[B, S, 768] = (x1 + f)"),
+            std::string::npos)
       << dump;
 }
 
@@ -211,7 +211,8 @@ TEST(Sema, DuplicateDeclarations) {
                         "  output y = x"));
   EXPECT_FALSE(l.model);
   EXPECT_TRUE(hasDiag(l.diags, "16:10", "weight 'fc.bias' is declared twice"));
-  EXPECT_TRUE(hasDiag(l.diags, "6:10", "the first declaration is here", "note"));
+  EXPECT_TRUE(
+      hasDiag(l.diags, "6:10", "the first declaration is here", "note"));
   EXPECT_TRUE(hasDiag(l.diags, "17:7", "dim 'B' is declared twice"));
   EXPECT_TRUE(hasDiag(l.diags, "2:7", "the first declaration is here", "note"));
   EXPECT_TRUE(hasDiag(l.diags, "18:9", "'x' is already defined"));
@@ -234,7 +235,8 @@ TEST(Sema, NonPositiveBoundsAndSizes) {
                       "the bound of dim 'C' must be in 1..2147483647, got 0"));
   EXPECT_TRUE(hasDiag(l.diags, "16:20",
                       "the bound of dim 'D' must be in 1..2147483647, got -4"));
-  EXPECT_TRUE(hasDiag(l.diags, "17:20", "a fixed size must be in 1..2147483647, got 0"));
+  EXPECT_TRUE(hasDiag(l.diags, "17:20",
+                      "a fixed size must be in 1..2147483647, got 0"));
   EXPECT_TRUE(hasDiag(l.diags, "18:20", "got 2147483648"));
 }
 
@@ -279,11 +281,12 @@ TEST(Sema, NamedArgumentErrors) {
                         "16:25",
                         "unknown argument 'epsilon' of 'layer_norm'; its named "
                         "arguments are eps"));
-  EXPECT_TRUE(failsWith(
-      model("  y = self_attention(x, head = 4, qkv = qkv, out = o)\n"
-            "  output y"),
-      "16:25", "unknown argument 'head' of 'self_attention'; did you mean "
-               "'heads'?"));
+  EXPECT_TRUE(
+      failsWith(model("  y = self_attention(x, head = 4, qkv = qkv, out = o)\n"
+                      "  output y"),
+                "16:25",
+                "unknown argument 'head' of 'self_attention'; did you mean "
+                "'heads'?"));
   EXPECT_TRUE(failsWith(model("  y = gelu(x, approximate = tanh)\n  output y"),
                         "16:15",
                         "unknown argument 'approximate' of 'gelu'; it takes no "
@@ -296,10 +299,10 @@ TEST(Sema, NamedArgumentErrors) {
 }
 
 TEST(Sema, PositionalAfterNamed) {
-  EXPECT_TRUE(failsWith(model("  y = layer_norm(x, eps = 1e-5, ln)\n  output y"),
-                        "16:33",
-                        "positional argument after the named argument 'eps'; "
-                        "put positional arguments first"));
+  EXPECT_TRUE(failsWith(
+      model("  y = layer_norm(x, eps = 1e-5, ln)\n  output y"), "16:33",
+      "positional argument after the named argument 'eps'; "
+      "put positional arguments first"));
 }
 
 TEST(Sema, WrongPositionalCount) {
@@ -388,14 +391,14 @@ TEST(Sema, AddShapesMustMatch) {
 //===--- self_attention ---------------------------------------------------===//
 
 TEST(Sema, AttentionHeadsMustDivideModelDim) {
-  EXPECT_TRUE(failsWith(
-      model("  y = self_attention(x, heads = 5, qkv = qkv, out = o)\n"
-            "  output y"),
-      "16:33", "d_model 64 is not divisible by heads = 5"));
-  EXPECT_TRUE(failsWith(
-      model("  y = self_attention(x, heads = 0, qkv = qkv, out = o)\n"
-            "  output y"),
-      "16:33", "'heads' must be a positive integer"));
+  EXPECT_TRUE(
+      failsWith(model("  y = self_attention(x, heads = 5, qkv = qkv, out = o)\n"
+                      "  output y"),
+                "16:33", "d_model 64 is not divisible by heads = 5"));
+  EXPECT_TRUE(
+      failsWith(model("  y = self_attention(x, heads = 0, qkv = qkv, out = o)\n"
+                      "  output y"),
+                "16:33", "'heads' must be a positive integer"));
   EXPECT_TRUE(failsWith(
       model("  y = self_attention(x, heads = 2.5, qkv = qkv, out = o)\n"
             "  output y"),
@@ -409,13 +412,15 @@ TEST(Sema, AttentionProjectionCombinations) {
   EXPECT_TRUE(failsWith(
       model("  y = self_attention(x, heads = 4, qkv = qkv, q = q, k = k, "
             "v = v, out = o)\n  output y"),
-      "16:36", "give either 'qkv' or 'q', 'k' and 'v' to 'self_attention', "
-               "not both"));
+      "16:36",
+      "give either 'qkv' or 'q', 'k' and 'v' to 'self_attention', "
+      "not both"));
   EXPECT_TRUE(failsWith(
       model("  y = self_attention(x, heads = 4, q = q, k = k, out = o)\n"
             "  output y"),
-      "16:7", "'self_attention' is missing 'v'; separate projections need all "
-              "of 'q', 'k' and 'v'"));
+      "16:7",
+      "'self_attention' is missing 'v'; separate projections need all "
+      "of 'q', 'k' and 'v'"));
   EXPECT_TRUE(failsWith(
       model("  y = self_attention(x, heads = 4, out = o)\n  output y"), "16:7",
       "'self_attention' needs its projections"));
@@ -455,8 +460,8 @@ TEST(Sema, AttentionLayoutHint) {
 TEST(Sema, AttentionGpt2HeadsNotDividing) {
   std::string source = kGpt2Block;
   source.replace(source.find("heads = 12"), 10, "heads = 5");
-  EXPECT_TRUE(failsWith(source, "17:34",
-                        "d_model 768 is not divisible by heads = 5"));
+  EXPECT_TRUE(
+      failsWith(source, "17:34", "d_model 768 is not divisible by heads = 5"));
 }
 
 TEST(Sema, AttentionMask) {
