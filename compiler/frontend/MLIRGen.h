@@ -1,0 +1,30 @@
+//===- compiler/frontend/MLIRGen.h - AST -> attn dialect --------*- C++ -*-===//
+//
+// Turns a checked model into `func.func @<model>` of attn ops. Every op
+// carries a FileLineColLoc into the .attn file, so errors found later (a
+// weight missing from the safetensors file, say) still point at the source.
+//
+// Attributes the driver reads: `attn.symbols` on the function ([name, bound]
+// pairs, bound 0 = none), `attn.model_name`, and on arguments and results
+// `attn.name` plus, on arguments, `attn.dim_symbols`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_COMPILER_FRONTEND_MLIRGEN_H
+#define ATTNC_COMPILER_FRONTEND_MLIRGEN_H
+
+#include "compiler/frontend/AST.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace attnc {
+
+/// Builds the module for `model`, which must have passed the semantic check.
+mlir::OwningOpRef<mlir::ModuleOp> mlirGen(mlir::MLIRContext &context,
+                                          const ModelAST &model,
+                                          const llvm::SourceMgr &sourceMgr);
+
+} // namespace attnc
+
+#endif // ATTNC_COMPILER_FRONTEND_MLIRGEN_H
