@@ -1,8 +1,8 @@
 //===- compiler/driver/InitWeights.cpp - random weights for a model -------===//
 #include "compiler/driver/InitWeights.h"
 
-#include "dialects/attn/IR/AttnOps.h"
 #include "attn/safetensors.h"
+#include "dialects/attn/IR/AttnOps.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -109,8 +109,7 @@ LogicalResult writeRandomWeights(func::FuncOp func, StringRef path,
       if (it->second.getType() == op.getType())
         return WalkResult::advance();
       op.emitError() << "weight '" << op.getName() << "' is declared as "
-                     << op.getType() << " here but as "
-                     << it->second.getType()
+                     << op.getType() << " here but as " << it->second.getType()
                      << " before: give both one shape";
       return WalkResult::interrupt();
     }

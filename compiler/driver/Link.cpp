@@ -7,6 +7,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,9 +44,15 @@ public:
         options(options) {}
 
   LogicalResult run() {
+    llvm::StringRef outputDir = path::parent_path(options.outputPath);
+    if (!outputDir.empty() && !fs::is_directory(outputDir))
+      return emitError(loc)
+             << "cannot write '" << options.outputPath << "': directory '"
+             << outputDir << "' does not exist: create it first";
     if (std::error_code ec = tmp.create())
-      return emitError(loc) << "cannot create a temporary directory: "
-                            << ec.message() << ": check TMPDIR";
+      return emitError(loc)
+             << "cannot create a temporary directory: " << ec.message()
+             << ": check TMPDIR";
     std::vector<std::string> inputs;
     if (failed(compileKernels(inputs)) || failed(writeSources(inputs)))
       return failure();
@@ -80,8 +87,8 @@ private:
       ec = os.error();
     }
     if (ec)
-      return emitError(loc) << "cannot write '" << file << "': "
-                            << ec.message() << ": check TMPDIR";
+      return emitError(loc) << "cannot write '" << file << "': " << ec.message()
+                            << ": check TMPDIR";
     return success();
   }
 
@@ -122,38 +129,52 @@ private:
     return writeFile(inputs.back(), asmSource);
   }
 
+  /// $ATTNC_CC if set (a cross or wrapped compiler, or a test's fake), else
+  /// `cc` from PATH.
+  llvm::ErrorOr<std::string> findCompiler() {
+    if (std::optional<std::string> cc =
+            llvm::sys::Process::GetEnv("ATTNC_CC")) {
+      llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(*cc);
+      if (!found)
+        emitError(loc) << "ATTNC_CC is '" << *cc
+                       << "', which is not a program: set it to the C "
+                          "compiler that links model libraries, or unset it";
+      return found;
+    }
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("cc");
+    if (!found)
+      emitError(loc) << "cannot find the system C compiler 'cc' on PATH, "
+                        "which links the model library: install gcc or clang";
+    return found;
+  }
+
   /// Links into a unique name beside the output, then renames it over the
   /// output, so readers never see a partial library.
   LogicalResult linkLibrary(const std::vector<std::string> &inputs) {
-    llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+    llvm::ErrorOr<std::string> cc = findCompiler();
     if (!cc)
-      return emitError(loc) << "cannot find the system C compiler 'cc' on "
-                               "PATH, which links the model library: install "
-                               "gcc or clang";
+      return failure();
     llvm::SmallString<128> partial;
     fs::createUniquePath(options.outputPath + ".tmp-%%%%%%", partial,
                          /*MakeAbsolute=*/false);
-    std::vector<std::string> args = {
-        *cc,
-        "-shared",
-        "-fPIC",
-        "-O2",
-        "-std=gnu11",
-        "-I" ATTNC_ABI_INCLUDE_DIR,
-        "-I" ATTNC_HALIDE_INCLUDE_DIR,
-        "-o",
-        std::string(partial)};
+    std::vector<std::string> args = {*cc,
+                                     "-shared",
+                                     "-fPIC",
+                                     "-O2",
+                                     "-std=gnu11",
+                                     "-I" ATTNC_ABI_INCLUDE_DIR,
+                                     "-I" ATTNC_HALIDE_INCLUDE_DIR,
+                                     "-o",
+                                     std::string(partial)};
     args.insert(args.end(), inputs.begin(), inputs.end());
-    for (const char *flag :
-         {"-Wl,--no-undefined", "-Wl,-z,noexecstack", "-lpthread", "-ldl",
-          "-lm"})
+    for (const char *flag : {"-Wl,--no-undefined", "-Wl,-z,noexecstack",
+                             "-lpthread", "-ldl", "-lm"})
       args.push_back(flag);
     args.push_back("-Wl,--version-script=" + exportsMap);
 
     std::string log = tmp.file("link.log");
-    std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""),
-                                                  llvm::StringRef(log),
-                                                  llvm::StringRef(log)};
+    std::optional<llvm::StringRef> redirects[] = {
+        llvm::StringRef(""), llvm::StringRef(log), llvm::StringRef(log)};
     std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
     std::string execError;
     int rc = llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects,
@@ -173,8 +194,8 @@ private:
     }
     if (std::error_code ec = fs::rename(partial, options.outputPath)) {
       fs::remove(partial);
-      return emitError(loc) << "cannot write '" << options.outputPath
-                            << "': " << ec.message();
+      return emitError(loc)
+             << "cannot write '" << options.outputPath << "': " << ec.message();
     }
     return success();
   }

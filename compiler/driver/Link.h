@@ -3,7 +3,8 @@
 // Compiles a plan's kernels and links them with one Halide runtime, the plan
 // tables and the weights into a shared library that exports only
 // attn_model_descriptor_v1. Intermediate files live in a private temporary
-// directory; the library appears at its path complete or not at all.
+// directory; the library appears at its path complete or not at all. The C
+// compiler that links is `cc` from PATH, or $ATTNC_CC.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_COMPILER_DRIVER_LINK_H

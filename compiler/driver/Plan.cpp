@@ -62,8 +62,7 @@ private:
           return symbolsError();
         if (!addSymbol(symName.getValue(), bound.getInt()))
           return func.emitOpError("declares symbol '")
-                 << symName.getValue() << "' twice in '" << kSymbolsAttr
-                 << "'";
+                 << symName.getValue() << "' twice in '" << kSymbolsAttr << "'";
       }
       return success();
     }
@@ -175,8 +174,8 @@ private:
     std::string fnName = "attn_k" + std::to_string(plan.kernels.size()) + "_";
     for (char c : kernel.getSymName())
       fnName += llvm::isAlnum(c) ? c : '_';
-    plan.kernels.push_back({kernel, kernel.getSymName().str(), fnName,
-                            int32_t(step.args.size())});
+    plan.kernels.push_back(
+        {kernel, kernel.getSymName().str(), fnName, int32_t(step.args.size())});
     plan.steps.push_back(std::move(step));
     return success();
   }

@@ -17,9 +17,9 @@
 #ifndef ATTNC_COMPILER_DRIVER_PLAN_H
 #define ATTNC_COMPILER_DRIVER_PLAN_H
 
+#include "attn/model_abi.h"
 #include "compiler/driver/WeightFolder.h"
 #include "dialects/attn/IR/AttnOps.h"
-#include "attn/model_abi.h"
 
 #include <string>
 #include <vector>

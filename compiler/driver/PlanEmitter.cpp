@@ -184,9 +184,9 @@ private:
     }
     os << "\nstatic const attn_model_buffer buffers[] = {\n";
     for (auto [b, buffer] : llvm::enumerate(plan.buffers))
-      os << "  {" << bufferKindName(buffer.kind) << ", " << buffer.index
-         << ", " << (buffer.dtype == ATTN_MODEL_F32 ? "ATTN_MODEL_F32"
-                                                    : "ATTN_MODEL_I32")
+      os << "  {" << bufferKindName(buffer.kind) << ", " << buffer.index << ", "
+         << (buffer.dtype == ATTN_MODEL_F32 ? "ATTN_MODEL_F32"
+                                            : "ATTN_MODEL_I32")
          << ", " << buffer.dims.size() << ", dims" << b << ", "
          << buffer.weightOffset << "u},\n";
     os << "};\n\n";

@@ -1,8 +1,8 @@
 //===- compiler/driver/WeightFolder.cpp - model weights section -----------===//
 #include "compiler/driver/WeightFolder.h"
 
-#include "dialects/attn/IR/AttnOps.h"
 #include "attn/safetensors.h"
+#include "dialects/attn/IR/AttnOps.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -135,8 +135,8 @@ private:
       int64_t run = slice.getSize() * inner;
       out.data.reserve(outer * run);
       for (int64_t o = 0; o < outer; ++o) {
-        auto from = in[0]->data.begin() +
-                    (o * shape[dim] + slice.getOffset()) * inner;
+        auto from =
+            in[0]->data.begin() + (o * shape[dim] + slice.getOffset()) * inner;
         out.data.insert(out.data.end(), from, from + run);
       }
     } else {

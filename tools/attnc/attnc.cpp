@@ -41,24 +41,27 @@ cl::OptionCategory attncCategory("attnc options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                cl::desc("<model.attn | model.mlir>"),
                                cl::cat(attncCategory));
-cl::opt<std::string> outputPath("o", cl::desc("Output file (IR: default stdout)"),
+cl::opt<std::string> outputPath("o",
+                                cl::desc("Output file (IR: default stdout)"),
                                 cl::value_desc("lib.so"),
                                 cl::cat(attncCategory));
 cl::opt<std::string>
-    weightsPath("weights", cl::desc("The model's weights, linked into the library"),
+    weightsPath("weights",
+                cl::desc("The model's weights, linked into the library"),
                 cl::value_desc("file.safetensors"), cl::cat(attncCategory));
 cl::opt<std::string>
     targetName("target", cl::init("host"),
                cl::desc("'host' or a Halide target string such as "
                         "x86-64-linux-avx2"),
                cl::cat(attncCategory));
-cl::opt<attnc::codegen::ScheduleKind> schedule(
-    "schedule", cl::desc("Kernel schedules"),
-    cl::values(clEnumValN(attnc::codegen::ScheduleKind::Hand, "hand",
-                          "tuned per target (default)"),
-               clEnumValN(attnc::codegen::ScheduleKind::Naive, "naive",
-                          "everything at root, serial: a baseline")),
-    cl::init(attnc::codegen::ScheduleKind::Hand), cl::cat(attncCategory));
+cl::opt<attnc::codegen::ScheduleKind>
+    schedule("schedule", cl::desc("Kernel schedules"),
+             cl::values(clEnumValN(attnc::codegen::ScheduleKind::Hand, "hand",
+                                   "tuned per target (default)"),
+                        clEnumValN(attnc::codegen::ScheduleKind::Naive, "naive",
+                                   "everything at root, serial: a baseline")),
+             cl::init(attnc::codegen::ScheduleKind::Hand),
+             cl::cat(attncCategory));
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce"),
     cl::values(clEnumValN(Emit::MLIR, "mlir", "attn IR from the frontend"),
@@ -137,6 +140,8 @@ int run() {
   registry.insert<attn::AttnDialect, func::FuncDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Users read errors against their model, not against generic-form IR.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler sourceHandler(sourceMgr, &context);
   // Registered last, so it sees each diagnostic first: those without a

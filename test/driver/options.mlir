@@ -1,0 +1,12 @@
+// RUN: not attnc %S/Inputs/block.mlir --target=foo --emit=mlir 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not attnc %S/Inputs/block.mlir --weights w.safetensors 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// RUN: not attnc %t.nonexistent.mlir --emit=mlir 2>&1 | FileCheck %s --check-prefix=INPUT
+// RUN: attnc --version | FileCheck %s --check-prefix=VERSION
+// RUN: attnc %S/Inputs/block.mlir --emit=mlir-opt | FileCheck %s --check-prefix=OPT
+
+// TARGET: attnc: error: unknown target 'foo': {{.*}}use 'host' or a Halide target such as x86-64-linux-avx2
+// OUTPUT: attnc: error: no output file: give -o <lib.so>
+// INPUT: attnc: error: cannot read '{{.*}}.nonexistent.mlir': {{.*}}
+// VERSION: attnc {{[0-9]+\.[0-9]+\.[0-9]+}}
+// OPT: attn.kernel @k0_linear
+// OPT: return %{{[0-9]+}}, %{{[0-9]+}} : tensor<?x?x8xf32>, tensor<?x?x16xf32>
