@@ -1,0 +1,589 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// attn.weight
+//===----------------------------------------------------------------------===//
+
+func.func @weight_empty_name() -> tensor<4xf32> {
+  // expected-error @+1 {{'attn.weight' op needs a non-empty weight name}}
+  %w = attn.weight "" : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @weight_dynamic_shape() -> tensor<?x4xf32> {
+  // expected-error @+1 {{'attn.weight' op weight 'w' must have a static shape}}
+  %w = attn.weight "w" : tensor<?x4xf32>
+  return %w : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @weight_not_f32() -> tensor<4xf16> {
+  // expected-error @+1 {{'attn.weight' op result #0 must be ranked tensor of 32-bit float values}}
+  %w = "attn.weight"() <{name = "w"}> : () -> tensor<4xf16>
+  return %w : tensor<4xf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.transpose
+//===----------------------------------------------------------------------===//
+
+func.func @transpose_shape(%w: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'attn.transpose' op result shape must be the input's dims swapped}}
+  %t = attn.transpose %w : tensor<16x8xf32> -> tensor<16x8xf32>
+  return %t : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @transpose_not_2d(%w: tensor<2x16x8xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'attn.transpose' op operand #0 must be 2D tensor of 32-bit float values}}
+  %t = "attn.transpose"(%w) : (tensor<2x16x8xf32>) -> tensor<8x16xf32>
+  return %t : tensor<8x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.concat
+//===----------------------------------------------------------------------===//
+
+func.func @concat_no_inputs() -> tensor<4xf32> {
+  // expected-error @+1 {{'attn.concat' op needs at least one input}}
+  %c = "attn.concat"() <{dim = 0 : i64}> : () -> tensor<4xf32>
+  return %c : tensor<4xf32>
+}
+
+// -----
+
+func.func @concat_dim_too_large(%a: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'attn.concat' op dim 2 is out of range for rank 2}}
+  %c = attn.concat %a, %a {dim = 2 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x16xf32>
+  return %c : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @concat_dim_negative(%a: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'attn.concat' op dim -1 is out of range for rank 2}}
+  %c = attn.concat %a, %a {dim = -1 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x16xf32>
+  return %c : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @concat_rank_mismatch(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<5x8xf32> {
+  // expected-error @+1 {{'attn.concat' op inputs must all have rank 2}}
+  %c = attn.concat %a, %b {dim = 0 : i64} : tensor<4x8xf32>, tensor<8xf32> -> tensor<5x8xf32>
+  return %c : tensor<5x8xf32>
+}
+
+// -----
+
+func.func @concat_other_dim_mismatch(%a: tensor<4x8xf32>, %b: tensor<4x6xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'attn.concat' op inputs differ from the result in dim 1}}
+  %c = attn.concat %a, %b {dim = 0 : i64} : tensor<4x8xf32>, tensor<4x6xf32> -> tensor<8x8xf32>
+  return %c : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @concat_sum(%a: tensor<4x8xf32>, %b: tensor<6x8xf32>) -> tensor<12x8xf32> {
+  // expected-error @+1 {{'attn.concat' op result dim 0 is 12 but the inputs add up to 10}}
+  %c = attn.concat %a, %b {dim = 0 : i64} : tensor<4x8xf32>, tensor<6x8xf32> -> tensor<12x8xf32>
+  return %c : tensor<12x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.slice
+//===----------------------------------------------------------------------===//
+
+func.func @slice_dim_out_of_range(%a: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'attn.slice' op dim 2 is out of range for rank 2}}
+  %s = attn.slice %a {dim = 2 : i64, offset = 0 : i64, size = 4 : i64} : tensor<16x8xf32> -> tensor<16x8xf32>
+  return %s : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @slice_negative_offset(%a: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.slice' op needs offset >= 0 and size > 0}}
+  %s = attn.slice %a {dim = 0 : i64, offset = -1 : i64, size = 4 : i64} : tensor<16x8xf32> -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @slice_negative_size(%a: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.slice' op needs offset >= 0 and size > 0}}
+  %s = attn.slice %a {dim = 0 : i64, offset = 8 : i64, size = -4 : i64} : tensor<16x8xf32> -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @slice_zero_size(%a: tensor<16x8xf32>) -> tensor<0x8xf32> {
+  // expected-error @+1 {{'attn.slice' op needs offset >= 0 and size > 0}}
+  %s = attn.slice %a {dim = 0 : i64, offset = 0 : i64, size = 0 : i64} : tensor<16x8xf32> -> tensor<0x8xf32>
+  return %s : tensor<0x8xf32>
+}
+
+// -----
+
+func.func @slice_range(%a: tensor<16x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'attn.slice' op range [12, 20) exceeds dim 0 of extent 16}}
+  %s = attn.slice %a {dim = 0 : i64, offset = 12 : i64, size = 8 : i64} : tensor<16x8xf32> -> tensor<8x8xf32>
+  return %s : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @slice_result_rank(%a: tensor<16x8xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{'attn.slice' op result rank must equal the input's}}
+  %s = attn.slice %a {dim = 0 : i64, offset = 0 : i64, size = 4 : i64} : tensor<16x8xf32> -> tensor<32xf32>
+  return %s : tensor<32xf32>
+}
+
+// -----
+
+func.func @slice_result_sliced_dim(%a: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.slice' op result dim 0 must be 8, got 4}}
+  %s = attn.slice %a {dim = 0 : i64, offset = 0 : i64, size = 8 : i64} : tensor<16x8xf32> -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @slice_result_other_dim(%a: tensor<16x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'attn.slice' op result dim 1 must be 8, got 4}}
+  %s = attn.slice %a {dim = 0 : i64, offset = 0 : i64, size = 4 : i64} : tensor<16x8xf32> -> tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @slice_result_dynamic_dim(%a: tensor<?x?x24xf32>) -> tensor<4x?x8xf32> {
+  // expected-error @+1 {{'attn.slice' op result dim 0 must be ?, got 4}}
+  %s = attn.slice %a {dim = 2 : i64, offset = 8 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<4x?x8xf32>
+  return %s : tensor<4x?x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.scale
+//===----------------------------------------------------------------------===//
+
+func.func @scale_type(%a: tensor<16x8xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'attn.scale' op requires the same type for all operands and results}}
+  %s = "attn.scale"(%a) <{factor = 2.0 : f32}> : (tensor<16x8xf32>) -> tensor<8x16xf32>
+  return %s : tensor<8x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.linear
+//===----------------------------------------------------------------------===//
+
+func.func @linear_in_features_out_in(%x: tensor<?x?x8xf32>, %w: tensor<16x4xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op weight expects 4 input features (layout out_in), but the input has 8}}
+  %y = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<16x4xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_in_features_in_out(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x?x8xf32> {
+  // A [out, in] weight declared in_out.
+  // expected-error @+1 {{'attn.linear' op weight expects 16 input features (layout in_out), but the input has 8}}
+  %y = attn.linear %x, %w layout(in_out) : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @linear_bias_size_out_in(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op bias has 8 entries, expected 16}}
+  %y = attn.linear %x, %w, %b layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_bias_size_in_out(%x: tensor<?x?x8xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op bias has 8 entries, expected 16}}
+  %y = attn.linear %x, %w, %b layout(in_out) : (tensor<?x?x8xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_result_features(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.linear' op result feature dim must be 16, got 8}}
+  %y = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @linear_result_rank(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op result rank 2 differs from the input's 3}}
+  %y = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @linear_result_leading_dim(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>) -> tensor<2x?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op result dim 0 (2) differs from the input's (?)}}
+  %y = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<2x?x16xf32>
+  return %y : tensor<2x?x16xf32>
+}
+
+// -----
+
+func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<16x1xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'attn.linear' op input must have at least one dim}}
+  %y = attn.linear %x, %w layout(out_in) : (tensor<f32>, tensor<16x1xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+func.func @linear_weight_not_2d(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D tensor of 32-bit float values}}
+  %y = "attn.linear"(%x, %w) <{layout = #attn<layout out_in>}> : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @linear_bias_not_1d(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<1x16xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op operand #2 must be 1D tensor of 32-bit float values}}
+  %y = "attn.linear"(%x, %w, %b) <{layout = #attn<layout out_in>}> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_f16(%x: tensor<?x?x8xf16>, %w: tensor<16x8xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op operand #0 must be ranked tensor of 32-bit float values}}
+  %y = "attn.linear"(%x, %w) <{layout = #attn<layout out_in>}> : (tensor<?x?x8xf16>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.layer_norm
+//===----------------------------------------------------------------------===//
+
+func.func @layer_norm_gamma_size(%x: tensor<?x?x8xf32>, %g: tensor<16xf32>, %b: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.layer_norm' op gamma and beta must have 8 entries, the input's feature dim}}
+  %n = attn.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f32} : (tensor<?x?x8xf32>, tensor<16xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_beta_size(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>, %b: tensor<4xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.layer_norm' op gamma and beta must have 8 entries, the input's feature dim}}
+  %n = attn.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<4xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_epsilon_zero(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.layer_norm' op epsilon must be positive}}
+  %n = attn.layer_norm %x, %g, %g {epsilon = 0.0 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_epsilon_negative(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.layer_norm' op epsilon must be positive}}
+  %n = attn.layer_norm %x, %g, %g {epsilon = -1.0e-5 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_epsilon_nan(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.layer_norm' op epsilon must be positive}}
+  %n = attn.layer_norm %x, %g, %g {epsilon = 0x7FC00000 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_result_type(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<2x?x8xf32> {
+  // expected-error @+1 {{'attn.layer_norm' op result type must equal the input type}}
+  %n = attn.layer_norm %x, %g, %g {epsilon = 1.0e-5 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x?x8xf32>
+  return %n : tensor<2x?x8xf32>
+}
+
+// -----
+
+// A dynamic feature dim cannot be checked against gamma; the message must not
+// print the dynamic-extent sentinel as a number.
+func.func @layer_norm_dynamic_features(%x: tensor<?x?xf32>, %g: tensor<8xf32>) -> tensor<?x?xf32> {
+  // expected-error-re @+1 {{'attn.layer_norm' op {{[^-]*$}}}}
+  %n = attn.layer_norm %x, %g, %g {epsilon = 1.0e-5 : f32} : (tensor<?x?xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?xf32>
+  return %n : tensor<?x?xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.self_attention
+//===----------------------------------------------------------------------===//
+
+func.func @self_attention_heads_divide(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op d_model 8 is not divisible by heads = 3}}
+  %a = attn.self_attention %x heads(3) mask(none) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_heads_zero(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op attribute 'heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %a = attn.self_attention %x heads(0) mask(none) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_dynamic_features(%x: tensor<?x?x?xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x?xf32> {
+  // expected-error @+1 {{'attn.self_attention' op the feature dim must be static}}
+  %a = attn.self_attention %x heads(2) mask(none) qkv(%w) out(%wo) : (tensor<?x?x?xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x?xf32>
+  return %a : tensor<?x?x?xf32>
+}
+
+// -----
+
+func.func @self_attention_rank1(%x: tensor<8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op input must be at least [S, D]}}
+  %a = attn.self_attention %x heads(2) mask(none) qkv(%w) out(%wo) : (tensor<8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<8xf32>
+  return %a : tensor<8xf32>
+}
+
+// -----
+
+func.func @self_attention_qkv_and_q(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op needs either q, k and v projections or one packed qkv projection}}
+  %a = attn.self_attention %x heads(2) mask(none) q(%wq) k(%wq) v(%wq) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_no_projection(%x: tensor<?x?x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op needs either q, k and v projections or one packed qkv projection}}
+  %a = attn.self_attention %x heads(2) mask(none) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_partial(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op needs all three of q, k and v projections}}
+  %a = attn.self_attention %x heads(2) mask(none) q(%wq) k(%wq) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_k_shape(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %wk: tensor<8x4xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op k weight must be [8, 8] ([out, in]), got [8, 4]}}
+  %a = attn.self_attention %x heads(2) mask(none) q(%wq) k(%wk) v(%wq) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x4xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_v_bias(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>, %bv: tensor<4xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op v bias must have 8 entries}}
+  %a = attn.self_attention %x heads(2) mask(none) q(%w) k(%w) v(%w, %bv) out(%w) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<4xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+// The packed weight is [3D, D] ([out, in]); GPT-2 stores it [D, 3D].
+func.func @self_attention_qkv_shape(%x: tensor<?x?x8xf32>, %w: tensor<8x24xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op qkv weight must be [24, 8] ([out, in]), got [8, 24]}}
+  %a = attn.self_attention %x heads(2) mask(causal) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<8x24xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_qkv_bias(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %b: tensor<8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op qkv bias must have 24 entries}}
+  %a = attn.self_attention %x heads(2) mask(causal) qkv(%w, %b) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_out_shape(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<16x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op out weight must be [8, 8] ([out, in]), got [16, 8]}}
+  %a = attn.self_attention %x heads(2) mask(none) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_out_bias(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>, %bo: tensor<24xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op out bias must have 8 entries}}
+  %a = attn.self_attention %x heads(2) mask(none) qkv(%w) out(%wo, %bo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>, tensor<24xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_result_type(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x4x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op result type must equal the input type}}
+  %a = attn.self_attention %x heads(2) mask(none) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x4x8xf32>
+  return %a : tensor<?x4x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.sdpa
+//===----------------------------------------------------------------------===//
+
+func.func @sdpa_key_type(%q: tensor<?x?x8xf32>, %k: tensor<?x?x16xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op query, key, value and result must share one type}}
+  %o = attn.sdpa %q, %k, %q heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x16xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_result_type(%q: tensor<?x?x8xf32>) -> tensor<2x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op query, key, value and result must share one type}}
+  %o = attn.sdpa %q, %q, %q heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<2x?x8xf32>
+  return %o : tensor<2x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_heads(%q: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op feature dim 8 is not divisible by heads = 3}}
+  %o = attn.sdpa %q, %q, %q heads(3) mask(causal) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_dynamic_features(%q: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  // expected-error @+1 {{'attn.sdpa' op feature dim ? is not divisible by heads = 2}}
+  %o = attn.sdpa %q, %q, %q heads(2) mask(causal) {scale = 0.5 : f32} : tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32> -> tensor<?x?x?xf32>
+  return %o : tensor<?x?x?xf32>
+}
+
+// -----
+
+func.func @sdpa_rank1(%q: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op query must be at least [S, D]}}
+  %o = attn.sdpa %q, %q, %q heads(2) mask(none) {scale = 0.5 : f32} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %o : tensor<8xf32>
+}
+
+// -----
+
+func.func @sdpa_heads_zero(%q: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op attribute 'heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %o = attn.sdpa %q, %q, %q heads(0) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.kernel and attn.yield
+//===----------------------------------------------------------------------===//
+
+func.func @kernel_arg_count(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.kernel' op body has 1 arguments for 2 inputs}}
+  %y = attn.kernel @k0(%x, %w) : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32> {
+  ^bb0(%a: tensor<?x8xf32>):
+    attn.yield %a : tensor<?x8xf32>
+  }
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @kernel_arg_types(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.kernel' op body argument types must match the inputs}}
+  %y = attn.kernel @k0(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %g = attn.gelu %a : tensor<4x8xf32>
+    attn.yield %x : tensor<?x8xf32>
+  }
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @kernel_yield_types(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.kernel' op yielded types must match the results}}
+  %y = attn.kernel @k0(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32> {
+  ^bb0(%a: tensor<?x8xf32>):
+    attn.yield %a, %a : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @kernel_missing_yield(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.kernel' op yielded types must match the results}}
+  %y = attn.kernel @k0(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32> {
+  ^bb0(%a: tensor<?x8xf32>):
+  }
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @kernel_isolated(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %y = attn.kernel @k0(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32> {
+  ^bb0(%a: tensor<?x8xf32>):
+    // expected-error @+1 {{'attn.gelu' op using value defined outside the region}}
+    %g = attn.gelu %x : tensor<?x8xf32>
+    attn.yield %g : tensor<?x8xf32>
+  }
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @yield_outside_kernel(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'attn.yield' op expects parent op 'attn.kernel'}}
+  attn.yield %x : tensor<?x8xf32>
+}
+
+// -----
+
+// Kept last: today this crashes the verifier (LayerNormOp::verify reads dim -1).
+// A rank-0 input has no feature dim: an error, not a crash.
+func.func @layer_norm_scalar_input(%x: tensor<f32>, %g: tensor<8xf32>) -> tensor<f32> {
+  // expected-error-re @+1 {{'attn.layer_norm' op {{.*}}}}
+  %n = attn.layer_norm %x, %g, %g {epsilon = 1.0e-5 : f32} : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<f32>
+  return %n : tensor<f32>
+}

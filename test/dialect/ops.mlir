@@ -1,0 +1,112 @@
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+// RUN: attn-opt %s -mlir-print-op-generic | attn-opt | FileCheck %s
+
+// Every attn op survives printing and re-parsing.
+
+// CHECK-LABEL: func.func @weights
+func.func @weights() -> (tensor<16x8xf32>, tensor<8x16xf32>, tensor<32x8xf32>,
+                          tensor<4x8xf32>, tensor<16x8xf32>) {
+  // CHECK-NEXT: %[[W:.*]] = attn.weight "fc.weight" : tensor<16x8xf32>
+  %w = attn.weight "fc.weight" : tensor<16x8xf32>
+  // CHECK-NEXT: %[[T:.*]] = attn.transpose %[[W]] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %t = attn.transpose %w : tensor<16x8xf32> -> tensor<8x16xf32>
+  // CHECK-NEXT: %[[C:.*]] = attn.concat %[[W]], %[[W]] {dim = 0 : i64} : tensor<16x8xf32>, tensor<16x8xf32> -> tensor<32x8xf32>
+  %c = attn.concat %w, %w {dim = 0 : i64} : tensor<16x8xf32>, tensor<16x8xf32> -> tensor<32x8xf32>
+  // CHECK-NEXT: %[[S:.*]] = attn.slice %[[W]] {dim = 0 : i64, offset = 4 : i64, size = 4 : i64} : tensor<16x8xf32> -> tensor<4x8xf32>
+  %s = attn.slice %w {dim = 0 : i64, offset = 4 : i64, size = 4 : i64} : tensor<16x8xf32> -> tensor<4x8xf32>
+  // CHECK-NEXT: %[[SC:.*]] = attn.scale %[[W]] {factor = 1.250000e-01 : f32} : tensor<16x8xf32>
+  %sc = attn.scale %w {factor = 0.125 : f32} : tensor<16x8xf32>
+  // CHECK-NEXT: return %[[W]], %[[T]], %[[C]], %[[S]], %[[SC]]
+  return %w, %t, %c, %s, %sc : tensor<16x8xf32>, tensor<8x16xf32>, tensor<32x8xf32>, tensor<4x8xf32>, tensor<16x8xf32>
+}
+
+// CHECK-LABEL: func.func @model_ops
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}
+func.func @model_ops(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]},
+                     %w: tensor<16x8xf32>, %wt: tensor<8x16xf32>, %b: tensor<16xf32>,
+                     %g: tensor<8xf32>, %be: tensor<8xf32>)
+    -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x8xf32>) {
+  // CHECK: %[[L:.*]] = attn.linear %[[X]], %{{.*}}, %{{.*}} layout({{ ?}}out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %l = attn.linear %x, %w, %b layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  // CHECK-NEXT: %[[L2:.*]] = attn.linear %[[X]], %{{.*}} layout({{ ?}}in_out) : (tensor<?x?x8xf32>, tensor<8x16xf32>) -> tensor<?x?x16xf32>
+  %l2 = attn.linear %x, %wt layout(in_out) : (tensor<?x?x8xf32>, tensor<8x16xf32>) -> tensor<?x?x16xf32>
+  // CHECK-NEXT: %[[G:.*]] = attn.gelu %[[L]] : tensor<?x?x16xf32>
+  %ge = attn.gelu %l : tensor<?x?x16xf32>
+  // CHECK-NEXT: %[[R:.*]] = attn.relu %[[L2]] : tensor<?x?x16xf32>
+  %r = attn.relu %l2 : tensor<?x?x16xf32>
+  // CHECK-NEXT: %[[A:.*]] = attn.add %[[X]], %[[X]] : tensor<?x?x8xf32>
+  %a = attn.add %x, %x : tensor<?x?x8xf32>
+  // CHECK-NEXT: %[[N:.*]] = attn.layer_norm %[[A]], %{{.*}}, %{{.*}} {epsilon = 9.99999974E-6 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %n = attn.layer_norm %a, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // CHECK-NEXT: return %[[G]], %[[R]], %[[N]]
+  return %ge, %r, %n : tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @self_attention_qkv_separate
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x8xf32>, %[[WQ:[^:]*]]: tensor<8x8xf32>, %[[BQ:[^:]*]]: tensor<8xf32>, %[[WK:[^:]*]]: tensor<8x8xf32>, %[[WV:[^:]*]]: tensor<8x8xf32>, %[[BV:[^:]*]]: tensor<8xf32>, %[[WO:[^:]*]]: tensor<8x8xf32>, %[[BO:[^:]*]]: tensor<8xf32>)
+func.func @self_attention_qkv_separate(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %bq: tensor<8xf32>,
+                                       %wk: tensor<8x8xf32>, %wv: tensor<8x8xf32>, %bv: tensor<8xf32>,
+                                       %wo: tensor<8x8xf32>, %bo: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // CHECK-NEXT: %[[A:.*]] = attn.self_attention %[[X]] heads(2) mask({{ ?}}none) q(%[[WQ]], %[[BQ]]) k(%[[WK]]) v(%[[WV]], %[[BV]]) out(%[[WO]], %[[BO]]) {scale = 2.500000e-01 : f32} : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask(none) q(%wq, %bq) k(%wk) v(%wv, %bv) out(%wo, %bo) {scale = 0.25 : f32}
+      : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // CHECK-NEXT: return %[[A]]
+  return %a : tensor<?x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @self_attention_packed
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x8xf32>, %[[W:[^:]*]]: tensor<24x8xf32>, %[[B:[^:]*]]: tensor<24xf32>, %[[WO:[^:]*]]: tensor<8x8xf32>)
+func.func @self_attention_packed(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %b: tensor<24xf32>,
+                                 %wo: tensor<8x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+  // CHECK-NEXT: %[[A:.*]] = attn.self_attention %[[X]] heads(4) mask({{ ?}}causal) qkv(%[[W]], %[[B]]) out(%[[WO]]) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(4) mask(causal) qkv(%w, %b) out(%wo)
+      : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK-NEXT: %[[A2:.*]] = attn.self_attention %[[X]] heads(1) mask({{ ?}}none) qkv(%[[W]]) out(%[[WO]]) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a2 = attn.self_attention %x heads(1) mask(none) qkv(%w) out(%wo)
+      : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK-NEXT: return %[[A]], %[[A2]]
+  return %a, %a2 : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @sdpa
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<?x?x8xf32>, %[[K:[^:]*]]: tensor<?x?x8xf32>, %[[V:[^:]*]]: tensor<?x?x8xf32>)
+func.func @sdpa(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+  // CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask({{ ?}}causal) {scale = 5.000000e-01 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask(causal) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  // CHECK-NEXT: %[[O2:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(8) mask({{ ?}}none) {scale = 1.000000e+00 : f32}
+  %o2 = attn.sdpa %q, %k, %v heads(8) mask(none) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  // CHECK-NEXT: return %[[O]], %[[O2]]
+  return %o, %o2 : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @kernel
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x8xf32>, %[[W:[^:]*]]: tensor<8x16xf32>, %[[B:[^:]*]]: tensor<16xf32>)
+func.func @kernel(%x: tensor<?x?x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>) {
+  // CHECK-NEXT: %[[K:.*]]:2 = attn.kernel @k0_linear_gelu(%[[X]], %[[W]], %[[B]]) : (tensor<?x?x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>) {
+  // CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<?x?x8xf32>, %[[AW:.*]]: tensor<8x16xf32>, %[[AB:.*]]: tensor<16xf32>):
+  // CHECK-NEXT:   %[[L:.*]] = attn.linear %[[A]], %[[AW]], %[[AB]] layout({{ ?}}in_out)
+  // CHECK-NEXT:   %[[G:.*]] = attn.gelu %[[L]] : tensor<?x?x16xf32>
+  // CHECK-NEXT:   attn.yield %[[L]], %[[G]] : tensor<?x?x16xf32>, tensor<?x?x16xf32>
+  // CHECK-NEXT: }
+  %y:2 = attn.kernel @k0_linear_gelu(%x, %w, %b) : (tensor<?x?x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>) {
+  ^bb0(%a: tensor<?x?x8xf32>, %aw: tensor<8x16xf32>, %ab: tensor<16xf32>):
+    %l = attn.linear %a, %aw, %ab layout(in_out) : (tensor<?x?x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+    %g = attn.gelu %l : tensor<?x?x16xf32>
+    attn.yield %l, %g : tensor<?x?x16xf32>, tensor<?x?x16xf32>
+  }
+  // CHECK-NEXT: return %[[K]]#0, %[[K]]#1
+  return %y#0, %y#1 : tensor<?x?x16xf32>, tensor<?x?x16xf32>
+}
+
+// A kernel without results: the empty yield is implicit.
+// CHECK-LABEL: func.func @kernel_no_results
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4xf32>)
+func.func @kernel_no_results(%x: tensor<4xf32>) {
+  // CHECK-NEXT: attn.kernel @empty(%[[X]]) : (tensor<4xf32>) -> () {
+  // CHECK-NEXT: ^bb0(%{{.*}}: tensor<4xf32>):
+  // CHECK-NEXT: }
+  attn.kernel @empty(%x) : (tensor<4xf32>) -> () {
+  ^bb0(%a: tensor<4xf32>):
+  }
+  return
+}
