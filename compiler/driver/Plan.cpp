@@ -87,9 +87,10 @@ private:
     return true;
   }
 
-  /// A new buffer shaped like `value`, or failure reported at `loc`.
+  /// A new buffer shaped like `value`, or failure reported at `loc` about
+  /// `what` (e.g. "input 'x'").
   FailureOr<int32_t> addBuffer(Value value, attn_model_buffer_kind kind,
-                               Location loc) {
+                               Location loc, const Twine &what) {
     auto type = cast<RankedTensorType>(value.getType());
     PlanBuffer buffer;
     buffer.kind = kind;
@@ -98,7 +99,7 @@ private:
     else if (type.getElementType().isSignlessInteger(32))
       buffer.dtype = ATTN_MODEL_I32;
     else
-      return emitError(loc) << "tensor type " << type
+      return emitError(loc) << what << " has type " << type
                             << " has an element type a model library cannot "
                                "hold: use f32 or i32";
     ArrayRef<StringAttr> names = dimSymbols.lookup(value);
@@ -110,7 +111,7 @@ private:
       auto it = symbolIndex.find(names[d].getValue());
       if (it == symbolIndex.end())
         return emitError(loc)
-               << "dim " << d << " is symbol '" << names[d].getValue()
+               << what << " dim " << d << " is symbol '" << names[d].getValue()
                << "', which the model's '" << kSymbolsAttr
                << "' does not declare: declare it with its bound";
       buffer.dims.push_back({int32_t(it->second), 0});
@@ -129,8 +130,8 @@ private:
       if (!names.insert(name).second)
         return func.emitOpError("has two inputs named '")
                << name << "': give each input its own name";
-      FailureOr<int32_t> buffer =
-          addBuffer(arg, ATTN_MODEL_BUFFER_INPUT, func.getLoc());
+      FailureOr<int32_t> buffer = addBuffer(
+          arg, ATTN_MODEL_BUFFER_INPUT, func.getLoc(), "input '" + name + "'");
       if (failed(buffer))
         return failure();
       plan.buffers[*buffer].index = i;
@@ -150,7 +151,7 @@ private:
       return emitError(loc) << "operand has no weights-section entry: the "
                                "weights were folded for another function";
     FailureOr<int32_t> buffer =
-        addBuffer(value, ATTN_MODEL_BUFFER_WEIGHT, value.getLoc());
+        addBuffer(value, ATTN_MODEL_BUFFER_WEIGHT, value.getLoc(), "weight");
     if (succeeded(buffer))
       plan.buffers[*buffer].weightOffset = offset->second;
     return buffer;
@@ -165,8 +166,10 @@ private:
       step.args.push_back(*buffer);
     }
     for (Value result : kernel.getResults()) {
-      FailureOr<int32_t> buffer =
-          addBuffer(result, ATTN_MODEL_BUFFER_TEMP, kernel.getLoc());
+      FailureOr<int32_t> buffer = addBuffer(
+          result, ATTN_MODEL_BUFFER_TEMP, kernel.getLoc(),
+          "result " + Twine(cast<OpResult>(result).getResultNumber()) +
+              " of kernel @" + kernel.getSymName());
       if (failed(buffer))
         return failure();
       step.args.push_back(*buffer);
@@ -200,7 +203,8 @@ private:
       int32_t out = *source;
       if (plan.buffers[*source].kind != ATTN_MODEL_BUFFER_TEMP) {
         FailureOr<int32_t> copy =
-            addBuffer(value, ATTN_MODEL_BUFFER_OUTPUT, ret.getLoc());
+            addBuffer(value, ATTN_MODEL_BUFFER_OUTPUT, ret.getLoc(),
+                      "output '" + name + "'");
         if (failed(copy))
           return failure();
         out = *copy;

@@ -12,6 +12,7 @@
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/InitWeights.h"
 #include "compiler/frontend/Frontend.h"
+#include "compiler/frontend/MLIRGen.h"
 #include "compiler/passes/Passes.h"
 #include "dialects/attn/IR/AttnDialect.h"
 
@@ -82,20 +83,15 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// The one place .attn files enter MLIR. The frontend's MLIRGen is not in
-/// this tree yet; once it lands, replace the error below with
-///   return attnc::mlirGen(context, *ast, sourceMgr);
+/// Parses and checks a .attn model (the frontend prints its own errors) and
+/// builds its attn IR.
 OwningOpRef<ModuleOp> importAttnModel(MLIRContext &context,
                                       llvm::SourceMgr &sourceMgr) {
-  (void)context;
   std::unique_ptr<attnc::ModelAST> ast =
       attnc::loadModelFile(inputPath, sourceMgr, llvm::errs());
   if (!ast)
     return nullptr;
-  fail("'" + inputPath +
-       "' is valid, but this attnc was built without the frontend's MLIRGen: "
-       "compile its IR (.mlir) instead");
-  return nullptr;
+  return attnc::mlirGen(context, *ast, sourceMgr);
 }
 
 OwningOpRef<ModuleOp> loadInput(MLIRContext &context,
