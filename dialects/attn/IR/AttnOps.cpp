@@ -51,7 +51,7 @@ LogicalResult ConcatOp::verify() {
     return emitOpError("needs at least one input");
   auto resultType = getType();
   int64_t rank = resultType.getRank();
-  int64_t dim = getDim();
+  int64_t dim = getDimAttr().getInt();
   if (dim < 0 || dim >= rank)
     return emitOpError("dim ") << dim << " is out of range for rank " << rank;
   int64_t total = 0;
@@ -78,7 +78,8 @@ LogicalResult ConcatOp::verify() {
 
 OpFoldResult ConcatOp::fold(FoldAdaptor) {
   if (getInputs().size() == 1)
-    return getInputs().front();
+    return getInputs().front().getType() == getType() ? getInputs().front()
+                                                      : OpFoldResult();
   // concat(slice(x, 0..a), slice(x, a..b), ...) covering all of x is x.
   Value source;
   int64_t next = 0;
@@ -97,21 +98,23 @@ OpFoldResult ConcatOp::fold(FoldAdaptor) {
 
 LogicalResult SliceOp::verify() {
   auto in = getInput().getType();
-  int64_t dim = getDim();
+  int64_t dim = getDimAttr().getInt();
   if (dim < 0 || dim >= in.getRank())
     return emitOpError("dim ") << dim << " is out of range for rank "
                                << in.getRank();
-  if (getOffset() < 0 || getSize() <= 0)
+  // The generated getters return uint64_t; read the attributes signed.
+  int64_t offset = getOffsetAttr().getInt(), size = getSizeAttr().getInt();
+  if (offset < 0 || size <= 0)
     return emitOpError("needs offset >= 0 and size > 0");
-  if (!in.isDynamicDim(dim) && getOffset() + getSize() > in.getDimSize(dim))
+  if (!in.isDynamicDim(dim) && offset + size > in.getDimSize(dim))
     return emitOpError("range [")
-           << getOffset() << ", " << getOffset() + getSize()
-           << ") exceeds dim " << dim << " of extent " << in.getDimSize(dim);
+           << offset << ", " << offset + size << ") exceeds dim " << dim
+           << " of extent " << in.getDimSize(dim);
   auto out = getType();
   if (out.getRank() != in.getRank())
     return emitOpError("result rank must equal the input's");
   for (int64_t d = 0; d < in.getRank(); ++d) {
-    int64_t want = d == dim ? getSize() : in.getDimSize(d);
+    int64_t want = d == dim ? size : in.getDimSize(d);
     if (out.getDimSize(d) != want)
       return emitOpError("result dim ")
              << d << " must be " << extentStr(want) << ", got "
@@ -207,6 +210,8 @@ LogicalResult LinearOp::verify() {
 
 LogicalResult LayerNormOp::verify() {
   auto input = getInput().getType();
+  if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1))
+    return emitOpError("input needs a static feature (last) dim");
   int64_t d = input.getDimSize(input.getRank() - 1);
   if (getGamma().getType().getDimSize(0) != d ||
       getBeta().getType().getDimSize(0) != d)
