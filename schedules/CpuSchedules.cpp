@@ -23,10 +23,9 @@ int vectorWidth(int64_t extent, const Target &target) {
   return width;
 }
 
-/// Parallelises `f` over all its dims but the innermost, fused into one loop
-/// so batch 1 still spreads over cores. Returns the fused var.
-Var parallelRows(Func f, const std::vector<Var> &vars) {
-  Var rows = vars[1];
+/// Fuses `rows` with the outer dims vars[2..] into one parallel loop, so
+/// batch 1 still spreads over cores. Returns the fused var.
+Var parallelOver(Func f, Var rows, const std::vector<Var> &vars) {
   for (size_t d = 2; d < vars.size(); ++d) {
     Var fused(vars[d].name() + "_" + rows.name());
     f.fuse(rows, vars[d], fused);
@@ -38,7 +37,7 @@ Var parallelRows(Func f, const std::vector<Var> &vars) {
 
 /// An output computed row by row: vectorised over features, parallel rows.
 Var scheduleRows(Func f, const std::vector<Var> &vars, int width) {
-  Var rows = parallelRows(f, vars);
+  Var rows = parallelOver(f, vars[1], vars);
   if (width > 1)
     f.vectorize(vars[0], width, TailStrategy::ShiftInwards);
   return rows;
@@ -57,13 +56,8 @@ void scheduleGemm(KernelStages &s, int width) {
   f.split(v[0], no, ni, nTile, TailStrategy::ShiftInwards)
       .split(v[1], so, si, sTile, TailStrategy::GuardWithIf)
       .reorder(ni, si, no, so);
-  Var rows = so;
-  for (size_t d = 2; d < v.size(); ++d) {
-    Var fused(v[d].name() + "_" + rows.name());
-    f.fuse(rows, v[d], fused);
-    rows = fused;
-  }
-  f.parallel(rows).vectorize(ni, width);
+  parallelOver(f, so, v);
+  f.vectorize(ni, width);
   Func gemm = s.gemm->func;
   gemm.compute_at(f, no).vectorize(v[0], width).unroll(v[0]).unroll(v[1]);
   gemm.update()
