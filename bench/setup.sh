@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Sets up the benchmark: bench/.venv with the peers from PyPI.
+#
+#   bench/setup.sh            (then: bench/run.sh)
+#
+# Assumes the main project is built (./scripts/setup.sh): the benchmark times
+# build/bin/attnc's libraries through build/lib/libattnrt.so.
+#
+# Versions are pinned to the ones the benchmark was verified with.
+#
+# About torch and CUDA: PyPI's Linux x86-64 torch wheels are CUDA builds, and
+# libtorch.so links libtorch_cuda.so, which links cuBLAS, cuDNN, cuFile,
+# cuSPARSELt, NCCL, NVSHMEM ... at load time. `pip install torch --no-deps`
+# (plus its pure-Python deps) was tried and `import torch` fails
+# ("libcufile.so.0: cannot open shared object file"); the CPU-only wheels live
+# on download.pytorch.org, which is not reachable here. So torch is installed
+# with its declared dependencies, nvidia-* libraries included (~4 GB in
+# bench/.venv). They are only loaded, never used: every system runs on the CPU.
+set -euo pipefail
+
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(dirname "$BENCH")"
+VENV="$BENCH/.venv"
+
+for f in "$REPO/build/bin/attnc" "$REPO/build/lib/libattnrt.so"; do
+  [[ -e "$f" ]] || { echo "bench/setup.sh: $f missing: build the project first (./scripts/setup.sh)" >&2; exit 1; }
+done
+command -v cc >/dev/null || { echo "bench/setup.sh: no C compiler 'cc' (needed for bench/fma_peak.c): apt-get install gcc" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "bench/setup.sh: python3 missing: apt-get install python3 python3-venv" >&2; exit 1; }
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+  python3 -m venv "$VENV" || { echo "bench/setup.sh: python3 -m venv failed: apt-get install python3-venv" >&2; exit 1; }
+fi
+"$VENV/bin/pip" install --quiet --upgrade pip
+# onnxscript: torch.onnx.export's default (torch.export-based) exporter needs it.
+"$VENV/bin/pip" install --quiet \
+  numpy==2.4.6 \
+  torch==2.15.0 \
+  onnx==1.23.2 \
+  onnxscript==0.7.2 \
+  onnxruntime==1.31.1 \
+  openvino==2026.4.1
+
+"$VENV/bin/python" - <<'EOF'
+import numpy, onnx, onnxruntime, openvino, torch
+print("bench/.venv ready: numpy", numpy.__version__, "| torch", torch.__version__,
+      "| onnx", onnx.__version__, "| onnxruntime", onnxruntime.__version__,
+      "| openvino", openvino.__version__)
+EOF
+echo "run the benchmark with: bench/run.sh   (bench/run.sh --help for options)"
