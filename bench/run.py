@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""The benchmark (issue 3): our compiled blocks against the peers a user would
+pick, on the same inputs and weights. Run it with bench/run.sh; method and
+settings: docs/performance.md.
+
+For each block (BERT-base layer, GPT-2 block), shape (B, S) and thread count T
+it prints a markdown table with one row per system: median ms, GFLOP/s (one
+flop count for all, blocks.flops), % of the FP32 FMA peak measured at the start
+for T threads, the ratio system ms / our hand ms, and the peak extra resident
+memory of a run. Every system's output is checked against our hand schedule's
+before it is timed. Tables also go to WORKDIR/results.md (default bench/out/).
+
+Every (system, T) runs in its own process (worker.py).
+"""
+
+import argparse
+import datetime
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import numpy as np  # noqa: E402
+
+import blocks  # noqa: E402
+
+ATTNC = os.path.join(REPO, "build", "bin", "attnc")
+LIBATTNRT = os.path.join(REPO, "build", "lib", "libattnrt.so")
+MIB = 1024 * 1024
+SCHEDULES = ("hand", "naive", "auto")
+# Row order and names of the systems; "torch" is the best of two workers.
+SYSTEMS = ("hand", "naive", "auto", "torch", "ort", "openvino")
+LABELS = {"hand": "attnc hand", "naive": "attnc naive", "auto": "attnc auto",
+          "torch": "PyTorch", "ort": "ONNX Runtime", "openvino": "OpenVINO"}
+
+
+class BenchError(Exception):
+    pass
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def parse_args():
+    p = argparse.ArgumentParser(
+        description="Benchmark attnc's blocks against PyTorch, ONNX Runtime and OpenVINO.",
+        epilog="Default: the full table of issue 3 (both blocks, all shapes, 1 and 2 threads).")
+    p.add_argument("--block", action="append", choices=sorted(blocks.BLOCKS),
+                   help="only this block (repeatable; default: both)")
+    p.add_argument("--shape", action="append", metavar="BxS",
+                   help="only this shape, e.g. 1x128 (repeatable; default: the block's list)")
+    p.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default 1,2)")
+    p.add_argument("--systems", default=",".join(SYSTEMS),
+                   help=f"systems to run (default {','.join(SYSTEMS)}); hand always runs")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: shape 1x128, 1 thread, short timing (explicit "
+                        "--shape/--threads still apply)")
+    p.add_argument("--reps", type=int, default=0,
+                   help="timed runs per system (default: enough for --min-time, 5..50)")
+    p.add_argument("--min-time", type=float, default=3.0,
+                   help="seconds of timed runs per system and setting (default 3)")
+    p.add_argument("--single-above", type=float, default=10.0,
+                   help="a system whose first run takes longer is timed by that run "
+                        "alone, with no warm-up (default 10 s)")
+    p.add_argument("--tol", type=float, default=1e-3,
+                   help="agreement tolerance, max abs difference to our output (default 1e-3)")
+    p.add_argument("--timeout", type=float, default=3600,
+                   help="seconds one worker may take (default 3600)")
+    p.add_argument("--workdir", default=os.path.join(HERE, "out"),
+                   help="models, weights, inputs, ONNX files, results.md (default bench/out)")
+    a = p.parse_args()
+    a.blocks = a.block or sorted(blocks.BLOCKS)
+    a.thread_list = [int(t) for t in a.threads.split(",")]
+    a.system_list = [s for s in SYSTEMS if s in a.systems.split(",") or s == "hand"]
+    unknown = set(a.systems.split(",")) - set(SYSTEMS)
+    if unknown:
+        p.error(f"unknown system(s) {sorted(unknown)}; known: {','.join(SYSTEMS)}")
+    if a.quick:
+        a.shape = a.shape or ["1x128"]
+        if a.threads == "1,2":
+            a.thread_list = [1]
+        a.min_time, a.min_reps, a.max_reps = 0.3, 3, 10
+    else:
+        a.min_reps, a.max_reps = 5, 50
+    shapes = []
+    for text in a.shape or []:
+        m = re.fullmatch(r"(\d+)x(\d+)", text)
+        if not m:
+            p.error(f"--shape wants BxS, e.g. 1x128, got '{text}'")
+        shapes.append((int(m.group(1)), int(m.group(2))))
+    a.shapes = shapes
+    return a
+
+
+# ------------------------------------------------------------------ set-up
+
+
+def run_cmd(cmd, what, timeout=None):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except OSError as e:
+        raise BenchError(f"{what}: cannot run {cmd[0]}: {e.strerror} (being rebuilt? "
+                         "build the project first: ./scripts/setup.sh)") from None
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"{what} took more than {timeout} s ({' '.join(cmd)})") from None
+    if r.returncode != 0:
+        raise BenchError(f"{what} failed ({' '.join(cmd)}):\n{r.stderr.strip() or r.stdout.strip()}")
+    return r.stdout
+
+
+def measure_peak(work, thread_list):
+    """Compiles and runs fma_peak.c; returns {threads: GFLOP/s} and its ISA."""
+    cc = shutil.which("cc")
+    if not cc:
+        raise BenchError("no C compiler 'cc' for bench/fma_peak.c: apt-get install gcc")
+    exe = os.path.join(work, "fma_peak")
+    run_cmd([cc, "-O2", "-march=native", "-pthread", os.path.join(HERE, "fma_peak.c"),
+             "-o", exe], "compiling bench/fma_peak.c")
+    out = run_cmd([exe] + [str(t) for t in thread_list], "bench/fma_peak")
+    peaks, isa = {}, "?"
+    for line in out.splitlines():
+        f = dict(kv.split("=") for kv in line.split())
+        peaks[int(f["threads"])] = float(f["gflops"])
+        isa = f"{f['isa']}, {f['acc']} accumulators"
+    return peaks, isa
+
+
+def attnc_schedules():
+    """The --schedule values this attnc accepts (per its --help)."""
+    text = run_cmd([ATTNC, "--help"], "attnc --help")
+    return {s for s in SCHEDULES if re.search(rf"=\s*{s}\b", text)}
+
+
+def prepare_block(block, work, system_list, accepted):
+    """Writes the model with the bench's sequence bound, its weights (seeded,
+    same every run), and compiles our libraries. Returns (weights path, hash,
+    {schedule: lib path or 'n/a (...)' text})."""
+    with open(os.path.join(REPO, block.model_file)) as f:
+        text = f.read()
+    text, n = re.subn(r"dim B, S <= \d+", f"dim B, S <= {block.s_max}", text)
+    if n != 1:
+        raise BenchError(f"{block.model_file}: no 'dim B, S <= N' line to raise the bound in")
+    model = os.path.join(work, f"{block.name}.attn")
+    with open(model, "w") as f:
+        f.write(text)
+    weights = os.path.join(work, f"{block.name}.safetensors")
+    run_cmd([ATTNC, model, f"--init-weights={weights}", "--seed=1"], "attnc --init-weights")
+    with open(weights, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    libs = {}
+    for sched in SCHEDULES:
+        if sched not in system_list:
+            continue
+        if sched not in accepted:
+            libs[sched] = f"n/a (attnc has no --schedule={sched})"
+            continue
+        lib = os.path.join(work, f"{block.name}_{sched}.so")
+        log(f"compiling {block.name} --schedule={sched}")
+        t0 = time.time()
+        try:
+            run_cmd([ATTNC, model, "--weights", weights, f"--schedule={sched}", "-o", lib],
+                    f"attnc --schedule={sched}")
+            libs[sched] = lib
+            log(f"  {time.time() - t0:.1f} s")
+        except BenchError as e:
+            if sched == "hand":
+                raise BenchError(f"{block.name}: our hand schedule does not compile, nothing "
+                                 f"to compare with:\n{e}") from None
+            msg = next((l for l in str(e).splitlines()[1:] if "error" in l), str(e).splitlines()[-1])
+            libs[sched] = f"n/a (attnc --schedule={sched} failed: {msg.strip()[:160]})"
+            log(f"  {libs[sched]}")
+    return weights, digest, libs
+
+
+def export_onnx(block, weights, digest, b, s, work):
+    """One ONNX file per (block, weights, shape, torch version), cached."""
+    tv = importlib.metadata.version("torch")
+    path = os.path.join(work, "onnx", f"{block.name}_B{b}_S{s}_{digest}_torch{tv}.onnx")
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        log(f"exporting {block.name} {b}x{s} to ONNX")
+        run_cmd([sys.executable, os.path.join(HERE, "export_onnx.py"), "--block", block.name,
+                 "--weights", weights, "--b", str(b), "--s", str(s), "--out", path],
+                "ONNX export", timeout=1800)
+    return path
+
+
+# ------------------------------------------------------------------ workers
+
+
+def worker(a, system, x, threads, extra_args, ref=None, save_out=None, single_above=None):
+    cmd = [sys.executable, os.path.join(HERE, "worker.py"), "--system", system,
+           "--x", x, "--threads", str(threads), "--tol", str(a.tol),
+           "--single-above", str(a.single_above if single_above is None else single_above),
+           "--min-time", str(a.min_time), "--min-reps", str(a.min_reps),
+           "--max-reps", str(a.max_reps), "--reps", str(a.reps)] + extra_args
+    if ref:
+        cmd += ["--ref", ref]
+    if save_out:
+        cmd += ["--save-out", save_out]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "error", "detail": f"timed out after {a.timeout:.0f} s"}
+    for line in reversed(r.stdout.splitlines()):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    err = (r.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"status": "error", "detail": f"worker failed (exit {r.returncode}): {err[:200]}"}
+
+
+def describe(res):
+    if res.get("status") != "ok":
+        return res.get("detail", res.get("status"))
+    return f"{res['ms']:.2f} ms ({res['runs']} runs)"
+
+
+# ------------------------------------------------------------------ tables
+
+
+def table(block, b, s, threads, peak, rows):
+    """rows: [(label, result dict, note)]; the first is our hand schedule."""
+    fl = blocks.flops(block, b, s)
+    hand = rows[0][1]
+    hand_ms = hand.get("ms") if hand.get("status") == "ok" else None
+    out = [f"### {block.name} ({'causal' if block.causal else 'bidirectional'}) "
+           f"B={b} S={s}, {threads} thread{'s' if threads > 1 else ''}",
+           "",
+           f"{fl / 1e9:.2f} GFLOP per run; measured FP32 peak at {threads} thread(s): "
+           f"{peak:.1f} GFLOP/s",
+           "",
+           "| system | ms | GFLOP/s | % of peak | ratio (ms / hand ms) | extra MiB | "
+           "extra MiB warm | notes |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for label, res, note in rows:
+        if res.get("status") != "ok":
+            out.append(f"| {label} | - | - | - | - | - | - | {res.get('detail', res.get('status'))} |")
+            continue
+        ms = res["ms"]
+        gf = fl / (ms * 1e6)
+        ratio = f"{ms / hand_ms:.2f}" if hand_ms else "-"
+        mem = f"{res['extra'] / MIB:.1f}" if "extra" in res else "-"
+        warm = f"{res['extra_warm'] / MIB:.1f}" if "extra_warm" in res else "-"
+        notes = [f"{res['runs']} run{'s' if res['runs'] > 1 else ''}"
+                 + (", no warm-up; extra MiB of that first run (includes paging in code "
+                    "and weights)" if res.get("single") else ", median")]
+        if "maxdiff" in res:
+            notes.append(f"max diff {res['maxdiff']:.1e}")
+        if note:
+            notes.append(note)
+        out.append(f"| {label} | {ms:.2f} | {gf:.1f} | {100 * gf / peak:.1f} | {ratio} | "
+                   f"{mem} | {warm} | {'; '.join(notes)} |")
+    return "\n".join(out) + "\n"
+
+
+def header(a, peaks, isa, accepted):
+    vers = {}
+    for pkg in ("torch", "onnxruntime", "openvino", "numpy"):
+        try:
+            vers[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            vers[pkg] = "not installed"
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "?"
+    lines = [f"# Benchmark results ({datetime.datetime.now():%Y-%m-%d %H:%M})", "",
+             f"- machine: {cpu}, {os.cpu_count()} logical CPUs, {platform.platform()}",
+             f"- repository at {commit}; attnc schedules accepted: {', '.join(sorted(accepted))}",
+             "- measured FP32 FMA peak (bench/fma_peak.c, " + isa + "): "
+             + ", ".join(f"{t} thread(s) {g:.1f} GFLOP/s" for t, g in sorted(peaks.items())),
+             "- peers: " + ", ".join(f"{k} {v}" for k, v in vers.items()),
+             f"- command: bench/run.sh {' '.join(sys.argv[1:])}".rstrip(),
+             f"- agreement tolerance: max |y - y_hand| <= {a.tol:g}",
+             "- ratio = system ms / our hand-schedule ms (> 1: we are faster)",
+             "- extra MiB: peak extra resident memory of one run of a fresh instance; "
+             "extra MiB warm: of a run after warm-up (docs/performance.md)", ""]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ main
+
+
+def main():
+    a = parse_args()
+    for f in (ATTNC, LIBATTNRT):
+        if not os.path.exists(f):
+            raise BenchError(f"{f} missing: build the project first (./scripts/setup.sh)")
+    os.makedirs(a.workdir, exist_ok=True)
+    results_path = os.path.join(a.workdir, "results.md")
+
+    log("measuring the FP32 FMA peak")
+    peaks, isa = measure_peak(a.workdir, a.thread_list)
+    accepted = attnc_schedules()
+    with open(results_path, "w") as f:
+        f.write(header(a, peaks, isa, accepted))
+    print(header(a, peaks, isa, accepted))
+
+    for name in a.blocks:
+        block = blocks.BLOCKS[name]
+        weights, digest, libs = prepare_block(block, a.workdir, a.system_list, accepted)
+        for b, s in a.shapes or block.shapes:
+            if s > block.s_max:
+                raise BenchError(f"shape {b}x{s}: S is beyond the bench's bound {block.s_max} for {name}")
+            run_shape(a, block, b, s, weights, digest, libs, peaks, results_path)
+    log(f"results written to {results_path}")
+
+
+def run_shape(a, block, b, s, weights, digest, libs, peaks, results_path):
+    tag = f"{block.name}_B{b}_S{s}"
+    x = os.path.join(a.workdir, f"x_{tag}.npy")
+    np.save(x, np.random.default_rng([b, s]).standard_normal((b, s, blocks.D)).astype(np.float32))
+    ref = os.path.join(a.workdir, f"ref_{tag}.npy")
+    log(f"{block.name} {b}x{s}: reference output (hand schedule)")
+    r = worker(a, "ours", x, 1, ["--block", block.name, "--lib", libs["hand"]], save_out=ref)
+    if r.get("status") != "saved":
+        raise BenchError(f"our hand schedule failed at {b}x{s}: {r.get('detail')}")
+    onnx = None
+    if {"ort", "openvino"} & set(a.system_list):
+        try:
+            onnx = export_onnx(block, weights, digest, b, s, a.workdir)
+        except BenchError as e:
+            onnx = "n/a (" + str(e).splitlines()[-1][:150] + ")"
+
+    def timed(system, threads, extra, single_above=None):
+        log(f"  {block.name} {b}x{s} T={threads} {system} {' '.join(extra[2:])}")
+        res = worker(a, system, x, threads, ["--block", block.name] + extra, ref=ref,
+                     single_above=single_above)
+        log(f"    {describe(res)}")
+        return res
+
+    naive = None
+    for threads in a.thread_list:
+        rows = []
+        for sys_name in a.system_list:
+            label, note = LABELS[sys_name], ""
+            if sys_name in SCHEDULES:
+                lib = libs[sys_name]
+                if lib.startswith("n/a"):
+                    res = {"status": "n/a", "detail": lib}
+                elif sys_name == "naive":
+                    # Serial: it ignores the thread count, so one run serves
+                    # every column.
+                    if naive is None:
+                        naive = timed("ours", 1, ["--lib", lib])
+                        naive_threads = threads
+                    res = naive
+                    note = "serial schedule" + (
+                        f"; same measurement as the {naive_threads}-thread table"
+                        if threads != naive_threads else "")
+                else:
+                    res = timed("ours", threads, ["--lib", lib])
+            elif sys_name == "torch":
+                # Best of its thread settings: intra-op T, interop 1 or default.
+                tries = {io: timed("torch", threads, ["--weights", weights, "--interop", io])
+                         for io in ("1", "default")}
+                ok = {io: r for io, r in tries.items() if r.get("status") == "ok"}
+                if ok:
+                    io = min(ok, key=lambda k: ok[k]["ms"])
+                    res = ok[io]
+                    other = [k for k in ok if k != io]
+                    note = (f"set_num_threads({threads}), interop {io}"
+                            + (f" (interop {other[0]}: {ok[other[0]]['ms']:.2f} ms)" if other else ""))
+                else:
+                    res = tries["1"]
+            else:
+                if onnx is None or onnx.startswith("n/a"):
+                    res = {"status": "n/a", "detail": onnx or "no ONNX file"}
+                else:
+                    res = timed(sys_name, threads, ["--onnx", onnx])
+                    note = ("intra_op_num_threads=%d, inter_op 1" % threads if sys_name == "ort"
+                            else "INFERENCE_NUM_THREADS=%d, precision f32" % threads)
+            rows.append((label, res, note))
+        text = table(block, b, s, threads, peaks[threads], rows)
+        print(text, flush=True)
+        with open(results_path, "a") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BenchError as e:
+        print(f"bench: error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
