@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "schedules/CpuSchedules.h"
 
+#include <algorithm>
+
 using namespace Halide;
 
 namespace attnc::schedules {
@@ -43,23 +45,43 @@ Var scheduleRows(Func f, const std::vector<Var> &vars, int width) {
   return rows;
 }
 
-/// GEMM tiles: each task computes `nTile` features of `sTile` rows, with the
-/// k loop outside the unrolled vectors and rows so the nTile x sTile partial
-/// sums stay in registers (16 of AVX-512's 32 zmm). The last, shorter row tile
-/// is guarded, so any S works, down to 1.
-void scheduleGemm(KernelStages &s, int width) {
+/// Rows of a GEMM register tile.
+const int kRowTile = 6;
+
+/// GEMM register blocks: each tile computes `vectors` x W features of
+/// `kRowTile` rows with the k loop outermost, so its partial sums stay in
+/// registers (AVX-512: 4 x 6 = 24 of 32 zmm; AVX2: 2 x 6 = 12 of 16 ymm) and
+/// every k step is one weight-vector load per vector and one broadcast per
+/// row. A task walks one block of rows through one panel of features, so the
+/// panel (K x nTile weights) stays in L2 while the rows stream past it.
+/// Tiles always span whole row tiles (the algorithm clamps the input row), so
+/// the block's size is constant and the last, shorter tile needs no guard.
+void scheduleGemm(KernelStages &s, const Target &target, int width) {
+  // Rows per block: the block's inputs fill about a quarter of a 2 MiB L2.
+  const int64_t kBlockBytes = 512 * 1024;
   const std::vector<Var> &v = s.vars;
   Func f = s.final;
-  int nTile = s.features >= 2 * width ? 2 * width : width;
-  const int sTile = 8;
-  Var no("no"), ni("ni"), so("so"), si("si");
+  // Features narrower than a panel get fewer vectors; their weights are
+  // never packed (the panel width does not divide them).
+  int nTile = gemmPanelWidth(target);
+  while (nTile > width && nTile > s.features)
+    nTile /= 2;
+  int64_t blockTiles =
+      std::max<int64_t>(1, kBlockBytes / (4 * s.gemm->inFeatures) / kRowTile);
+  Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), rt("rt"), task("task");
   f.split(v[0], no, ni, nTile, TailStrategy::ShiftInwards)
-      .split(v[1], so, si, sTile, TailStrategy::GuardWithIf)
-      .reorder(ni, si, no, so);
-  parallelOver(f, so, v);
-  f.vectorize(ni, width);
+      .split(v[1], ro, ri, kRowTile, TailStrategy::GuardWithIf)
+      .split(ro, rb, rt, int(blockTiles), TailStrategy::GuardWithIf)
+      .reorder(ni, ri, rt, no, rb)
+      .fuse(no, rb, task)
+      .vectorize(ni, width);
+  parallelOver(f, task, v);
   Func gemm = s.gemm->func;
-  gemm.compute_at(f, no).vectorize(v[0], width).unroll(v[0]).unroll(v[1]);
+  gemm.compute_at(f, rt)
+      .bound_extent(v[1], kRowTile)
+      .vectorize(v[0], width)
+      .unroll(v[0])
+      .unroll(v[1]);
   gemm.update()
       .reorder(v[0], v[1], s.gemm->k.x)
       .vectorize(v[0], width)
@@ -86,6 +108,11 @@ void scheduleAttention(KernelStages &s, int width) {
 
 } // namespace
 
+int gemmPanelWidth(const Target &target) {
+  int vectors = target.has_feature(Target::AVX512) ? 4 : 2;
+  return vectors * target.natural_vector_size<float>();
+}
+
 void scheduleHand(KernelStages &s, const Target &target) {
   int width = vectorWidth(s.features, target);
   // Intermediates that other kernels also read are stored whole.
@@ -93,7 +120,7 @@ void scheduleHand(KernelStages &s, const Target &target) {
     if (f.name() != s.final.name())
       f.compute_root();
   if (s.gemm)
-    scheduleGemm(s, width);
+    scheduleGemm(s, target, width);
   else if (s.norm)
     scheduleNorm(s, width);
   else if (s.attention)

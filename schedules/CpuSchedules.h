@@ -10,6 +10,10 @@ namespace attnc::schedules {
 /// vectorised at the target's natural width, parallel over rows.
 void scheduleHand(KernelStages &stages, const Halide::Target &target);
 
+/// Output features per GEMM register tile on `target`: the hand schedule
+/// reads weights packed in panels of this width (attn.pack_panels).
+int gemmPanelWidth(const Halide::Target &target);
+
 /// The simplest correct schedule: every stage computed at root, serially,
 /// without vectors. A baseline for benchmarks and a debugging aid.
 void scheduleNaive(KernelStages &stages);

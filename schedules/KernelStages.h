@@ -22,7 +22,7 @@ namespace attnc::schedules {
 struct GemmStage {
   Halide::Func func;
   Halide::RDom k;
-  int64_t outFeatures;
+  int64_t inFeatures, outFeatures;
 };
 
 /// Per-row statistics of a layer norm, reduced over `k`.

@@ -74,14 +74,30 @@ Tensor AlgorithmBuilder::linear(LinearOp op) {
   int64_t k = op.getInFeatures(), n = op.getOutFeatures();
   std::vector<Var> v = vars(rank);
   RDom r(0, int(k), name("k"));
-  // Halide's dim 0 is the innermost: [in, out] storage reads w(n, k).
-  auto weight = [&](Expr nn, Expr kk) {
-    return op.getLayout() == WeightLayout::in_out ? w(nn, kk) : w(kk, nn);
+  // Halide's dim 0 is the innermost: [in, out] storage reads w(n, k), and
+  // panels [out / p, in, p] read w(n % p, k, n / p).
+  auto weight = [&](Expr nn, Expr kk) -> Expr {
+    switch (op.getLayout()) {
+    case WeightLayout::out_in:
+      return w(kk, nn);
+    case WeightLayout::in_out:
+      return w(nn, kk);
+    case WeightLayout::panels: {
+      int p = int(op.getWeight().getType().getDimSize(2));
+      return w(nn % p, kk, nn / p);
+    }
+    }
+    llvm_unreachable("unknown weight layout");
   };
+  // Rows are clamped to the last one so a schedule may compute whole row
+  // tiles past it (constant-size register blocks); those rows are never
+  // stored.
+  std::vector<Expr> row = args(rank, 0, r.x);
+  row[1] = min(v[1], in.extents[1] - 1);
   Func gemm(name("gemm"));
   gemm(v) = op.getBias() ? values.lookup(op.getBias()).func(v[0]) : Expr(0.0f);
-  gemm(v) += in.func(args(rank, 0, r.x)) * weight(v[0], r.x);
-  stages.gemm = schedules::GemmStage{gemm, r, n};
+  gemm(v) += in.func(row) * weight(v[0], r.x);
+  stages.gemm = schedules::GemmStage{gemm, r, k, n};
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
   return {gemm, extents};
@@ -242,6 +258,13 @@ LogicalResult AlgorithmBuilder::build(KernelOp kernel,
     std::vector<Var> vs = vars(t.extents.size());
     Func out(name("output"));
     out(vs) = t.func(vs);
+    // As for inputs: static extents are promised (and checked on entry).
+    auto type = cast<RankedTensorType>(v.getType());
+    for (size_t d = 0; d < vs.size(); ++d) {
+      int64_t size = type.getDimSize(vs.size() - 1 - d);
+      if (!ShapedType::isDynamic(size))
+        out.output_buffer().dim(int(d)).set_bounds(0, int(size));
+    }
     stages.outputs.push_back(out);
   }
   if (stages.outputs.empty())

@@ -70,4 +70,10 @@ llvm::Error compileHalideRuntime(const KernelTarget &target,
   return llvm::Error::success();
 }
 
+int64_t weightPanelWidth(const KernelTarget &target) {
+  if (target.schedule != ScheduleKind::Hand)
+    return 0;
+  return schedules::gemmPanelWidth(Halide::Target(target.halideTarget));
+}
+
 } // namespace attnc::codegen

@@ -43,6 +43,11 @@ mlir::LogicalResult compileKernel(mlir::attn::KernelOp kernel,
 llvm::Error compileHalideRuntime(const KernelTarget &target,
                                  llvm::StringRef objectPath);
 
+/// Output features per packed weight panel that `target`'s GEMM schedule
+/// reads (the pipeline's AttnPipelineOptions::panelWidth); 0 for schedules
+/// that read plain [in, out] weights.
+int64_t weightPanelWidth(const KernelTarget &target);
+
 } // namespace attnc::codegen
 
 #endif // ATTNC_COMPILER_CODEGEN_KERNELCODEGEN_H

@@ -12,10 +12,6 @@ using namespace mlir::attn;
 namespace attnc::driver {
 namespace {
 
-bool isWeightExpression(Operation *op) {
-  return isa<WeightOp, TransposeOp, SliceOp, ConcatOp, ScaleOp>(op);
-}
-
 class PlanBuilder {
 public:
   PlanBuilder(func::FuncOp func, const WeightSection &weights,
@@ -28,7 +24,7 @@ public:
     if (failed(collectSymbols()) || failed(addInputs()))
       return failure();
     for (Operation &op : func.getBody().front()) {
-      if (isWeightExpression(&op))
+      if (isWeightExpressionOp(&op))
         continue;
       if (auto kernel = dyn_cast<KernelOp>(op)) {
         if (failed(addKernel(kernel)))

@@ -84,11 +84,11 @@ public:
     if (it != memo.end())
       return it->second.get();
     Operation *op = value.getDefiningOp();
-    if (!op || !isa<WeightOp, TransposeOp, SliceOp, ConcatOp, ScaleOp>(op))
+    if (!op || !isWeightExpressionOp(op))
       return emitError(value.getLoc())
              << "kernel operand is neither a model input, a kernel result nor "
                 "a weight expression (attn.weight, transpose, slice, concat, "
-                "scale): run the attn pipeline before linking";
+                "scale, pack_panels): run the attn pipeline before linking";
     auto result = std::make_unique<Constant>();
     ArrayRef<int64_t> shape =
         cast<RankedTensorType>(value.getType()).getShape();
@@ -122,6 +122,16 @@ private:
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c)
           out.data[c * rows + r] = in[0]->data[r * cols + c];
+    } else if (auto pack = dyn_cast<PackPanelsOp>(op)) {
+      // [in, out] -> [out / width, in, width]
+      int64_t rows = in[0]->shape[0], cols = in[0]->shape[1];
+      int64_t width = pack.getWidth();
+      out.data.resize(rows * cols);
+      for (int64_t p = 0; p < cols / width; ++p)
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < width; ++j)
+            out.data[(p * rows + r) * width + j] =
+                in[0]->data[r * cols + p * width + j];
     } else if (auto scale = dyn_cast<ScaleOp>(op)) {
       float factor = scale.getFactor().convertToFloat();
       out.data = in[0]->data;

@@ -28,7 +28,17 @@ inline Value buildLinear(OpBuilder &b, Location loc, Value input, Value weight,
   auto type = cast<RankedTensorType>(input.getType());
   auto wtype = cast<RankedTensorType>(weight.getType());
   SmallVector<int64_t> shape(type.getShape());
-  shape.back() = wtype.getDimSize(layout == WeightLayout::out_in ? 0 : 1);
+  switch (layout) {
+  case WeightLayout::out_in:
+    shape.back() = wtype.getDimSize(0);
+    break;
+  case WeightLayout::in_out:
+    shape.back() = wtype.getDimSize(1);
+    break;
+  case WeightLayout::panels:
+    shape.back() = wtype.getDimSize(0) * wtype.getDimSize(2);
+    break;
+  }
   return b.create<LinearOp>(loc, RankedTensorType::get(shape, type.getElementType()),
                             input, weight, bias,
                             WeightLayoutAttr::get(b.getContext(), layout));

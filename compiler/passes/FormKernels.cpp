@@ -23,7 +23,7 @@ public:
     if (it != known.end())
       return it->second;
     Operation *def = v.getDefiningOp();
-    bool result = def && isa<WeightOp, TransposeOp, ConcatOp, SliceOp, ScaleOp>(def) &&
+    bool result = def && isWeightExpressionOp(def) &&
                   llvm::all_of(def->getOperands(),
                                [&](Value operand) { return contains(operand); });
     if (isa_and_nonnull<WeightOp>(def))

@@ -34,6 +34,8 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
           bool(p.getBias()) != biased)
         return rewriter.notifyMatchFailure(
             op, "projections differ in input, layout or bias");
+    if (layout == WeightLayout::panels)
+      return rewriter.notifyMatchFailure(op, "weights already in panels");
 
     Location loc = op.getLoc();
     auto concat = [&](ArrayRef<Value> parts, int64_t dim) -> Value {

@@ -18,8 +18,8 @@ struct TransposeToInOut : OpRewritePattern<LinearOp> {
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getLayout() == WeightLayout::in_out)
-      return rewriter.notifyMatchFailure(op, "already [in, out]");
+    if (op.getLayout() != WeightLayout::out_in)
+      return rewriter.notifyMatchFailure(op, "not [out, in]");
     auto wtype = op.getWeight().getType();
     auto transposed = RankedTensorType::get(
         {wtype.getDimSize(1), wtype.getDimSize(0)}, wtype.getElementType());
@@ -31,10 +31,43 @@ struct TransposeToInOut : OpRewritePattern<LinearOp> {
   }
 };
 
+struct InOutToPanels : OpRewritePattern<LinearOp> {
+  InOutToPanels(MLIRContext *context, int64_t width)
+      : OpRewritePattern(context), width(width) {}
+
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getLayout() != WeightLayout::in_out)
+      return rewriter.notifyMatchFailure(op, "not [in, out]");
+    auto wtype = op.getWeight().getType();
+    int64_t in = wtype.getDimSize(0), out = wtype.getDimSize(1);
+    if (out % width != 0)
+      return rewriter.notifyMatchFailure(op, "panel width does not divide out");
+    auto packed = RankedTensorType::get({out / width, in, width},
+                                        wtype.getElementType());
+    Value w = rewriter.create<PackPanelsOp>(op.getLoc(), packed,
+                                            op.getWeight(),
+                                            rewriter.getI64IntegerAttr(width));
+    rewriter.replaceOp(op, buildLinear(rewriter, op.getLoc(), op.getInput(), w,
+                                       op.getBias(), WeightLayout::panels));
+    return success();
+  }
+
+  int64_t width;
+};
+
 struct PackWeights : attn::impl::AttnPackWeightsPassBase<PackWeights> {
+  using AttnPackWeightsPassBase::AttnPackWeightsPassBase;
+
   void runOnOperation() override {
+    if (panelWidth < 0) {
+      getOperation().emitError("attn-pack-weights: panel-width must be >= 0");
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     patterns.add<TransposeToInOut>(&getContext());
+    if (panelWidth > 0)
+      patterns.add<InOutToPanels>(&getContext(), panelWidth);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -15,8 +15,15 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "compiler/passes/Passes.h.inc"
 
+/// What the pipeline needs to know about the target's kernels.
+struct AttnPipelineOptions {
+  /// Output features per GEMM weight panel (0: weights stay [in, out]).
+  int64_t panelWidth = 0;
+};
+
 /// The compiler's pipeline from frontend IR to attn.kernel groups.
-void buildAttnPipeline(OpPassManager &pm);
+void buildAttnPipeline(OpPassManager &pm,
+                       const AttnPipelineOptions &options = {});
 
 /// Registers buildAttnPipeline as `attn-pipeline` for attn-opt.
 void registerAttnPipeline();

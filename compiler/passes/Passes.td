@@ -94,7 +94,16 @@ def AttnPackWeightsPass : Pass<"attn-pack-weights", "func::FuncOp"> {
     %t = attn.transpose %w : tensor<16x8xf32> -> tensor<8x16xf32>
     %y = attn.linear %x, %t layout(in_out) : (tensor<?x?x8xf32>, tensor<8x16xf32>) -> ...
     ```
+
+    With `panel-width=P` (the GEMM tile width of the target's schedule), an
+    `[in, out]` weight whose output features P divides is then cut into
+    `attn.pack_panels` of P outputs and read with `layout(panels)`, so each
+    register tile streams one contiguous panel.
   }];
+  let options = [
+    Option<"panelWidth", "panel-width", "int64_t", /*default=*/"0",
+           "Output features per weight panel (0: keep [in, out])">
+  ];
 }
 
 def AttnFormKernelsPass : Pass<"attn-form-kernels", "func::FuncOp"> {

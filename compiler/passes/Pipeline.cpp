@@ -6,14 +6,15 @@
 
 using namespace mlir;
 
-void attn::buildAttnPipeline(OpPassManager &pm) {
+void attn::buildAttnPipeline(OpPassManager &pm,
+                             const AttnPipelineOptions &options) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createAttnCheckShapesPass());
   fn.addPass(createAttnDecomposeAttentionPass());
   // Scale before fusion: after it the query weights are part of a concat.
   fn.addPass(createAttnFoldScalePass());
   fn.addPass(createAttnFuseQKVPass());
-  fn.addPass(createAttnPackWeightsPass());
+  fn.addPass(createAttnPackWeightsPass({options.panelWidth}));
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
   fn.addPass(createAttnFormKernelsPass());

@@ -258,7 +258,7 @@ func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<16x1xf32>) -> tensor<
 // -----
 
 func.func @linear_weight_not_2d(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>) -> tensor<?x?x8xf32> {
-  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D tensor of 32-bit float values}}
+  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D/3D tensor of 32-bit float values}}
   %y = "attn.linear"(%x, %w) <{layout = #attn<layout out_in>}> : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   return %y : tensor<?x?x8xf32>
 }
@@ -576,6 +576,38 @@ func.func @kernel_isolated(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 func.func @yield_outside_kernel(%x: tensor<?x8xf32>) {
   // expected-error @+1 {{'attn.yield' op expects parent op 'attn.kernel'}}
   attn.yield %x : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @pack_panels_width_not_dividing(%w: tensor<8x24xf32>) {
+  // expected-error @+1 {{'attn.pack_panels' op width 16 must be positive and divide the output features (24)}}
+  %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x24xf32> -> tensor<1x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @pack_panels_bad_shape(%w: tensor<8x32xf32>) {
+  // expected-error @+1 {{'attn.pack_panels' op result must be [out / width, in, width] = [2, 8, 16]}}
+  %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x32xf32> -> tensor<2x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_panels_needs_rank3(%x: tensor<?x8xf32>, %w: tensor<8x32xf32>) {
+  // expected-error @+1 {{'attn.linear' op layout panels needs a rank-3 weight}}
+  %y = attn.linear %x, %w layout(panels) : (tensor<?x8xf32>, tensor<8x32xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_in_out_rank3(%x: tensor<?x8xf32>, %w: tensor<2x8x16xf32>) {
+  // expected-error @+1 {{'attn.linear' op layout in_out needs a rank-2 weight}}
+  %y = attn.linear %x, %w layout(in_out) : (tensor<?x8xf32>, tensor<2x8x16xf32>) -> tensor<?x32xf32>
+  return
 }
 
 // -----

@@ -110,3 +110,13 @@ func.func @kernel_no_results(%x: tensor<4xf32>) {
   }
   return
 }
+
+// CHECK-LABEL: func.func @panels
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x8xf32>, %[[W:[^:]*]]: tensor<8x32xf32>)
+func.func @panels(%x: tensor<?x8xf32>, %w: tensor<8x32xf32>) -> tensor<?x32xf32> {
+  // CHECK-NEXT: %[[P:.*]] = attn.pack_panels %[[W]] {width = 16 : i64} : tensor<8x32xf32> -> tensor<2x8x16xf32>
+  %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x32xf32> -> tensor<2x8x16xf32>
+  // CHECK-NEXT: attn.linear %[[X]], %[[P]] layout({{ ?}}panels) : (tensor<?x8xf32>, tensor<2x8x16xf32>) -> tensor<?x32xf32>
+  %y = attn.linear %x, %p layout(panels) : (tensor<?x8xf32>, tensor<2x8x16xf32>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}

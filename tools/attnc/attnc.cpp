@@ -163,8 +163,10 @@ int run() {
   if (!initWeights.empty())
     return failed(attnc::driver::writeRandomWeights(*model, initWeights, seed));
 
+  attnc::codegen::KernelTarget kernelTarget{*target, schedule};
   PassManager pm(&context);
-  attn::buildAttnPipeline(pm);
+  attn::buildAttnPipeline(
+      pm, {attnc::codegen::weightPanelWidth(kernelTarget)});
   if (failed(pm.run(*module)))
     return 1;
   if (emit == Emit::MLIROpt)
@@ -172,7 +174,7 @@ int run() {
 
   attnc::driver::CompileOptions options;
   options.weightsPath = weightsPath;
-  options.target = {*target, schedule};
+  options.target = kernelTarget;
   options.outputPath = outputPath;
   options.defaultModelName = llvm::sys::path::stem(inputPath).str();
   return failed(attnc::driver::compileModel(*module, options));

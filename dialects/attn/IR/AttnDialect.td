@@ -30,7 +30,8 @@ def Attn_Dialect : Dialect {
 
 def Attn_WeightLayout : I32EnumAttr<"WeightLayout", "storage order of a linear weight", [
     I32EnumAttrCase<"out_in", 0>,
-    I32EnumAttrCase<"in_out", 1>]> {
+    I32EnumAttrCase<"in_out", 1>,
+    I32EnumAttrCase<"panels", 2>]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }

@@ -23,6 +23,11 @@ static std::string extentStr(int64_t e) {
 // Weight expressions
 //===----------------------------------------------------------------------===//
 
+bool mlir::attn::isWeightExpressionOp(Operation *op) {
+  return isa<WeightOp, TransposeOp, SliceOp, ConcatOp, ScaleOp, PackPanelsOp>(
+      op);
+}
+
 LogicalResult WeightOp::verify() {
   if (getName().empty())
     return emitOpError("needs a non-empty weight name");
@@ -37,6 +42,22 @@ LogicalResult TransposeOp::verify() {
   if (in.getDimSize(0) != out.getDimSize(1) ||
       in.getDimSize(1) != out.getDimSize(0))
     return emitOpError("result shape must be the input's dims swapped");
+  return success();
+}
+
+LogicalResult PackPanelsOp::verify() {
+  auto in = getInput().getType();
+  auto out = getType();
+  int64_t width = getWidth();
+  if (width <= 0 || in.getDimSize(1) % width != 0)
+    return emitOpError("width ")
+           << width << " must be positive and divide the output features ("
+           << in.getDimSize(1) << ")";
+  if (out.getDimSize(0) != in.getDimSize(1) / width ||
+      out.getDimSize(1) != in.getDimSize(0) || out.getDimSize(2) != width)
+    return emitOpError("result must be [out / width, in, width] = [")
+           << in.getDimSize(1) / width << ", " << in.getDimSize(0) << ", "
+           << width << "]";
   return success();
 }
 
@@ -164,12 +185,29 @@ void ScaleOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 int64_t LinearOp::getInFeatures() {
   auto w = getWeight().getType();
-  return w.getDimSize(getLayout() == WeightLayout::out_in ? 1 : 0);
+  switch (getLayout()) {
+  case WeightLayout::out_in:
+    return w.getDimSize(1);
+  case WeightLayout::in_out:
+    return w.getDimSize(0);
+  case WeightLayout::panels:
+    return w.getRank() == 3 ? w.getDimSize(1) : ShapedType::kDynamic;
+  }
+  llvm_unreachable("unknown weight layout");
 }
 
 int64_t LinearOp::getOutFeatures() {
   auto w = getWeight().getType();
-  return w.getDimSize(getLayout() == WeightLayout::out_in ? 0 : 1);
+  switch (getLayout()) {
+  case WeightLayout::out_in:
+    return w.getDimSize(0);
+  case WeightLayout::in_out:
+    return w.getDimSize(1);
+  case WeightLayout::panels:
+    return w.getRank() == 3 ? w.getDimSize(0) * w.getDimSize(2)
+                            : ShapedType::kDynamic;
+  }
+  llvm_unreachable("unknown weight layout");
 }
 
 /// Checks that `result` is `input` with its last dim replaced by `last`.
@@ -192,6 +230,11 @@ static LogicalResult verifyFeatureMap(Operation *op, RankedTensorType input,
 }
 
 LogicalResult LinearOp::verify() {
+  int64_t weightRank = getLayout() == WeightLayout::panels ? 3 : 2;
+  if (getWeight().getType().getRank() != weightRank)
+    return emitOpError("layout ")
+           << stringifyWeightLayout(getLayout()) << " needs a rank-"
+           << weightRank << " weight";
   auto input = getInput().getType();
   if (input.getRank() < 1)
     return emitOpError("input must have at least one dim");

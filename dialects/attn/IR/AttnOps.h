@@ -20,4 +20,11 @@
 #define GET_OP_CLASSES
 #include "dialects/attn/IR/AttnOps.h.inc"
 
+namespace mlir::attn {
+/// True for the ops that compute on weights alone (attn.weight, transpose,
+/// slice, concat, scale, pack_panels): the driver evaluates them at link time.
+/// slice and scale also apply to activations; check their operands too.
+bool isWeightExpressionOp(Operation *op);
+} // namespace mlir::attn
+
 #endif // ATTNC_DIALECTS_ATTN_IR_ATTNOPS_H

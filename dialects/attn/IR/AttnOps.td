@@ -12,6 +12,8 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 def Attn_F32Tensor : RankedTensorOf<[F32]>;
 def Attn_F32Matrix : 2DTensorOf<[F32]>;
 def Attn_F32Vector : 1DTensorOf<[F32]>;
+def Attn_F32Panels : 3DTensorOf<[F32]>;
+def Attn_F32Weight : TensorRankOf<[F32], [2, 3]>;
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Attn_Dialect, mnemonic, traits>;
@@ -52,6 +54,25 @@ def Attn_TransposeOp : Attn_Op<"transpose", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure]> {
+  let summary = "an [in, out] matrix cut into panels of `width` outputs";
+  let description = [{
+    Rearranges an `[in, out]` weight into `[out / width, in, width]`:
+    `result[p, k, j] = input[k, p * width + j]`. Each panel is the contiguous
+    `in x width` block one GEMM register tile reads, so a kernel streams it
+    without striding across the whole matrix (no TLB or cache-set thrash).
+    `width` must divide `out`.
+
+    ```mlir
+    %p = attn.pack_panels %w {width = 64 : i64} : tensor<768x2304xf32> -> tensor<36x768x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Matrix:$input, I64Attr:$width);
+  let results = (outs Attn_F32Panels:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 def Attn_ConcatOp : Attn_Op<"concat", [Pure]> {
@@ -118,14 +139,16 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure]> {
   let summary = "affine projection of the last dim";
   let description = [{
     `result = input @ W^T + bias` for `layout = out_in` (W is `[out, in]`, as
-    PyTorch stores it) and `input @ W + bias` for `layout = in_out`.
+    PyTorch stores it) and `input @ W + bias` for `layout = in_out`. With
+    `layout = panels` the weight is `attn.pack_panels` of an `[in, out]`
+    matrix, `[out / width, in, width]`.
 
     ```mlir
     %y = attn.linear %x, %w, %b layout(in_out)
         : (tensor<?x?x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$input, Attn_F32Matrix:$weight,
+  let arguments = (ins Attn_F32Tensor:$input, Attn_F32Weight:$weight,
                        Optional<Attn_F32Vector>:$bias, Attn_WeightLayoutAttr:$layout);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = [{
