@@ -12,7 +12,9 @@
  * never overflow or go denormal (denormals would slow some cores down).
  *
  * Flops: 2 per FMA lane (a multiply and an add). For each thread count it
- * prints the best of TRIALS timed runs of ITERS iterations per thread, one line
+ * prints the best of TRIALS timed runs of ITERS iterations per thread: many
+ * short runs, so that the best one is free of other processes' interference
+ * on a shared machine (a few long runs were seen to vary by 2x there). One line
  *   threads=T gflops=G isa=avx512 lanes=16 acc=16
  * which bench/run.py parses. The threads start together behind a barrier;
  * the time runs from before the barrier to the last join.
@@ -46,8 +48,8 @@ typedef __m256 vec;
 #error "fma_peak needs AVX2+FMA or AVX-512 (compile with -march=native)"
 #endif
 
-#define ITERS 100000000L /* per thread per trial: ~0.3-0.6 s at a few GHz */
-#define TRIALS 3
+#define ITERS 10000000L /* per thread per trial: ~25-50 ms at a few GHz */
+#define TRIALS 40
 
 static pthread_barrier_t barrier;
 static volatile float sink;

@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 
 import blocks  # noqa: E402
 
-ATTNC = os.path.join(REPO, "build", "bin", "attnc")
+ATTNC = os.path.join(REPO, "build", "bin", "attnc")   # --attnc overrides
 LIBATTNRT = os.path.join(REPO, "build", "lib", "libattnrt.so")
 MIB = 1024 * 1024
 SCHEDULES = ("hand", "naive", "auto")
@@ -60,7 +60,7 @@ def parse_args():
                    help="only this block (repeatable; default: both)")
     p.add_argument("--shape", action="append", metavar="BxS",
                    help="only this shape, e.g. 1x128 (repeatable; default: the block's list)")
-    p.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default 1,2)")
+    p.add_argument("--threads", help="thread counts, comma-separated (default 1,2)")
     p.add_argument("--systems", default=",".join(SYSTEMS),
                    help=f"systems to run (default {','.join(SYSTEMS)}); hand always runs")
     p.add_argument("--quick", action="store_true",
@@ -77,18 +77,25 @@ def parse_args():
                    help="agreement tolerance, max abs difference to our output (default 1e-3)")
     p.add_argument("--timeout", type=float, default=3600,
                    help="seconds one worker may take (default 3600)")
+    p.add_argument("--attnc", default=ATTNC,
+                   help="the attnc to compile with (default build/bin/attnc)")
     p.add_argument("--workdir", default=os.path.join(HERE, "out"),
                    help="models, weights, inputs, ONNX files, results.md (default bench/out)")
     a = p.parse_args()
     a.blocks = a.block or sorted(blocks.BLOCKS)
-    a.thread_list = [int(t) for t in a.threads.split(",")]
+    try:
+        a.thread_list = [int(t) for t in (a.threads or "1,2").split(",")]
+    except ValueError:
+        p.error(f"--threads wants counts like 1,2, got '{a.threads}'")
+    if not a.thread_list or min(a.thread_list) < 1:
+        p.error("--threads wants counts >= 1")
     a.system_list = [s for s in SYSTEMS if s in a.systems.split(",") or s == "hand"]
     unknown = set(a.systems.split(",")) - set(SYSTEMS)
     if unknown:
         p.error(f"unknown system(s) {sorted(unknown)}; known: {','.join(SYSTEMS)}")
     if a.quick:
         a.shape = a.shape or ["1x128"]
-        if a.threads == "1,2":
+        if a.threads is None:
             a.thread_list = [1]
         a.min_time, a.min_reps, a.max_reps = 0.3, 3, 10
     else:
@@ -297,7 +304,9 @@ def header(a, peaks, isa, accepted):
 
 
 def main():
+    global ATTNC
     a = parse_args()
+    ATTNC = a.attnc
     for f in (ATTNC, LIBATTNRT):
         if not os.path.exists(f):
             raise BenchError(f"{f} missing: build the project first (./scripts/setup.sh)")

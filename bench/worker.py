@@ -22,7 +22,7 @@ What one worker does, in order:
      memory of one run" = VmHWM after it - VmRSS before it, with the peak
      reset just before (echo 5 > /proc/self/clear_refs):
        extra      the first run of a second, fresh instance (a second
-                  attn_model_load / InferenceSession / infer request; torch
+                  attn_model_load / InferenceSession / OpenVINO compile; torch
                   modules keep no workspace), after malloc_trim(0) returned the
                   heap's free memory to the system. Code and weights are
                   resident by then, so this is the memory the computation
@@ -155,23 +155,26 @@ def openvino_system(a, x):
     import openvino as ov
 
     core = ov.Core()
-    # f32 forced: on AMX/AVX512-BF16 machines the CPU plugin's default
-    # inference precision is bf16, which would not be an fp32 comparison.
-    compiled = core.compile_model(a.onnx, "CPU", {
+    config = {
         "INFERENCE_NUM_THREADS": a.threads,
+        # f32 forced: on AMX/AVX512-BF16 machines the CPU plugin's default
+        # inference precision is bf16, which would not be an fp32 comparison.
         "INFERENCE_PRECISION_HINT": "f32",
         "PERFORMANCE_HINT": "LATENCY",
-    })
-    precision = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
-    if "32" not in precision:
-        raise RuntimeError(f"OpenVINO ignored the f32 precision hint (got {precision})")
-    first = compiled.create_infer_request()
+    }
 
-    def runner(req):
-        return lambda: req.infer({0: x})
+    def instance():
+        # A fresh instance is a fresh compile: infer requests of one compiled
+        # model share its intermediate buffers.
+        compiled = core.compile_model(a.onnx, "CPU", config)
+        precision = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
+        if "32" not in precision:
+            raise RuntimeError(f"OpenVINO ignored the f32 precision hint (got {precision})")
+        req = compiled.create_infer_request()
+        return req, lambda: req.infer({0: x})
 
-    return (runner(first), lambda: first.get_output_tensor(0).data,
-            lambda: runner(compiled.create_infer_request()))
+    req, run = instance()
+    return run, lambda: req.get_output_tensor(0).data, lambda: instance()[1]
 
 
 SYSTEMS = {"ours": ours, "torch": torch_system, "ort": ort_system, "openvino": openvino_system}
