@@ -252,7 +252,8 @@ def table(block, b, s, threads, peak, rows):
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for label, res, note in rows:
         if res.get("status") != "ok":
-            out.append(f"| {label} | - | - | - | - | - | - | {res.get('detail', res.get('status'))} |")
+            detail = str(res.get("detail", res.get("status"))).replace("|", "\\|")
+            out.append(f"| {label} | - | - | - | - | - | - | {detail} |")
             continue
         ms = res["ms"]
         gf = fl / (ms * 1e6)
