@@ -95,15 +95,83 @@ void scheduleNorm(KernelStages &s, int width) {
   s.norm->invStd.compute_at(s.final, rows);
 }
 
-/// One task per (query row, batch): the row's scores for every head and key
-/// live in a buffer of S x heads floats, then feed the weighted sum of values.
-void scheduleAttention(KernelStages &s, int width) {
-  Var rows = scheduleRows(s.final, s.vars, width);
+/// The largest power of two that divides `extent`, at most `width`.
+int dividingWidth(int64_t extent, int width) {
+  int w = 1;
+  while (w < width && extent % (2 * w) == 0)
+    w *= 2;
+  return w;
+}
+
+/// The largest power of two <= `limit` that divides `extent` (at least 1).
+int dividingFactor(int64_t extent, int limit) {
+  int f = 1;
+  while (2 * f <= limit && extent % (2 * f) == 0)
+    f *= 2;
+  return f;
+}
+
+/// Flash attention: one task per (query tile, head, batch); for each key tile
+/// the task computes the tile's scores, maxima, exponentials, sums and
+/// output in L1-sized buffers, then folds them into its running state.
+/// Register blocks: scores are vectors over query rows x unrolled keys, the
+/// output vectors over head dims x unrolled query rows, both within about
+/// `accumulators` registers.
+void scheduleAttention(KernelStages &s, const Target &target) {
   AttentionStage &a = *s.attention;
-  for (Func f : {a.scores, a.rowMax, a.probs, a.rowSum, a.weighted})
-    f.compute_at(s.final, rows);
-  a.weighted.vectorize(s.vars[0], width);
-  a.weighted.update().reorder(s.vars[0], a.keys.x).vectorize(s.vars[0], width);
+  const std::vector<Var> &v = s.vars;
+  const int tq = AttentionStage::kQueryTile;
+  int natural = target.natural_vector_size<float>();
+  int accumulators = target.has_feature(Target::AVX512) ? 16 : 8;
+  int rowWidth = std::min(natural, tq);
+  int headWidth = dividingWidth(a.headDim, natural);
+
+  Func f = s.final;
+  Var h("h"), c("c"), it("it"), ii("ii"), task("task");
+  f.split(v[0], h, c, a.headDim)
+      .split(v[1], it, ii, tq, TailStrategy::GuardWithIf)
+      .reorder(c, ii, h, it)
+      .fuse(h, it, task)
+      .vectorize(c, headWidth);
+  Var tasks = parallelOver(f, task, v);
+  a.queries.compute_at(f, tasks);
+  a.state.compute_at(f, tasks).vectorize(a.state.args()[0], headWidth);
+  RVar tile = a.tiles.x;
+  a.state.update()
+      .reorder(a.state.args()[0], a.state.args()[1], tile)
+      .vectorize(a.state.args()[0], headWidth);
+
+  // Everything per key tile is computed at the state's loop over tiles.
+  for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
+    g.compute_at(a.state, tile);
+  Var rows = a.dot.args()[0], keys = a.dot.args()[1];
+  int keyBlock = dividingFactor(AttentionStage::kKeyTile,
+                                std::max(1, accumulators / (tq / rowWidth)));
+  Var ko("ko"), ki("ki");
+  a.dot.vectorize(rows, rowWidth);
+  a.dot.update()
+      .split(keys, ko, ki, keyBlock)
+      .reorder(rows, ki, a.headDims.x, ko)
+      .vectorize(rows, rowWidth)
+      .unroll(rows)
+      .unroll(ki);
+  for (Func g : {a.tileMax, a.tileSum}) {
+    g.vectorize(g.args()[0], rowWidth);
+    g.update().reorder(g.args()[0], a.keys.x).vectorize(g.args()[0], rowWidth);
+  }
+  a.probs.vectorize(a.probs.args()[0], rowWidth);
+
+  Var hc = a.tileOut.args()[0], qr = a.tileOut.args()[1];
+  int rowBlock = dividingFactor(
+      tq, std::max(1, accumulators / int(a.headDim / headWidth)));
+  Var qo("qo"), qi("qi");
+  a.tileOut.vectorize(hc, headWidth);
+  a.tileOut.update()
+      .split(qr, qo, qi, rowBlock)
+      .reorder(hc, qi, a.keys.x, qo)
+      .vectorize(hc, headWidth)
+      .unroll(hc)
+      .unroll(qi);
 }
 
 } // namespace
@@ -124,7 +192,7 @@ void scheduleHand(KernelStages &s, const Target &target) {
   else if (s.norm)
     scheduleNorm(s, width);
   else if (s.attention)
-    scheduleAttention(s, width);
+    scheduleAttention(s, target);
   else
     scheduleRows(s.final, s.vars, width);
 }
@@ -136,11 +204,12 @@ void scheduleNaive(KernelStages &s) {
     s.norm->mean.compute_root();
     s.norm->invStd.compute_root();
   }
-  if (s.attention)
-    for (Func f : {s.attention->scores, s.attention->rowMax,
-                   s.attention->probs, s.attention->rowSum,
-                   s.attention->weighted})
+  if (s.attention) {
+    AttentionStage &a = *s.attention;
+    for (Func f : {a.queries, a.dot, a.tileMax, a.probs, a.tileSum,
+                   a.tileOut, a.state})
       f.compute_root();
+  }
 }
 
 } // namespace attnc::schedules

@@ -31,14 +31,21 @@ struct NormStage {
   Halide::RDom k;
 };
 
-/// Softmax attention per (head, query row): `scores(j, i, h, batch...)`,
-/// its row maximum, `probs = exp(scores - max)` and their row sum, and the
-/// unnormalised output `weighted(c, i, batch...) = sum_j probs * v`, all
-/// reduced over the keys `keys` (restricted to j <= i when causal).
+/// Flash attention (see HalideAlgorithm.cpp), per query tile `it` of
+/// kQueryTile rows `ii`, head `h` and key tile `kt` of kKeyTile keys `jj`:
+///   queries(ii, e, it, h, batch...)      the query tile, rows innermost
+///   dot(ii, jj, kt, it, h, batch...)     scores, reduced over `headDims`
+///   tileMax, tileSum(ii, kt, it, h, ...) per key tile, reduced over `keys`
+///   probs(ii, jj, kt, it, h, ...)        exp(score - tileMax), 0 if masked
+///   tileOut(c, ii, kt, it, h, ...)       probs x values, reduced over `keys`
+///   state(c, ii, it, h, ...)             Tuple (max, sum, output), updated
+///                                        over key tiles `tiles` in order
 struct AttentionStage {
-  Halide::Func scores, rowMax, probs, rowSum, weighted;
-  Halide::RDom keys;
-  int64_t heads, headDim;
+  static constexpr int kQueryTile = 32, kKeyTile = 64;
+  Halide::Func queries, dot, tileMax, probs, tileSum, tileOut, state;
+  Halide::RDom tiles, keys, headDims;
+  int64_t heads;
+  int headDim;
 };
 
 struct KernelStages {

@@ -125,61 +125,94 @@ Tensor AlgorithmBuilder::layerNorm(LayerNormOp op) {
   return {out, in.extents};
 }
 
+/// Flash attention: per (query tile, head), keys are visited one tile at a
+/// time; each key tile yields its own row maximum, row sum of exponentials and
+/// unnormalised output, and a running (max, sum, output) state folds the
+/// tiles in with an online softmax. No S x S matrix exists. The tiles are
+/// part of the algorithm (not only the schedule) because causal attention
+/// skips the key tiles wholly above a query tile's last row.
 Tensor AlgorithmBuilder::sdpa(SdpaOp op) {
+  using schedules::AttentionStage;
+  const int tq = AttentionStage::kQueryTile, tk = AttentionStage::kKeyTile;
   Tensor q = values.lookup(op.getQuery());
   Func k = values.lookup(op.getKey()).func;
   Func vals = values.lookup(op.getValue()).func;
   size_t rank = q.extents.size();
   std::vector<Var> v = vars(rank);
   int64_t heads = op.getHeads();
-  int64_t dh = op.getType().getShape().back() / heads;
-  Var j("j"), h("h");
-  Var c = v[0], i = v[1];
+  int dh = int(op.getType().getShape().back() / heads);
   std::vector<Var> batch(v.begin() + 2, v.end());
-  auto with = [&](std::vector<Var> front) {
-    std::vector<Expr> all(front.begin(), front.end());
-    all.insert(all.end(), batch.begin(), batch.end());
-    return all;
+  auto at = [&](std::vector<Expr> front) {
+    front.insert(front.end(), batch.begin(), batch.end());
+    return front;
   };
-  auto at = [&](Expr feature, Expr row) {
-    std::vector<Expr> all = {feature, row};
-    all.insert(all.end(), batch.begin(), batch.end());
-    return all;
-  };
-
-  RDom e(0, int(dh), name("e"));
-  Func scores(name("scores"));
-  Expr dot = sum(q.func(at(h * int(dh) + e.x, i)) * k(at(h * int(dh) + e.x, j)));
-  float scale = op.getScale().convertToFloat();
-  scores(with({j, i, h})) = scale == 1.0f ? dot : dot * scale;
-
-  // Keys a query may see; causal attention never visits j > i at all.
-  RDom keys(0, q.extents[1], name("keys"));
+  Var c("c"), e("e"), ii("ii"), jj("jj"), it("it"), kt("kt"), h("h");
+  Expr seq = q.extents[1];
+  Expr row = it * tq + ii, key = kt * tk + jj;
+  // Tiles overhang the sequence: loads are clamped, overhanging keys masked.
+  Expr visible = key < seq;
   if (op.getMask() == Mask::causal)
-    keys.where(keys.x <= i);
-  auto keyArgs = [&](Expr hh) {
-    std::vector<Expr> all = {keys.x, i, hh};
-    all.insert(all.end(), batch.begin(), batch.end());
-    return all;
-  };
-  Func rowMax(name("row_max")), probs(name("probs")), rowSum(name("row_sum"));
-  rowMax(with({i, h})) = -std::numeric_limits<float>::infinity();
-  rowMax(with({i, h})) = max(rowMax(with({i, h})), scores(keyArgs(h)));
-  probs(with({j, i, h})) = exp(scores(with({j, i, h})) - rowMax(with({i, h})));
-  rowSum(with({i, h})) = 0.0f;
-  rowSum(with({i, h})) += probs(keyArgs(h));
+    visible = visible && key <= row;
 
-  Expr head = c / int(dh);
-  Func weighted(name("weighted"));
-  weighted(v) = 0.0f;
-  weighted(v) += probs(keyArgs(head)) * vals(at(c, keys.x));
-  std::vector<Expr> sumArgs = {i, head};
-  sumArgs.insert(sumArgs.end(), batch.begin(), batch.end());
+  // The query tile with rows contiguous (for vectors over rows), pre-scaled.
+  Func queries(name("queries"));
+  Expr qv = q.func(at({h * dh + e, min(row, seq - 1)}));
+  float scale = op.getScale().convertToFloat();
+  queries(at({ii, e, it, h})) = scale == 1.0f ? qv : qv * scale;
+
+  RDom r(0, dh, name("e"));
+  Func dot(name("dot"));
+  dot(at({ii, jj, kt, it, h})) = 0.0f;
+  dot(at({ii, jj, kt, it, h})) += queries(at({ii, r.x, it, h})) *
+                                  k(at({h * dh + r.x, min(key, seq - 1)}));
+
+  // A finite floor instead of -inf keeps exp() arguments finite when a row
+  // sees no key of a tile (above the causal diagonal, past the sequence).
+  const float floor = -1e30f;
+  RDom kr(0, tk, name("key"));
+  auto inTile = [&](Func f, Expr j) {
+    return f(at({ii, j, kt, it, h}));
+  };
+  Expr visibleAt = substitute(jj.name(), kr.x, visible);
+  Func tileMax(name("tile_max")), probs(name("probs")), tileSum(name("tile_sum"));
+  tileMax(at({ii, kt, it, h})) = floor;
+  tileMax(at({ii, kt, it, h})) =
+      max(tileMax(at({ii, kt, it, h})), select(visibleAt, inTile(dot, kr.x), floor));
+  probs(at({ii, jj, kt, it, h})) = select(
+      visible, exp(inTile(dot, jj) - tileMax(at({ii, kt, it, h}))), 0.0f);
+  tileSum(at({ii, kt, it, h})) = 0.0f;
+  tileSum(at({ii, kt, it, h})) += inTile(probs, kr.x);
+  Func tileOut(name("tile_out"));
+  tileOut(at({c, ii, kt, it, h})) = 0.0f;
+  tileOut(at({c, ii, kt, it, h})) +=
+      inTile(probs, kr.x) * vals(at({h * dh + c, min(kt * tk + kr.x, seq - 1)}));
+
+  // Online softmax over the key tiles, in order.
+  RDom tiles(0, (seq + tk - 1) / tk, name("tiles"));
+  if (op.getMask() == Mask::causal)
+    tiles.where(tiles.x * tk <= it * tq + tq - 1);
+  Func state(name("state"));
+  state(at({c, ii, it, h})) = Tuple(floor, 0.0f, 0.0f);
+  Tuple old = state(at({c, ii, it, h}));
+  Expr m = tileMax(at({ii, tiles.x, it, h}));
+  // One of the two sides keeps its scale: rescale the other by
+  // exp(-|difference|), one exp per step. A difference against the -1e30
+  // floor would overflow exp's range reduction, and anything below -88 is 0
+  // in float anyway.
+  Expr diff = old[0] - m;
+  Expr shrink = exp(max(-abs(diff), -88.0f));
+  Expr keep = select(diff >= 0.0f, 1.0f, shrink);
+  Expr add = select(diff >= 0.0f, shrink, 1.0f);
+  state(at({c, ii, it, h})) =
+      Tuple(max(old[0], m),
+            old[1] * keep + tileSum(at({ii, tiles.x, it, h})) * add,
+            old[2] * keep + tileOut(at({c, ii, tiles.x, it, h})) * add);
+  Tuple fin = state(at({v[0] % dh, v[1] % tq, v[1] / tq, v[0] / dh}));
   Func out(name("attention"));
-  out(v) = weighted(v) / rowSum(sumArgs);
-  stages.attention =
-      schedules::AttentionStage{scores, rowMax, probs, rowSum, weighted,
-                                keys, heads, dh};
+  out(v) = fin[2] / fin[1];
+  stages.attention = AttentionStage{queries, dot,     tileMax, probs,
+                                    tileSum, tileOut, state,   tiles,
+                                    kr,      r,       heads,   dh};
   return {out, q.extents};
 }
 
