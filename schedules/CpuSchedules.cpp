@@ -25,6 +25,22 @@ int vectorWidth(int64_t extent, const Target &target) {
   return width;
 }
 
+/// The largest power of two that divides `extent`, at most `width`.
+int dividingWidth(int64_t extent, int width) {
+  int w = 1;
+  while (w < width && extent % (2 * w) == 0)
+    w *= 2;
+  return w;
+}
+
+/// The largest power of two <= `limit` that divides `extent` (at least 1).
+int dividingFactor(int64_t extent, int limit) {
+  int f = 1;
+  while (2 * f <= limit && extent % (2 * f) == 0)
+    f *= 2;
+  return f;
+}
+
 /// Fuses `rows` with the outer dims vars[2..] into one parallel loop, so
 /// batch 1 still spreads over cores. Returns the fused var.
 Var parallelOver(Func f, Var rows, const std::vector<Var> &vars) {
@@ -89,26 +105,24 @@ void scheduleGemm(KernelStages &s, const Target &target, int width) {
       .unroll(v[1]);
 }
 
-void scheduleNorm(KernelStages &s, int width) {
+/// Row statistics per parallel row; each sum runs over `lanes` partial sums
+/// in one vector (rfactor) instead of a serial scalar chain.
+void scheduleNorm(KernelStages &s, const Target &target, int width) {
   Var rows = scheduleRows(s.final, s.vars, width);
-  s.norm->mean.compute_at(s.final, rows);
-  s.norm->invStd.compute_at(s.final, rows);
-}
-
-/// The largest power of two that divides `extent`, at most `width`.
-int dividingWidth(int64_t extent, int width) {
-  int w = 1;
-  while (w < width && extent % (2 * w) == 0)
-    w *= 2;
-  return w;
-}
-
-/// The largest power of two <= `limit` that divides `extent` (at least 1).
-int dividingFactor(int64_t extent, int limit) {
-  int f = 1;
-  while (2 * f <= limit && extent % (2 * f) == 0)
-    f *= 2;
-  return f;
+  NormStage &n = *s.norm;
+  int lanes = dividingWidth(n.features, target.natural_vector_size<float>());
+  for (Func sum : {n.rowSum, n.rowSquares}) {
+    sum.compute_at(s.final, rows);
+    if (lanes == 1)
+      continue;
+    RVar outer("outer"), lane("lane");
+    Var u("u");
+    Func partial = sum.update()
+                       .split(n.k.x, outer, lane, lanes)
+                       .rfactor(lane, u);
+    partial.compute_at(s.final, rows).vectorize(u);
+    partial.update().vectorize(u);
+  }
 }
 
 /// Flash attention: one task per (query tile, head, batch); for each key tile
@@ -190,7 +204,7 @@ void scheduleHand(KernelStages &s, const Target &target) {
   if (s.gemm)
     scheduleGemm(s, target, width);
   else if (s.norm)
-    scheduleNorm(s, width);
+    scheduleNorm(s, target, width);
   else if (s.attention)
     scheduleAttention(s, target);
   else
@@ -201,8 +215,8 @@ void scheduleNaive(KernelStages &s) {
   if (s.gemm)
     s.gemm->func.compute_root();
   if (s.norm) {
-    s.norm->mean.compute_root();
-    s.norm->invStd.compute_root();
+    s.norm->rowSum.compute_root();
+    s.norm->rowSquares.compute_root();
   }
   if (s.attention) {
     AttentionStage &a = *s.attention;

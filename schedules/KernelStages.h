@@ -25,10 +25,12 @@ struct GemmStage {
   int64_t inFeatures, outFeatures;
 };
 
-/// Per-row statistics of a layer norm, reduced over `k`.
+/// Per-row statistics of a layer norm: the sum, then the sum of squares
+/// about the mean, each reduced over `k` (the `features` of a row).
 struct NormStage {
-  Halide::Func mean, invStd;
+  Halide::Func rowSum, rowSquares;
   Halide::RDom k;
+  int64_t features;
 };
 
 /// Flash attention (see HalideAlgorithm.cpp), per query tile `it` of

@@ -114,14 +114,18 @@ Tensor AlgorithmBuilder::layerNorm(LayerNormOp op) {
   RDom r(0, int(d), name("d"));
   // Two passes (mean, then centred variance) as PyTorch: one-pass E[x^2] -
   // E[x]^2 loses digits when |mean| >> std.
-  Func mean(name("mean")), invStd(name("inv_std"));
-  mean(rows) = sum(in.func(args(rank, 0, r.x))) / float(d);
-  Expr centred = in.func(args(rank, 0, r.x)) - mean(rows);
-  invStd(rows) = 1.0f / sqrt(sum(centred * centred) / float(d) +
-                             op.getEpsilon().convertToFloat());
+  Func rowSum(name("row_sum")), rowSquares(name("row_squares"));
+  rowSum(rows) = 0.0f;
+  rowSum(rows) += in.func(args(rank, 0, r.x));
+  Expr mean = rowSum(rows) / float(d);
+  Expr centred = in.func(args(rank, 0, r.x)) - mean;
+  rowSquares(rows) = 0.0f;
+  rowSquares(rows) += centred * centred;
+  Expr invStd = 1.0f / sqrt(rowSquares(rows) / float(d) +
+                            op.getEpsilon().convertToFloat());
   Func out(name("layer_norm"));
-  out(v) = (in.func(v) - mean(rows)) * invStd(rows) * gamma(v[0]) + beta(v[0]);
-  stages.norm = schedules::NormStage{mean, invStd, r};
+  out(v) = (in.func(v) - mean) * invStd * gamma(v[0]) + beta(v[0]);
+  stages.norm = schedules::NormStage{rowSum, rowSquares, r, d};
   return {out, in.extents};
 }
 
