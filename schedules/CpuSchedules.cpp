@@ -125,9 +125,12 @@ void scheduleNorm(KernelStages &s, const Target &target, int width) {
   }
 }
 
-/// Flash attention: one task per (query tile, head, batch); for each key tile
-/// the task computes the tile's scores, maxima, exponentials, sums and
-/// output in L1-sized buffers, then folds them into its running state.
+/// Flash attention: one task per (head, batch), which first copies its head's
+/// keys and values into contiguous S x headDim blocks (in the projection's
+/// output they are 256-byte pieces of rows thousands of bytes apart: a TLB
+/// miss per key), then walks the query tiles. For each key tile it computes
+/// the tile's scores, maxima, exponentials, sums and output in L1-sized
+/// buffers and folds them into the query tile's running state.
 /// Register blocks: scores are vectors over query rows x unrolled keys, the
 /// output vectors over head dims x unrolled query rows, both within about
 /// `accumulators` registers.
@@ -141,15 +144,17 @@ void scheduleAttention(KernelStages &s, const Target &target) {
   int headWidth = dividingWidth(a.headDim, natural);
 
   Func f = s.final;
-  Var h("h"), c("c"), it("it"), ii("ii"), task("task");
+  Var h("h"), c("c"), it("it"), ii("ii");
   f.split(v[0], h, c, a.headDim)
       .split(v[1], it, ii, tq, TailStrategy::GuardWithIf)
-      .reorder(c, ii, h, it)
-      .fuse(h, it, task)
+      .reorder(c, ii, it, h)
       .vectorize(c, headWidth);
-  Var tasks = parallelOver(f, task, v);
-  a.queries.compute_at(f, tasks);
-  a.state.compute_at(f, tasks).vectorize(a.state.args()[0], headWidth);
+  // Parallel over heads (and batch); query tiles run in order inside.
+  Var tasks = parallelOver(f, h, v);
+  a.keySource.in(a.dot).compute_at(f, tasks).vectorize(v[0], headWidth);
+  a.valueSource.in(a.tileOut).compute_at(f, tasks).vectorize(v[0], headWidth);
+  a.queries.compute_at(f, it);
+  a.state.compute_at(f, it).vectorize(a.state.args()[0], headWidth);
   RVar tile = a.tiles.x;
   a.state.update()
       .reorder(a.state.args()[0], a.state.args()[1], tile)

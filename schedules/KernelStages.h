@@ -35,6 +35,8 @@ struct NormStage {
 
 /// Flash attention (see HalideAlgorithm.cpp), per query tile `it` of
 /// kQueryTile rows `ii`, head `h` and key tile `kt` of kKeyTile keys `jj`:
+///   keySource, valueSource(c, j, batch...)  K and V, all heads
+///                                           (c = h * headDim + e)
 ///   queries(ii, e, it, h, batch...)      the query tile, rows innermost
 ///   dot(ii, jj, kt, it, h, batch...)     scores, reduced over `headDims`
 ///   tileMax, tileSum(ii, kt, it, h, ...) per key tile, reduced over `keys`
@@ -44,6 +46,7 @@ struct NormStage {
 ///                                        over key tiles `tiles` in order
 struct AttentionStage {
   static constexpr int kQueryTile = 32, kKeyTile = 64;
+  Halide::Func keySource, valueSource;
   Halide::Func queries, dot, tileMax, probs, tileSum, tileOut, state;
   Halide::RDom tiles, keys, headDims;
   int64_t heads;

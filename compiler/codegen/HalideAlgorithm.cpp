@@ -214,9 +214,10 @@ Tensor AlgorithmBuilder::sdpa(SdpaOp op) {
   Tuple fin = state(at({v[0] % dh, v[1] % tq, v[1] / tq, v[0] / dh}));
   Func out(name("attention"));
   out(v) = fin[2] / fin[1];
-  stages.attention = AttentionStage{queries, dot,     tileMax, probs,
-                                    tileSum, tileOut, state,   tiles,
-                                    kr,      r,       heads,   dh};
+  stages.attention = AttentionStage{k,       vals,    queries, dot,
+                                    tileMax, probs,   tileSum, tileOut,
+                                    state,   tiles,   kr,      r,
+                                    heads,   dh};
   return {out, q.extents};
 }
 
