@@ -64,17 +64,20 @@ Var scheduleRows(Func f, const std::vector<Var> &vars, int width) {
 /// Rows of a GEMM register tile.
 const int kRowTile = 6;
 
-/// GEMM register blocks: each tile computes `vectors` x W features of
-/// `kRowTile` rows with the k loop outermost, so its partial sums stay in
-/// registers (AVX-512: 4 x 6 = 24 of 32 zmm; AVX2: 2 x 6 = 12 of 16 ymm) and
-/// every k step is one weight-vector load per vector and one broadcast per
-/// row. A task walks one block of rows through one panel of features, so the
-/// panel (K x nTile weights) stays in L2 while the rows stream past it.
-/// Tiles always span whole row tiles (the algorithm clamps the input row), so
-/// the block's size is constant and the last, shorter tile needs no guard.
+/// GEMM register blocks, GotoBLAS-style: each task owns one panel of
+/// features (nTile = gemmPanelWidth, the packed weight panel) and a block of
+/// rows. The reduction is cut into chunks of kChunk; for each chunk the task
+/// runs every 6-row register tile of its block over the chunk, so the
+/// chunk's kChunk x nTile weights (64 KiB) stay in L1 and the block's rows of
+/// the chunk in L2, and partial sums stay in registers within a chunk
+/// (AVX-512: 4 x 6 = 24 of 32 zmm; AVX2: 2 x 6 = 12 of 16 ymm). The weights
+/// then stream once per block, the inputs once per panel. Tiles span whole
+/// row tiles past the last row (the algorithm clamps the input row), so
+/// they need no guard.
 void scheduleGemm(KernelStages &s, const Target &target, int width) {
-  // Rows per block: the block's inputs fill about a quarter of a 2 MiB L2.
-  const int64_t kBlockBytes = 512 * 1024;
+  const int kChunk = 256;
+  // Rows per block: the block's rows of one chunk fill about 256 KiB of L2.
+  const int64_t kBlockBytes = 256 * 1024;
   const std::vector<Var> &v = s.vars;
   Func f = s.final;
   // Features narrower than a panel get fewer vectors; their weights are
@@ -82,8 +85,7 @@ void scheduleGemm(KernelStages &s, const Target &target, int width) {
   int nTile = gemmPanelWidth(target);
   while (nTile > width && nTile > s.features)
     nTile /= 2;
-  int64_t blockTiles =
-      std::max<int64_t>(1, kBlockBytes / (4 * s.gemm->inFeatures) / kRowTile);
+  int64_t blockTiles = std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / kRowTile);
   Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), rt("rt"), task("task");
   f.split(v[0], no, ni, nTile, TailStrategy::ShiftInwards)
       .split(v[1], ro, ri, kRowTile, TailStrategy::GuardWithIf)
@@ -91,18 +93,18 @@ void scheduleGemm(KernelStages &s, const Target &target, int width) {
       .reorder(ni, ri, rt, no, rb)
       .fuse(no, rb, task)
       .vectorize(ni, width);
-  parallelOver(f, task, v);
+  Var tasks = parallelOver(f, task, v);
   Func gemm = s.gemm->func;
-  gemm.compute_at(f, rt)
-      .bound_extent(v[1], kRowTile)
-      .vectorize(v[0], width)
-      .unroll(v[0])
-      .unroll(v[1]);
+  Var rto("rto"), rti("rti");
+  RVar ko("ko"), ki("ki");
+  gemm.compute_at(f, tasks).align_bounds(v[1], kRowTile).vectorize(v[0], width);
   gemm.update()
-      .reorder(v[0], v[1], s.gemm->k.x)
+      .split(v[1], rto, rti, kRowTile, TailStrategy::RoundUp)
+      .split(s.gemm->k.x, ko, ki, kChunk, TailStrategy::GuardWithIf)
+      .reorder(v[0], rti, ki, rto, ko)
       .vectorize(v[0], width)
       .unroll(v[0])
-      .unroll(v[1]);
+      .unroll(rti);
 }
 
 /// Row statistics per parallel row; each sum runs over `lanes` partial sums
