@@ -3,7 +3,8 @@
 // Which autoscheduler: Mullapudi2016 by default (ATTNC_AUTOSCHEDULER in
 // cmake/AttncHalide.cmake). GPT-2 block, B=1 S=128, `attn-run --bench 20`,
 // median (best) of several rounds on the shared 2-core Sapphire Rapids
-// machine; the second core was often busy, hence the spread at 2 threads:
+// machine; the second core was often busy, hence the spread at 2 threads
+// (hand: the hand schedule of commit 69272bb, faster since):
 //
 //                         compile            1 thread      2 threads
 //   hand                  2.7-3.5 s          65 ms         36-69 (34) ms
