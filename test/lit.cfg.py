@@ -19,3 +19,6 @@ llvm_config.with_environment("PATH", config.attnc_tools_dir, append_path=True)
 # FileCheck variables captured in one CHECK-LABEL block stay in it.
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 config.substitutions.append(("%models", os.path.join(config.attnc_src_root, "models")))
+# `REQUIRES: autoscheduler`: cmake found the plugin behind --schedule=auto.
+if getattr(config, "attnc_autoscheduler_plugin", ""):
+    config.available_features.add("autoscheduler")

@@ -20,13 +20,18 @@
 
 namespace attnc::codegen {
 
-enum class ScheduleKind { Hand, Naive };
+/// --schedule: the hand schedules (schedules/CpuSchedules.h), Halide's
+/// autoscheduler (schedules/AutoSchedule.h) or the naive baseline.
+enum class ScheduleKind { Hand, Auto, Naive };
 
 struct KernelTarget {
   /// A full Halide target string, e.g. "x86-64-linux-avx2-fma-sse41".
   std::string halideTarget;
   ScheduleKind schedule = ScheduleKind::Hand;
 };
+
+/// The Halide autoscheduler behind ScheduleKind::Auto, e.g. "Mullapudi2016".
+const char *autoschedulerName();
 
 /// "host" or a Halide target string (e.g. "x86-64-linux-avx2"), checked and
 /// completed into a full target string; the error lists the accepted forms.

@@ -39,6 +39,25 @@ enum class Emit { MLIR, MLIROpt, Lib };
 
 cl::OptionCategory attncCategory("attnc options");
 
+/// An enum option parser whose error lists the accepted values, e.g.
+/// "unknown value 'bogus': use hand, auto or naive".
+template <typename T> struct ListingParser : cl::parser<T> {
+  using cl::parser<T>::parser;
+  bool parse(cl::Option &option, llvm::StringRef argName, llvm::StringRef arg,
+             T &value) {
+    std::string names;
+    for (size_t i = 0, e = this->Values.size(); i != e; ++i) {
+      if (this->Values[i].Name == arg) {
+        value = this->Values[i].V.getValue();
+        return false;
+      }
+      names += (i == 0 ? "" : i + 1 == e ? " or " : ", ");
+      names += this->Values[i].Name.str();
+    }
+    return option.error("unknown value '" + arg + "': use " + names);
+  }
+};
+
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                cl::desc("<model.attn | model.mlir>"),
                                cl::cat(attncCategory));
@@ -55,15 +74,21 @@ cl::opt<std::string>
                cl::desc("'host' or a Halide target string such as "
                         "x86-64-linux-avx2"),
                cl::cat(attncCategory));
-cl::opt<attnc::codegen::ScheduleKind>
+const std::string autoScheduleHelp =
+    std::string("Halide's ") + attnc::codegen::autoschedulerName() +
+    " autoscheduler: a reference for the hand schedules";
+cl::opt<attnc::codegen::ScheduleKind, false,
+        ListingParser<attnc::codegen::ScheduleKind>>
     schedule("schedule", cl::desc("Kernel schedules"),
              cl::values(clEnumValN(attnc::codegen::ScheduleKind::Hand, "hand",
                                    "tuned per target (default)"),
+                        clEnumValN(attnc::codegen::ScheduleKind::Auto, "auto",
+                                   autoScheduleHelp.c_str()),
                         clEnumValN(attnc::codegen::ScheduleKind::Naive, "naive",
                                    "everything at root, serial: a baseline")),
              cl::init(attnc::codegen::ScheduleKind::Hand),
              cl::cat(attncCategory));
-cl::opt<Emit> emit(
+cl::opt<Emit, false, ListingParser<Emit>> emit(
     "emit", cl::desc("What to produce"),
     cl::values(clEnumValN(Emit::MLIR, "mlir", "attn IR from the frontend"),
                clEnumValN(Emit::MLIROpt, "mlir-opt",
