@@ -158,7 +158,7 @@ void scheduleAttention(KernelStages &s, const Target &target) {
   Var tasks = parallelOver(f, h, v);
   a.keySource.in(a.dot).compute_at(f, tasks).vectorize(v[0], headWidth);
   a.valueSource.in(a.tileOut).compute_at(f, tasks).vectorize(v[0], headWidth);
-  a.queries.compute_at(f, it);
+  a.queries.compute_at(f, it).vectorize(a.queries.args()[0], rowWidth);
   a.state.compute_at(f, it).vectorize(a.state.args()[0], headWidth);
   RVar tile = a.tiles.x;
   a.state.update()
