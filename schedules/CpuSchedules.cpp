@@ -28,15 +28,8 @@ int vectorWidth(int64_t extent, const Target &target) {
   return width;
 }
 
-/// The largest power of two that divides `extent`, at most `width`.
-int dividingWidth(int64_t extent, int width) {
-  int w = 1;
-  while (w < width && extent % (2 * w) == 0)
-    w *= 2;
-  return w;
-}
-
-/// The largest power of two <= `limit` that divides `extent` (at least 1).
+/// The largest power of two <= `limit` that divides `extent` (at least 1):
+/// a vector width or unroll factor that needs no remainder loop.
 int dividingFactor(int64_t extent, int limit) {
   int f = 1;
   while (2 * f <= limit && extent % (2 * f) == 0)
@@ -88,7 +81,8 @@ void scheduleGemm(KernelStages &s, const Target &target, int width) {
   int nTile = gemmPanelWidth(target);
   while (nTile > width && nTile > s.features)
     nTile /= 2;
-  int64_t blockTiles = std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / kRowTile);
+  int64_t blockTiles =
+      std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / kRowTile);
   Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), rt("rt"), task("task");
   f.split(v[0], no, ni, nTile, TailStrategy::ShiftInwards)
       .split(v[1], ro, ri, kRowTile, TailStrategy::GuardWithIf)
@@ -115,19 +109,33 @@ void scheduleGemm(KernelStages &s, const Target &target, int width) {
 void scheduleNorm(KernelStages &s, const Target &target, int width) {
   Var rows = scheduleRows(s.final, s.vars, width);
   NormStage &n = *s.norm;
-  int lanes = dividingWidth(n.features, target.natural_vector_size<float>());
+  int lanes = dividingFactor(n.features, target.natural_vector_size<float>());
   for (Func sum : {n.rowSum, n.rowSquares}) {
     sum.compute_at(s.final, rows);
     if (lanes == 1)
       continue;
     RVar outer("outer"), lane("lane");
     Var u("u");
-    Func partial = sum.update()
-                       .split(n.k.x, outer, lane, lanes)
-                       .rfactor(lane, u);
+    Func partial =
+        sum.update().split(n.k.x, outer, lane, lanes).rfactor(lane, u);
     partial.compute_at(s.final, rows).vectorize(u);
     partial.update().vectorize(u);
   }
+}
+
+/// A register block for the reduction `update` of `g`: vectors of `width`
+/// along `vec` (unrolled over its whole extent) times `block` unrolled values
+/// of `across`, with the reduction `r` inside the block's loop, so the block's
+/// partial sums stay in registers while `r` runs.
+void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
+  Var outer(across.name() + "_o"), inner(across.name() + "_i");
+  g.vectorize(vec, width);
+  g.update()
+      .split(across, outer, inner, block)
+      .reorder(vec, inner, r, outer)
+      .vectorize(vec, width)
+      .unroll(vec)
+      .unroll(inner);
 }
 
 /// Flash attention: one task per (head, batch), which first copies its head's
@@ -146,7 +154,7 @@ void scheduleAttention(KernelStages &s, const Target &target) {
   int natural = target.natural_vector_size<float>();
   int accumulators = target.has_feature(Target::AVX512) ? 16 : 8;
   int rowWidth = std::min(natural, tq);
-  int headWidth = dividingWidth(a.headDim, natural);
+  int headWidth = dividingFactor(a.headDim, natural);
 
   Func f = s.final;
   Var h("h"), c("c"), it("it"), ii("ii");
@@ -168,34 +176,20 @@ void scheduleAttention(KernelStages &s, const Target &target) {
   // Everything per key tile is computed at the state's loop over tiles.
   for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, tile);
-  Var rows = a.dot.args()[0], keys = a.dot.args()[1];
   int keyBlock = dividingFactor(AttentionStage::kKeyTile,
                                 std::max(1, accumulators / (tq / rowWidth)));
-  Var ko("ko"), ki("ki");
-  a.dot.vectorize(rows, rowWidth);
-  a.dot.update()
-      .split(keys, ko, ki, keyBlock)
-      .reorder(rows, ki, a.headDims.x, ko)
-      .vectorize(rows, rowWidth)
-      .unroll(rows)
-      .unroll(ki);
+  registerBlock(a.dot, a.dot.args()[0], rowWidth, a.dot.args()[1], keyBlock,
+                a.headDims.x);
   for (Func g : {a.tileMax, a.tileSum}) {
     g.vectorize(g.args()[0], rowWidth);
     g.update().reorder(g.args()[0], a.keys.x).vectorize(g.args()[0], rowWidth);
   }
   a.probs.vectorize(a.probs.args()[0], rowWidth);
 
-  Var hc = a.tileOut.args()[0], qr = a.tileOut.args()[1];
   int rowBlock = dividingFactor(
       tq, std::max(1, accumulators / int(a.headDim / headWidth)));
-  Var qo("qo"), qi("qi");
-  a.tileOut.vectorize(hc, headWidth);
-  a.tileOut.update()
-      .split(qr, qo, qi, rowBlock)
-      .reorder(hc, qi, a.keys.x, qo)
-      .vectorize(hc, headWidth)
-      .unroll(hc)
-      .unroll(qi);
+  registerBlock(a.tileOut, a.tileOut.args()[0], headWidth, a.tileOut.args()[1],
+                rowBlock, a.keys.x);
 }
 
 } // namespace
@@ -230,8 +224,8 @@ void scheduleNaive(KernelStages &s) {
   }
   if (s.attention) {
     AttentionStage &a = *s.attention;
-    for (Func f : {a.queries, a.dot, a.tileMax, a.probs, a.tileSum,
-                   a.tileOut, a.state})
+    for (Func f :
+         {a.queries, a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut, a.state})
       f.compute_root();
   }
 }

@@ -167,21 +167,21 @@ Tensor AlgorithmBuilder::sdpa(SdpaOp op) {
   RDom r(0, dh, name("e"));
   Func dot(name("dot"));
   dot(at({ii, jj, kt, it, h})) = 0.0f;
-  dot(at({ii, jj, kt, it, h})) += queries(at({ii, r.x, it, h})) *
-                                  k(at({h * dh + r.x, min(key, seq - 1)}));
+  dot(at({ii, jj, kt, it, h})) +=
+      queries(at({ii, r.x, it, h})) * k(at({h * dh + r.x, min(key, seq - 1)}));
 
   // A finite floor instead of -inf keeps exp() arguments finite when a row
   // sees no key of a tile (above the causal diagonal, past the sequence).
-  const float floor = -1e30f;
+  const float lowest = -1e30f;
   RDom kr(0, tk, name("key"));
-  auto inTile = [&](Func f, Expr j) {
-    return f(at({ii, j, kt, it, h}));
-  };
+  auto inTile = [&](Func f, Expr j) { return f(at({ii, j, kt, it, h})); };
   Expr visibleAt = substitute(jj.name(), kr.x, visible);
-  Func tileMax(name("tile_max")), probs(name("probs")), tileSum(name("tile_sum"));
-  tileMax(at({ii, kt, it, h})) = floor;
+  Func tileMax(name("tile_max")), probs(name("probs")),
+      tileSum(name("tile_sum"));
+  tileMax(at({ii, kt, it, h})) = lowest;
   tileMax(at({ii, kt, it, h})) =
-      max(tileMax(at({ii, kt, it, h})), select(visibleAt, inTile(dot, kr.x), floor));
+      max(tileMax(at({ii, kt, it, h})),
+          select(visibleAt, inTile(dot, kr.x), lowest));
   probs(at({ii, jj, kt, it, h})) = select(
       visible, exp(inTile(dot, jj) - tileMax(at({ii, kt, it, h}))), 0.0f);
   tileSum(at({ii, kt, it, h})) = 0.0f;
@@ -189,14 +189,15 @@ Tensor AlgorithmBuilder::sdpa(SdpaOp op) {
   Func tileOut(name("tile_out"));
   tileOut(at({c, ii, kt, it, h})) = 0.0f;
   tileOut(at({c, ii, kt, it, h})) +=
-      inTile(probs, kr.x) * vals(at({h * dh + c, min(kt * tk + kr.x, seq - 1)}));
+      inTile(probs, kr.x) *
+      vals(at({h * dh + c, min(kt * tk + kr.x, seq - 1)}));
 
   // Online softmax over the key tiles, in order.
   RDom tiles(0, (seq + tk - 1) / tk, name("tiles"));
   if (op.getMask() == Mask::causal)
     tiles.where(tiles.x * tk <= it * tq + tq - 1);
   Func state(name("state"));
-  state(at({c, ii, it, h})) = Tuple(floor, 0.0f, 0.0f);
+  state(at({c, ii, it, h})) = Tuple(lowest, 0.0f, 0.0f);
   Tuple old = state(at({c, ii, it, h}));
   Expr m = tileMax(at({ii, tiles.x, it, h}));
   // One of the two sides keeps its scale: rescale the other by
@@ -207,17 +208,15 @@ Tensor AlgorithmBuilder::sdpa(SdpaOp op) {
   Expr shrink = exp(max(-abs(diff), -88.0f));
   Expr keep = select(diff >= 0.0f, 1.0f, shrink);
   Expr add = select(diff >= 0.0f, shrink, 1.0f);
-  state(at({c, ii, it, h})) =
-      Tuple(max(old[0], m),
-            old[1] * keep + tileSum(at({ii, tiles.x, it, h})) * add,
-            old[2] * keep + tileOut(at({c, ii, tiles.x, it, h})) * add);
+  state(at({c, ii, it, h})) = Tuple(
+      max(old[0], m), old[1] * keep + tileSum(at({ii, tiles.x, it, h})) * add,
+      old[2] * keep + tileOut(at({c, ii, tiles.x, it, h})) * add);
   Tuple fin = state(at({v[0] % dh, v[1] % tq, v[1] / tq, v[0] / dh}));
   Func out(name("attention"));
   out(v) = fin[2] / fin[1];
-  stages.attention = AttentionStage{k,       vals,    queries, dot,
-                                    tileMax, probs,   tileSum, tileOut,
-                                    state,   tiles,   kr,      r,
-                                    heads,   dh};
+  stages.attention =
+      AttentionStage{k,       vals,  queries, dot, tileMax, probs, tileSum,
+                     tileOut, state, tiles,   kr,  r,       heads, dh};
   return {out, q.extents};
 }
 
@@ -237,17 +236,16 @@ Tensor AlgorithmBuilder::elementwise(Operation *op) {
   Tensor in = values.lookup(op->getOperand(0));
   std::vector<Var> v = vars(in.extents.size());
   Expr x = in.func(v);
-  Expr y = llvm::TypeSwitch<Operation *, Expr>(op)
-               .Case([&](AddOp) {
-                 return x + values.lookup(op->getOperand(1)).func(v);
-               })
-               .Case([&](ReluOp) { return max(x, 0.0f); })
-               .Case([&](GeluOp) {
-                 return 0.5f * x * (1.0f + erfApprox(x * float(M_SQRT1_2)));
-               })
-               .Case([&](ScaleOp s) {
-                 return x * s.getFactor().convertToFloat();
-               });
+  Expr y =
+      llvm::TypeSwitch<Operation *, Expr>(op)
+          .Case([&](AddOp) {
+            return x + values.lookup(op->getOperand(1)).func(v);
+          })
+          .Case([&](ReluOp) { return max(x, 0.0f); })
+          .Case([&](GeluOp) {
+            return 0.5f * x * (1.0f + erfApprox(x * float(M_SQRT1_2)));
+          })
+          .Case([&](ScaleOp s) { return x * s.getFactor().convertToFloat(); });
   Func out(name(op->getName().stripDialect()));
   out(v) = y;
   return {out, in.extents};
@@ -259,7 +257,8 @@ LogicalResult AlgorithmBuilder::build(KernelOp kernel,
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
     size_t rank = type.getRank();
-    ImageParam param(Float(32), int(rank), "in" + std::to_string(params.size()));
+    ImageParam param(Float(32), int(rank),
+                     "in" + std::to_string(params.size()));
     std::vector<Expr> extents;
     for (size_t d = 0; d < rank; ++d) {
       int64_t size = type.getDimSize(rank - 1 - d);
@@ -308,8 +307,9 @@ LogicalResult AlgorithmBuilder::build(KernelOp kernel,
   if (stages.outputs.empty())
     return kernel.emitOpError("yields nothing");
   stages.final = stages.outputs.back();
-  stages.features =
-      cast<RankedTensorType>(yield.getValues().back().getType()).getShape().back();
+  stages.features = cast<RankedTensorType>(yield.getValues().back().getType())
+                        .getShape()
+                        .back();
   return success();
 }
 
