@@ -36,10 +36,10 @@ FailureOr<KernelEstimates> estimateKernel(attn::KernelOp kernel) {
   FailureOr<attn::DimSymbols> symbols = attn::DimSymbols::compute(func);
   if (failed(symbols))
     return failure();
-  // [["B", 0], ["S", 1024]] as the frontend sets it (driver/Plan.h); a
+  // [["B", 0], ["S", 1024]] as the frontend sets it (DimSymbols.h); a
   // symbol it does not list, or a malformed entry, counts as unbounded.
   llvm::StringMap<int64_t> bounds;
-  if (auto list = func->getAttrOfType<ArrayAttr>("attn.symbols"))
+  if (auto list = func->getAttrOfType<ArrayAttr>(attn::kSymbolsAttr))
     for (Attribute entry : list)
       if (auto pair = dyn_cast<ArrayAttr>(entry); pair && pair.size() == 2)
         if (auto name = dyn_cast<StringAttr>(pair[0]))

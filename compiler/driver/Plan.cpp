@@ -44,7 +44,7 @@ public:
 private:
   /// Symbols from `attn.symbols`, or else from the arguments' dim names.
   LogicalResult collectSymbols() {
-    if (Attribute attr = func->getAttr(kSymbolsAttr)) {
+    if (Attribute attr = func->getAttr(mlir::attn::kSymbolsAttr)) {
       auto list = dyn_cast<ArrayAttr>(attr);
       if (!list)
         return symbolsError();
@@ -58,7 +58,7 @@ private:
           return symbolsError();
         if (!addSymbol(symName.getValue(), bound.getInt()))
           return func.emitOpError("declares symbol '")
-                 << symName.getValue() << "' twice in '" << kSymbolsAttr << "'";
+                 << symName.getValue() << "' twice in '" << mlir::attn::kSymbolsAttr << "'";
       }
       return success();
     }
@@ -71,7 +71,7 @@ private:
 
   LogicalResult symbolsError() {
     return func.emitOpError("has a malformed '")
-           << kSymbolsAttr
+           << mlir::attn::kSymbolsAttr
            << "' attribute: expected an array of [name, bound] pairs such as "
               "[[\"B\", 0], [\"S\", 1024]] (bound 0: unbounded)";
   }
@@ -108,7 +108,7 @@ private:
       if (it == symbolIndex.end())
         return emitError(loc)
                << what << " dim " << d << " is symbol '" << names[d].getValue()
-               << "', which the model's '" << kSymbolsAttr
+               << "', which the model's '" << mlir::attn::kSymbolsAttr
                << "' does not declare: declare it with its bound";
       buffer.dims.push_back({int32_t(it->second), 0});
     }

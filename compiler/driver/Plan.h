@@ -26,7 +26,6 @@
 
 namespace attnc::driver {
 
-constexpr llvm::StringLiteral kSymbolsAttr = "attn.symbols";
 constexpr llvm::StringLiteral kNameAttr = "attn.name";
 constexpr llvm::StringLiteral kModelNameAttr = "attn.model_name";
 

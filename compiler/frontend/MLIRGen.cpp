@@ -147,7 +147,7 @@ OwningOpRef<ModuleOp> MLIRGenerator::generate(const ModelAST &model) {
     symbols.push_back(builder.getArrayAttr(
         {builder.getStringAttr(dim->name),
          builder.getI64IntegerAttr(dim->bound.value_or(0))}));
-  func->setAttr("attn.symbols", builder.getArrayAttr(symbols));
+  func->setAttr(attn::kSymbolsAttr, builder.getArrayAttr(symbols));
   func->setAttr("attn.model_name", builder.getStringAttr(model.name));
 
   Block *entry = func.addEntryBlock();

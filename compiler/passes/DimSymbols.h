@@ -18,6 +18,10 @@ namespace mlir::attn {
 /// Argument attribute naming the symbolic dims of a model input.
 constexpr llvm::StringLiteral kDimSymbolsAttr = "attn.dim_symbols";
 
+/// Function attribute listing the model's symbols and their bounds,
+/// [[name, bound], ...] (bound 0: none declared).
+constexpr llvm::StringLiteral kSymbolsAttr = "attn.symbols";
+
 class DimSymbols {
 public:
   /// Propagates names from the function's arguments; emits an error at the
