@@ -19,6 +19,24 @@ using namespace Halide;
 namespace attnc::schedules {
 namespace {
 
+/// std::visit over several lambdas.
+template <typename... Fs> struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <typename... Fs> Overloaded(Fs...) -> Overloaded<Fs...>;
+
+/// Static extent of the output features (var 0) of a stage's result.
+int64_t stageFeatures(const Stage &stage) {
+  return std::visit(Overloaded{
+                        [](const GemmStage &g) { return g.outFeatures; },
+                        [](const NormStage &n) { return n.features; },
+                        [](const AttentionStage &a) {
+                          return a.heads * a.headDim;
+                        },
+                    },
+                    stage);
+}
+
 /// The widest power-of-two vector, at most the target's natural width, that
 /// fits in `extent` (so static feature dims never need a remainder loop).
 int vectorWidth(int64_t extent, const Target &target) {
@@ -70,16 +88,15 @@ const int kRowTile = 6;
 /// then stream once per block, the inputs once per panel. Tiles span whole
 /// row tiles past the last row (the algorithm clamps the input row), so
 /// they need no guard.
-void scheduleGemm(KernelStages &s, const Target &target, int width) {
+void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
+                  GemmStage &g, const Target &target, int width) {
   const int kChunk = 256;
   // Rows per block: the block's rows of one chunk fill about 256 KiB of L2.
   const int64_t kBlockBytes = 256 * 1024;
-  const std::vector<Var> &v = s.vars;
-  Func f = s.final;
   // Features narrower than a panel get fewer vectors; their weights are
   // never packed (the panel width does not divide them).
   int nTile = gemmPanelWidth(target);
-  while (nTile > width && nTile > s.features)
+  while (nTile > width && nTile > features)
     nTile /= 2;
   int64_t blockTiles =
       std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / kRowTile);
@@ -91,13 +108,13 @@ void scheduleGemm(KernelStages &s, const Target &target, int width) {
       .fuse(no, rb, task)
       .vectorize(ni, width);
   Var tasks = parallelOver(f, task, v);
-  Func gemm = s.gemm->func;
+  Func gemm = g.func;
   Var rto("rto"), rti("rti");
   RVar ko("ko"), ki("ki");
   gemm.compute_at(f, tasks).align_bounds(v[1], kRowTile).vectorize(v[0], width);
   gemm.update()
       .split(v[1], rto, rti, kRowTile, TailStrategy::RoundUp)
-      .split(s.gemm->k.x, ko, ki, kChunk, TailStrategy::GuardWithIf)
+      .split(g.k.x, ko, ki, kChunk, TailStrategy::GuardWithIf)
       .reorder(v[0], rti, ki, rto, ko)
       .vectorize(v[0], width)
       .unroll(v[0])
@@ -106,19 +123,19 @@ void scheduleGemm(KernelStages &s, const Target &target, int width) {
 
 /// Row statistics per parallel row; each sum runs over `lanes` partial sums
 /// in one vector (rfactor) instead of a serial scalar chain.
-void scheduleNorm(KernelStages &s, const Target &target, int width) {
-  Var rows = scheduleRows(s.final, s.vars, width);
-  NormStage &n = *s.norm;
+void scheduleNorm(Func f, const std::vector<Var> &v, NormStage &n,
+                  const Target &target, int width) {
+  Var rows = scheduleRows(f, v, width);
   int lanes = dividingFactor(n.features, target.natural_vector_size<float>());
   for (Func sum : {n.rowSum, n.rowSquares}) {
-    sum.compute_at(s.final, rows);
+    sum.compute_at(f, rows);
     if (lanes == 1)
       continue;
     RVar outer("outer"), lane("lane");
     Var u("u");
     Func partial =
         sum.update().split(n.k.x, outer, lane, lanes).rfactor(lane, u);
-    partial.compute_at(s.final, rows).vectorize(u);
+    partial.compute_at(f, rows).vectorize(u);
     partial.update().vectorize(u);
   }
 }
@@ -147,16 +164,14 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
 /// Register blocks: scores are vectors over query rows x unrolled keys, the
 /// output vectors over head dims x unrolled query rows, both within about
 /// `accumulators` registers.
-void scheduleAttention(KernelStages &s, const Target &target) {
-  AttentionStage &a = *s.attention;
-  const std::vector<Var> &v = s.vars;
+void scheduleAttention(Func f, const std::vector<Var> &v,
+                       AttentionStage &a, const Target &target) {
   const int tq = AttentionStage::kQueryTile;
   int natural = target.natural_vector_size<float>();
   int accumulators = target.has_feature(Target::AVX512) ? 16 : 8;
   int rowWidth = std::min(natural, tq);
   int headWidth = dividingFactor(a.headDim, natural);
 
-  Func f = s.final;
   Var h("h"), c("c"), it("it"), ii("ii");
   f.split(v[0], h, c, a.headDim)
       .split(v[1], it, ii, tq, TailStrategy::GuardWithIf)
@@ -200,34 +215,52 @@ int gemmPanelWidth(const Target &target) {
 }
 
 void scheduleHand(KernelStages &s, const Target &target) {
-  int width = vectorWidth(s.features, target);
   // Intermediates that other kernels also read are stored whole.
   for (Func f : s.outputs)
     if (f.name() != s.final.name())
       f.compute_root();
-  if (s.gemm)
-    scheduleGemm(s, target, width);
-  else if (s.norm)
-    scheduleNorm(s, target, width);
-  else if (s.attention)
-    scheduleAttention(s, target);
-  else
-    scheduleRows(s.final, s.vars, width);
+  for (size_t i = 0; i < s.stages.size(); ++i) {
+    // The last anchor computes the kernel's output through its inlined
+    // epilogues; an earlier one is computed whole first, by the same schedule
+    // applied to a wrapper of its result.
+    bool last = i + 1 == s.stages.size();
+    Func out = last ? s.final : stageResult(s.stages[i]).in();
+    int64_t features = last ? s.features : stageFeatures(s.stages[i]);
+    if (!last)
+      out.compute_root();
+    int width = vectorWidth(features, target);
+    std::visit(Overloaded{
+                   [&](GemmStage &g) {
+                     scheduleGemm(out, s.vars, features, g, target, width);
+                   },
+                   [&](NormStage &n) {
+                     scheduleNorm(out, s.vars, n, target, width);
+                   },
+                   [&](AttentionStage &a) {
+                     scheduleAttention(out, s.vars, a, target);
+                   },
+               },
+               s.stages[i]);
+  }
+  if (s.stages.empty())
+    scheduleRows(s.final, s.vars, vectorWidth(s.features, target));
 }
 
 void scheduleNaive(KernelStages &s) {
-  if (s.gemm)
-    s.gemm->func.compute_root();
-  if (s.norm) {
-    s.norm->rowSum.compute_root();
-    s.norm->rowSquares.compute_root();
-  }
-  if (s.attention) {
-    AttentionStage &a = *s.attention;
-    for (Func f :
-         {a.queries, a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut, a.state})
-      f.compute_root();
-  }
+  for (Stage &stage : s.stages)
+    std::visit(Overloaded{
+                   [](GemmStage &g) { g.func.compute_root(); },
+                   [](NormStage &n) {
+                     n.rowSum.compute_root();
+                     n.rowSquares.compute_root();
+                   },
+                   [](AttentionStage &a) {
+                     for (Func f : {a.queries, a.dot, a.tileMax, a.probs,
+                                    a.tileSum, a.tileOut, a.state})
+                       f.compute_root();
+                   },
+               },
+               stage);
 }
 
 } // namespace attnc::schedules

@@ -13,7 +13,8 @@
 
 #include "Halide.h"
 
-#include <optional>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace attnc::schedules {
@@ -28,7 +29,8 @@ struct GemmStage {
 /// Per-row statistics of a layer norm: the sum, then the sum of squares
 /// about the mean, each reduced over `k` (the `features` of a row).
 struct NormStage {
-  Halide::Func rowSum, rowSquares;
+  /// The normalised tensor, and its row statistics.
+  Halide::Func result, rowSum, rowSquares;
   Halide::RDom k;
   int64_t features;
 };
@@ -46,12 +48,29 @@ struct NormStage {
 ///                                        over key tiles `tiles` in order
 struct AttentionStage {
   static constexpr int kQueryTile = 32, kKeyTile = 64;
+  /// The joined heads, [.., S, heads * headDim].
+  Halide::Func result;
   Halide::Func keySource, valueSource;
   Halide::Func queries, dot, tileMax, probs, tileSum, tileOut, state;
   Halide::RDom tiles, keys, headDims;
   int64_t heads;
   int headDim;
 };
+
+/// One anchor of a kernel: what a schedule places as a unit.
+using Stage = std::variant<GemmStage, NormStage, AttentionStage>;
+
+/// The Func a stage produces.
+inline Halide::Func stageResult(const Stage &stage) {
+  return std::visit(
+      [](const auto &s) -> Halide::Func {
+        if constexpr (std::is_same_v<std::decay_t<decltype(s)>, GemmStage>)
+          return s.func;
+        else
+          return s.result;
+      },
+      stage);
+}
 
 struct KernelStages {
   /// Output vars, innermost first; every output Func is defined over them.
@@ -63,9 +82,9 @@ struct KernelStages {
   /// Static extent of vars[0] (the feature dim) of the final output.
   int64_t features = 0;
 
-  std::optional<GemmStage> gemm;
-  std::optional<NormStage> norm;
-  std::optional<AttentionStage> attention;
+  /// The anchors of the kernel in program order; the last one computes
+  /// `final` (through its inlined epilogues), earlier ones feed it.
+  std::vector<Stage> stages;
 };
 
 } // namespace attnc::schedules

@@ -2,7 +2,7 @@
 #include "compiler/codegen/KernelCodegen.h"
 
 #include "compiler/codegen/HalideAlgorithm.h"
-#include "compiler/passes/DimSymbols.h"
+#include "dialects/attn/Analysis/DimSymbols.h"
 #include "schedules/AutoSchedule.h"
 #include "schedules/CpuSchedules.h"
 #include "llvm/ADT/StringMap.h"

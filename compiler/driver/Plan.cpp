@@ -1,7 +1,7 @@
 //===- compiler/driver/Plan.cpp - execution plan of a model ---------------===//
 #include "compiler/driver/Plan.h"
 
-#include "compiler/passes/DimSymbols.h"
+#include "dialects/attn/Analysis/DimSymbols.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"

@@ -19,11 +19,7 @@ namespace st = ::attn::safetensors;
 namespace attnc::driver {
 namespace {
 
-/// A float32 row-major tensor.
-struct Constant {
-  SmallVector<int64_t, 4> shape;
-  std::vector<float> data;
-};
+using Constant = HostTensor;
 
 std::string shapeString(ArrayRef<int64_t> shape) {
   std::string s = "[";
@@ -87,8 +83,8 @@ public:
     if (!op || !isWeightExpressionOp(op))
       return emitError(value.getLoc())
              << "kernel operand is neither a model input, a kernel result nor "
-                "a weight expression (attn.weight, transpose, slice, concat, "
-                "scale, pack_panels): run the attn pipeline before linking";
+                "a weight expression (attn.weight or an op computed on weights "
+                "alone): run the attn pipeline before linking";
     auto result = std::make_unique<Constant>();
     ArrayRef<int64_t> shape =
         cast<RankedTensorType>(value.getType()).getShape();
@@ -116,59 +112,8 @@ private:
         return failure();
       in.push_back(*c);
     }
-    if (isa<TransposeOp>(op)) {
-      int64_t rows = in[0]->shape[0], cols = in[0]->shape[1];
-      out.data.resize(rows * cols);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          out.data[c * rows + r] = in[0]->data[r * cols + c];
-    } else if (auto pack = dyn_cast<PackPanelsOp>(op)) {
-      // [in, out] -> [out / width, in, width]
-      int64_t rows = in[0]->shape[0], cols = in[0]->shape[1];
-      int64_t width = pack.getWidth();
-      out.data.resize(rows * cols);
-      for (int64_t p = 0; p < cols / width; ++p)
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j < width; ++j)
-            out.data[(p * rows + r) * width + j] =
-                in[0]->data[r * cols + p * width + j];
-    } else if (auto scale = dyn_cast<ScaleOp>(op)) {
-      float factor = scale.getFactor().convertToFloat();
-      out.data = in[0]->data;
-      for (float &x : out.data)
-        x *= factor;
-    } else if (auto slice = dyn_cast<SliceOp>(op)) {
-      ArrayRef<int64_t> shape = in[0]->shape;
-      int64_t dim = slice.getDim();
-      int64_t outer = product(shape.take_front(dim));
-      int64_t inner = product(shape.drop_front(dim + 1));
-      int64_t run = slice.getSize() * inner;
-      out.data.reserve(outer * run);
-      for (int64_t o = 0; o < outer; ++o) {
-        auto from =
-            in[0]->data.begin() + (o * shape[dim] + slice.getOffset()) * inner;
-        out.data.insert(out.data.end(), from, from + run);
-      }
-    } else {
-      int64_t dim = cast<ConcatOp>(op).getDim();
-      int64_t outer = product(ArrayRef(out.shape).take_front(dim));
-      int64_t inner = product(ArrayRef(out.shape).drop_front(dim + 1));
-      out.data.reserve(product(out.shape));
-      for (int64_t o = 0; o < outer; ++o)
-        for (const Constant *part : in) {
-          int64_t run = part->shape[dim] * inner;
-          auto from = part->data.begin() + o * run;
-          out.data.insert(out.data.end(), from, from + run);
-        }
-    }
+    cast<WeightExprOpInterface>(op).evaluate(in, out);
     return success();
-  }
-
-  static int64_t product(ArrayRef<int64_t> dims) {
-    int64_t n = 1;
-    for (int64_t d : dims)
-      n *= d;
-    return n;
   }
 
   const st::File &file;

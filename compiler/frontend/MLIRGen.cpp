@@ -1,7 +1,7 @@
 //===- compiler/frontend/MLIRGen.cpp - AST -> attn dialect ----------------===//
 #include "compiler/frontend/MLIRGen.h"
 
-#include "compiler/passes/DimSymbols.h"
+#include "dialects/attn/Analysis/DimSymbols.h"
 #include "dialects/attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,5 +1,5 @@
 //===- compiler/passes/CheckShapes.cpp - symbolic dim agreement -----------===//
-#include "compiler/passes/DimSymbols.h"
+#include "dialects/attn/Analysis/DimSymbols.h"
 #include "compiler/passes/Passes.h"
 
 namespace mlir::attn {

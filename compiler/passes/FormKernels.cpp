@@ -40,6 +40,10 @@ private:
 struct Group {
   SmallVector<Operation *> ops;
   std::string name;
+  /// The op that started the group when it is an anchor.
+  FusionOpInterface anchor;
+  /// True while every op of the group is an elementwise epilogue.
+  bool elementwise = true;
 };
 
 /// The single user of `op`'s only result, if there is exactly one.
@@ -49,56 +53,66 @@ Operation *soleUser(Operation *op) {
   return *op->getResult(0).getUsers().begin();
 }
 
+FusionRole roleOf(Operation *op) {
+  auto fusion = dyn_cast<FusionOpInterface>(op);
+  // An op without a role is a kernel of its own, as an anchor is.
+  return fusion ? fusion.getFusionRole() : FusionRole::Anchor;
+}
+
 struct FormKernels : attn::impl::AttnFormKernelsPassBase<FormKernels> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     Block &body = func.getBody().front();
     WeightExprs weights;
 
-    // Assign ops to groups in program order. An op joins its producer's group
-    // when it is a fusible epilogue of it; otherwise it starts a new group.
+    // Assign ops to groups in program order by their FusionOpInterface
+    // roles: an epilogue joins its producer's group, an anchor that absorbs
+    // elementwise producers joins an all-elementwise group, and anything
+    // else starts a group, pulling in the prologues only it reads.
     llvm::DenseMap<Operation *, unsigned> groupOf;
     std::vector<Group> groups;
     auto join = [&](Operation *op, unsigned g) {
       groupOf[op] = g;
       groups[g].ops.push_back(op);
       groups[g].name += "_" + op->getName().stripDialect().str();
+      groups[g].elementwise &= roleOf(op) == FusionRole::Epilogue;
     };
     auto start = [&](Operation *op) {
       groups.push_back({});
+      groups.back().anchor = dyn_cast<FusionOpInterface>(op);
       join(op, groups.size() - 1);
     };
     /// The group whose last op is `producer`, when `consumer` is its only user.
-    auto epilogueOf = [&](Operation *consumer, Value v) -> std::optional<unsigned> {
+    auto producerGroup = [&](Operation *consumer,
+                             Value v) -> std::optional<unsigned> {
       Operation *producer = v.getDefiningOp();
-      if (!producer || soleUser(producer) != consumer || !groupOf.count(producer))
+      if (!producer || soleUser(producer) != consumer ||
+          !groupOf.count(producer))
         return std::nullopt;
       unsigned g = groupOf[producer];
       if (groups[g].ops.back() != producer)
         return std::nullopt;
       return g;
     };
-    auto headKind = [&](unsigned g) { return groups[g].ops.front(); };
 
     for (Operation &op : body.without_terminator()) {
-      if (op.getNumResults() == 1 && weights.contains(op.getResult(0)))
+      if (isa<KernelOp>(op) ||
+          (op.getNumResults() == 1 && weights.contains(op.getResult(0))))
         continue;
       std::optional<unsigned> target;
-      if (isa<ReluOp, GeluOp>(op)) {
-        // Activation epilogue of a GEMM.
-        if (auto g = epilogueOf(&op, op.getOperand(0));
-            g && isa<LinearOp>(headKind(*g)))
-          target = g;
-      } else if (auto add = dyn_cast<AddOp>(op)) {
-        // Residual add epilogue of a GEMM (the other side is an input).
-        for (Value side : {add.getLhs(), add.getRhs()})
-          if (auto g = epilogueOf(&op, side);
-              !target && g && isa<LinearOp>(headKind(*g)))
+      auto fusion = dyn_cast<FusionOpInterface>(op);
+      if (roleOf(&op) == FusionRole::Epilogue) {
+        for (Value operand : op.getOperands()) {
+          std::optional<unsigned> g = producerGroup(&op, operand);
+          if (g && (groups[*g].elementwise ||
+                    (groups[*g].anchor && groups[*g].anchor.acceptsEpilogues()))) {
             target = g;
-      } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
-        // Residual add + norm, when the add stands alone.
-        if (auto g = epilogueOf(&op, norm.getInput());
-            g && groups[*g].ops.size() == 1 && isa<AddOp>(headKind(*g)))
+            break;
+          }
+        }
+      } else if (fusion && fusion.absorbsElementwiseProducer()) {
+        if (auto g = producerGroup(&op, op.getOperand(0));
+            g && groups[*g].elementwise)
           target = g;
       }
       if (target) {
@@ -106,21 +120,22 @@ struct FormKernels : attn::impl::AttnFormKernelsPassBase<FormKernels> {
         continue;
       }
       start(&op);
-      // Activation slices that feed only this sdpa are read in place.
-      if (auto sdpa = dyn_cast<SdpaOp>(op)) {
-        for (Value operand : sdpa->getOperands()) {
-          auto slice = operand.getDefiningOp<SliceOp>();
-          if (!slice || weights.contains(slice) || !groupOf.count(slice))
-            continue;
-          unsigned g = groupOf[slice];
-          if (groups[g].ops.size() != 1 ||
-              llvm::any_of(slice->getUsers(),
-                           [&](Operation *u) { return u != &op; }))
-            continue;
-          groups[g].ops.clear();
-          groupOf[slice] = groups.size() - 1;
-          groups.back().ops.insert(groups.back().ops.begin(), slice);
-        }
+      if (!fusion || fusion.getFusionRole() != FusionRole::Anchor)
+        continue;
+      // Activation prologues that feed only this anchor are read in place.
+      for (Value operand : op.getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || roleOf(def) != FusionRole::Prologue ||
+            weights.contains(operand) || !groupOf.count(def))
+          continue;
+        unsigned g = groupOf[def];
+        if (groups[g].ops.size() != 1 ||
+            llvm::any_of(def->getUsers(),
+                         [&](Operation *u) { return u != &op; }))
+          continue;
+        groups[g].ops.clear();
+        groupOf[def] = groups.size() - 1;
+        groups.back().ops.insert(groups.back().ops.begin(), def);
       }
     }
 

@@ -23,11 +23,6 @@ static std::string extentStr(int64_t e) {
 // Weight expressions
 //===----------------------------------------------------------------------===//
 
-bool mlir::attn::isWeightExpressionOp(Operation *op) {
-  return isa<WeightOp, TransposeOp, SliceOp, ConcatOp, ScaleOp, PackPanelsOp>(
-      op);
-}
-
 LogicalResult WeightOp::verify() {
   if (getName().empty())
     return emitOpError("needs a non-empty weight name");
@@ -251,6 +246,13 @@ LogicalResult LinearOp::verify() {
   return verifyFeatureMap(*this, input, getType(), getOutFeatures());
 }
 
+/// The input's leading dims carry over; the feature dim is the weight's.
+void LinearOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  int64_t rank = getType().getRank();
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    groups.push_back({{getResult(), d}, {getInput(), d}});
+}
+
 LogicalResult LayerNormOp::verify() {
   auto input = getInput().getType();
   if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1))
@@ -337,6 +339,19 @@ LogicalResult SdpaOp::verify() {
     return emitOpError("feature dim ")
            << extentStr(d) << " is not divisible by heads = " << getHeads();
   return success();
+}
+
+/// Batch dims are shared by all; the result has the query's length and
+/// features; keys and values share their own length.
+void SdpaOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  int64_t rank = getType().getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    DimGroup group{{getResult(), d}, {getQuery(), d}};
+    if (d < rank - 2)
+      group.append({{getKey(), d}, {getValue(), d}});
+    groups.push_back(std::move(group));
+  }
+  groups.push_back({{getKey(), rank - 2}, {getValue(), rank - 2}});
 }
 
 //===----------------------------------------------------------------------===//

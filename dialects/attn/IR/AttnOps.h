@@ -13,6 +13,7 @@
 
 #include "dialects/attn/IR/AttnDialect.h"
 #include "dialects/attn/IR/AttnEnums.h.inc"
+#include "dialects/attn/IR/AttnInterfaces.h"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/attn/IR/AttnAttrs.h.inc"
@@ -21,9 +22,9 @@
 #include "dialects/attn/IR/AttnOps.h.inc"
 
 namespace mlir::attn {
-/// True for the ops that compute on weights alone (attn.weight, transpose,
-/// slice, concat, scale, pack_panels): the driver evaluates them at link time.
-/// slice and scale also apply to activations; check their operands too.
+/// True for attn.weight and the ops that can compute on weights alone
+/// (WeightExprOpInterface): the driver evaluates them at link time. Some
+/// (slice, scale) also apply to activations; check their operands too.
 bool isWeightExpressionOp(Operation *op);
 } // namespace mlir::attn
 

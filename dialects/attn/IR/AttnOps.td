@@ -3,6 +3,7 @@
 #define ATTN_OPS_TD
 
 include "dialects/attn/IR/AttnDialect.td"
+include "dialects/attn/IR/AttnInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -17,6 +18,19 @@ def Attn_F32Weight : TensorRankOf<[F32], [2, 3]>;
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Attn_Dialect, mnemonic, traits>;
+
+/// An op that computes on weights alone (AttnInterfaces.td), evaluated by the
+/// driver; its `evaluate` is defined in WeightExprs.cpp.
+defvar Attn_WeightExpr = DeclareOpInterfaceMethods<Attn_WeightExprOpInterface>;
+
+/// The op's fusion role, as the body of FusionOpInterface::getFusionRole.
+class Attn_FusionRole<string role> {
+  code definition = [{
+    ::mlir::attn::FusionRole $cppClass::getFusionRole() {
+      return ::mlir::attn::FusionRole::}] # role # [{;
+    }
+  }];
+}
 
 //===----------------------------------------------------------------------===//
 // Weight expressions: evaluated by the driver on the weight data at link time.
@@ -38,7 +52,7 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_TransposeOp : Attn_Op<"transpose", [Pure]> {
+def Attn_TransposeOp : Attn_Op<"transpose", [Pure, Attn_WeightExpr]> {
   let summary = "transpose of a 2-D tensor";
   let description = [{
     Swaps the two dims of a matrix. Two transposes in a row fold away, which
@@ -56,7 +70,7 @@ def Attn_TransposeOp : Attn_Op<"transpose", [Pure]> {
   let hasFolder = 1;
 }
 
-def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure]> {
+def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr]> {
   let summary = "an [in, out] matrix cut into panels of `width` outputs";
   let description = [{
     Rearranges an `[in, out]` weight into `[out / width, in, width]`:
@@ -75,7 +89,7 @@ def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_ConcatOp : Attn_Op<"concat", [Pure]> {
+def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr]> {
   let summary = "concatenation along one dim";
   let description = [{
     Joins tensors that agree on every other dim. Used to pack the Q, K and V
@@ -94,7 +108,8 @@ def Attn_ConcatOp : Attn_Op<"concat", [Pure]> {
   let hasFolder = 1;
 }
 
-def Attn_SliceOp : Attn_Op<"slice", [Pure]> {
+def Attn_SliceOp : Attn_Op<"slice", [Pure, Attn_WeightExpr,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "a contiguous range of one dim";
   let description = [{
     Takes `size` entries starting at `offset` along `dim`. On activations it
@@ -112,9 +127,11 @@ def Attn_SliceOp : Attn_Op<"slice", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let extraClassDefinition = Attn_FusionRole<"Prologue">.definition;
 }
 
-def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType]> {
+def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType,
+    Attn_WeightExpr, DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "multiplication by a constant";
   let description = [{
     `result = factor * input`. Folding the attention scale into the query
@@ -129,13 +146,16 @@ def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasFolder = 1;
   let hasCanonicalizer = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
 
 //===----------------------------------------------------------------------===//
 // Model-level ops, as the frontend emits them.
 //===----------------------------------------------------------------------===//
 
-def Attn_LinearOp : Attn_Op<"linear", [Pure]> {
+def Attn_LinearOp : Attn_Op<"linear", [Pure,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface, ["acceptsEpilogues"]>]> {
   let summary = "affine projection of the last dim";
   let description = [{
     `result = input @ W^T + bias` for `layout = out_in` (W is `[out, in]`, as
@@ -161,9 +181,14 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure]> {
     int64_t getInFeatures();
     int64_t getOutFeatures();
   }];
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition # [{
+    bool $cppClass::acceptsEpilogues() { return true; }
+  }];
 }
 
-def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure]> {
+def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface,
+                              ["absorbsElementwiseProducer"]>]> {
   let summary = "layer normalisation of the last dim";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * gamma + beta` over the last dim, with
@@ -179,14 +204,23 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure]> {
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition # [{
+    bool $cppClass::absorbsElementwiseProducer() { return true; }
+  }];
 }
 
+/// An elementwise function of one tensor: an epilogue in kernels, and a
+/// builtin `mnemonic(x)` of the language. Its Halide lowering is one line of
+/// compiler/codegen/lowerings/Elementwise.cpp.
 class Attn_UnaryOp<string mnemonic, string what>
-    : Attn_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Attn_Op<mnemonic, [Pure, SameOperandsAndResultType,
+                         DeclareOpInterfaceMethods<Attn_FusionOpInterface>,
+                         Attn_BuiltinFunctionOpInterface]> {
   let summary = what;
   let arguments = (ins Attn_F32Tensor:$input);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
 
 def Attn_ReluOp : Attn_UnaryOp<"relu", "max(x, 0)"> {
@@ -207,7 +241,8 @@ def Attn_GeluOp : Attn_UnaryOp<"gelu", "GELU, exact (erf) form"> {
   }];
 }
 
-def Attn_AddOp : Attn_Op<"add", [Pure, SameOperandsAndResultType]> {
+def Attn_AddOp : Attn_Op<"add", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "elementwise sum (residual connection)";
   let description = [{
     ```mlir
@@ -217,6 +252,7 @@ def Attn_AddOp : Attn_Op<"add", [Pure, SameOperandsAndResultType]> {
   let arguments = (ins Attn_F32Tensor:$lhs, Attn_F32Tensor:$rhs);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
 
 def Attn_SelfAttentionOp : Attn_Op<"self_attention",
@@ -263,7 +299,9 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
 // Core ops that passes decompose into.
 //===----------------------------------------------------------------------===//
 
-def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
+def Attn_SdpaOp : Attn_Op<"sdpa", [Pure,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "scaled dot-product attention over heads";
   let description = [{
     For `[..., S, D]` queries, keys and values split into `heads` heads of
@@ -285,6 +323,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,13 +1,14 @@
-//===- compiler/passes/DimSymbols.h - names of dynamic dims -----*- C++ -*-===//
+//===- dialects/attn/Analysis/DimSymbols.h - names of dynamic dims -*- C++ -*-===//
 //
 // Tensor types only say that a dim is dynamic. The model function's arguments
 // carry `attn.dim_symbols` (one name per dynamic dim, e.g. ["B", "S"]); this
-// analysis propagates those names to every value, so shape checking can tell
+// analysis propagates those names to every value through each op's
+// DimMapOpInterface (or the broadcasting rule), so shape checking can tell
 // B from S and the driver can size every buffer from the bound dims.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTNC_COMPILER_PASSES_DIMSYMBOLS_H
-#define ATTNC_COMPILER_PASSES_DIMSYMBOLS_H
+#ifndef ATTNC_DIALECTS_ATTN_ANALYSIS_DIMSYMBOLS_H
+#define ATTNC_DIALECTS_ATTN_ANALYSIS_DIMSYMBOLS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -41,4 +42,4 @@ private:
 
 } // namespace mlir::attn
 
-#endif // ATTNC_COMPILER_PASSES_DIMSYMBOLS_H
+#endif // ATTNC_DIALECTS_ATTN_ANALYSIS_DIMSYMBOLS_H

@@ -1,7 +1,9 @@
-//===- compiler/passes/DimSymbols.cpp - names of dynamic dims -------------===//
-#include "compiler/passes/DimSymbols.h"
+//===- dialects/attn/Analysis/DimSymbols.cpp - names of dynamic dims ------===//
+#include "dialects/attn/Analysis/DimSymbols.h"
 
 #include "dialects/attn/IR/AttnOps.h"
+
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -66,35 +68,56 @@ LogicalResult DimSymbols::propagate(Operation *op) {
       names[res] = names.lookup(v);
     return success();
   }
-  // Every op keeps its leading dims: a dynamic result dim takes its name
-  // from the operands of the same rank, which must all agree on it.
+  // Each group of dims has one extent: a dynamic result dim takes the
+  // symbol its operands in the group agree on.
+  SmallVector<DimGroup> groups;
+  if (auto map = dyn_cast<DimMapOpInterface>(op))
+    map.getDimGroups(groups);
+  else
+    getBroadcastDimGroups(op, groups);
+  for (Value result : op->getResults())
+    if (auto type = dyn_cast<RankedTensorType>(result.getType()))
+      names[result].assign(type.getRank(), StringAttr());
+  for (const DimGroup &group : groups) {
+    StringAttr name;
+    std::optional<int64_t> nameDim;
+    for (const DimRef &ref : group) {
+      if (isa<OpResult>(ref.value) && ref.value.getDefiningOp() == op)
+        continue;
+      auto type = cast<RankedTensorType>(ref.value.getType());
+      if (!type.isDynamicDim(ref.dim))
+        continue;
+      StringAttr operandName = names.lookup(ref.value)[ref.dim];
+      if (name && name != operandName)
+        return op->emitOpError("operand dim ")
+               << ref.dim << " is '" << name.getValue()
+               << "' on one side and '" << operandName.getValue()
+               << "' on the other";
+      name = operandName;
+      nameDim = ref.dim;
+    }
+    for (const DimRef &ref : group) {
+      if (!isa<OpResult>(ref.value) || ref.value.getDefiningOp() != op)
+        continue;
+      auto type = cast<RankedTensorType>(ref.value.getType());
+      if (!type.isDynamicDim(ref.dim)) {
+        if (name)
+          return op->emitOpError("result dim ")
+                 << ref.dim << " is static but operand dim " << *nameDim
+                 << " is '" << name.getValue() << "'";
+        continue;
+      }
+      names[ref.value][ref.dim] = name;
+    }
+  }
   for (Value result : op->getResults()) {
     auto type = dyn_cast<RankedTensorType>(result.getType());
     if (!type)
       continue;
-    SmallVector<StringAttr, 4> dims(type.getRank());
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      for (Value operand : op->getOperands()) {
-        auto otype = dyn_cast<RankedTensorType>(operand.getType());
-        if (!otype || otype.getRank() != type.getRank() ||
-            !otype.isDynamicDim(d))
-          continue;
-        StringAttr name = names.lookup(operand)[d];
-        if (!type.isDynamicDim(d))
-          return op->emitOpError("result dim ")
-                 << d << " is static but operand dim " << d << " is '"
-                 << name.getValue() << "'";
-        if (dims[d] && dims[d] != name)
-          return op->emitOpError("operand dim ")
-                 << d << " is '" << dims[d].getValue() << "' on one side and '"
-                 << name.getValue() << "' on the other";
-        dims[d] = name;
-      }
-      if (type.isDynamicDim(d) && !dims[d])
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d) && !names[result][d])
         return op->emitOpError("result dim ")
                << d << " is dynamic but no operand names its symbol";
-    }
-    names[result] = std::move(dims);
   }
   return success();
 }

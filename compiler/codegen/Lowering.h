@@ -1,0 +1,88 @@
+//===- compiler/codegen/Lowering.h - per-op Halide lowerings ----*- C++ -*-===//
+//
+// Each attn op that can appear in a kernel has one lowering: a function that
+// defines the Halide Funcs computing its results (algorithm only, never a
+// schedule) and records the stages a schedule places. Lowerings are kept in
+// one registry keyed by op, filled by the files under lowerings/, so a new op
+// adds a lowering there and touches nothing else in codegen.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_COMPILER_CODEGEN_LOWERING_H
+#define ATTNC_COMPILER_CODEGEN_LOWERING_H
+
+#include "dialects/attn/IR/AttnOps.h"
+#include "schedules/KernelStages.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+
+namespace attnc::codegen {
+
+/// A value inside a kernel: its Func and its extents, innermost first.
+struct Tensor {
+  Halide::Func func;
+  std::vector<Halide::Expr> extents;
+};
+
+/// What a lowering sees of the kernel being built.
+class KernelBuilder {
+public:
+  explicit KernelBuilder(schedules::KernelStages &stages) : stages(stages) {}
+
+  /// The kernel's vars 0..rank-1 (innermost first), shared by every Func.
+  std::vector<Halide::Var> vars(size_t rank);
+  /// Vars 0..rank-1 as call arguments, with `index` replacing var `at`.
+  std::vector<Halide::Expr> args(size_t rank, size_t at = ~size_t(0),
+                                 Halide::Expr index = {});
+  /// A name unique in the kernel, for Funcs and RDoms.
+  std::string name(llvm::StringRef base);
+
+  /// The Tensor computing `value` (a kernel input or an earlier result).
+  const Tensor &get(mlir::Value value) const;
+  void define(mlir::Value value, Tensor tensor);
+
+  /// Where lowerings record the anchors (GEMMs, norms, attention) they build.
+  schedules::KernelStages &stages;
+
+private:
+  llvm::DenseMap<mlir::Value, Tensor> values;
+  unsigned counter = 0;
+};
+
+/// Defines the results of `op` with `builder.define`; reports unsupported
+/// forms at the op.
+using LowerFn =
+    std::function<mlir::LogicalResult(mlir::Operation *, KernelBuilder &)>;
+
+class LoweringRegistry {
+public:
+  template <typename OpTy>
+  void add(std::function<mlir::LogicalResult(OpTy, KernelBuilder &)> fn) {
+    fns[mlir::TypeID::get<OpTy>()] = [fn](mlir::Operation *op,
+                                          KernelBuilder &b) {
+      return fn(llvm::cast<OpTy>(op), b);
+    };
+  }
+  /// Registers `fn` for an op known by its TypeID (for tables of ops).
+  void add(mlir::TypeID op, LowerFn fn) { fns[op] = std::move(fn); }
+  /// The lowering of `op`, or null.
+  const LowerFn *lookup(mlir::Operation *op) const;
+
+private:
+  llvm::DenseMap<mlir::TypeID, LowerFn> fns;
+};
+
+/// Every lowering, built once.
+const LoweringRegistry &getLoweringRegistry();
+
+// One per file under lowerings/.
+void registerAttentionLowerings(LoweringRegistry &registry);
+void registerElementwiseLowerings(LoweringRegistry &registry);
+void registerLinearLowerings(LoweringRegistry &registry);
+void registerNormLowerings(LoweringRegistry &registry);
+void registerShapeLowerings(LoweringRegistry &registry);
+
+} // namespace attnc::codegen
+
+#endif // ATTNC_COMPILER_CODEGEN_LOWERING_H

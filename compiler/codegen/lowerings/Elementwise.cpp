@@ -1,0 +1,76 @@
+//===- compiler/codegen/lowerings/Elementwise.cpp - elementwise ops -------===//
+//
+// Elementwise ops are plain Funcs that schedules inline into their consumer:
+// the epilogues of a GEMM or norm, or a kernel of their own.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/Lowering.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace Halide;
+
+namespace attnc::codegen {
+namespace {
+
+/// erf(x) by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7): Halide has no
+/// erf, and GELU's exact form needs one.
+Expr erfApprox(Expr x) {
+  Expr ax = abs(x);
+  Expr t = 1.0f / (1.0f + 0.3275911f * ax);
+  Expr poly =
+      t * (0.254829592f +
+           t * (-0.284496736f +
+                t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  Expr y = 1.0f - poly * exp(-ax * ax);
+  return select(x < 0.0f, -y, y);
+}
+
+/// The unary elementwise ops (BuiltinFunctionOpInterface), one line each.
+std::vector<std::pair<TypeID, Expr (*)(Expr)>> unaryOps() {
+  return {
+      {TypeID::get<ReluOp>(), [](Expr x) { return max(x, 0.0f); }},
+      {TypeID::get<GeluOp>(),
+       [](Expr x) {
+         return 0.5f * x * (1.0f + erfApprox(x * float(M_SQRT1_2)));
+       }},
+  };
+}
+
+/// `f` applied to the operands, which broadcast by rank: an operand of
+/// lower rank than the result is indexed by the innermost vars only.
+LogicalResult lowerMap(Operation *op, KernelBuilder &b,
+                       const std::function<Expr(ArrayRef<Expr>)> &f) {
+  const Tensor *widest = nullptr;
+  std::vector<Expr> operands;
+  for (Value operand : op->getOperands()) {
+    const Tensor &t = b.get(operand);
+    if (!widest || t.extents.size() > widest->extents.size())
+      widest = &t;
+    operands.push_back(t.func(b.vars(t.extents.size())));
+  }
+  Func out(b.name(op->getName().stripDialect()));
+  out(b.vars(widest->extents.size())) = f(operands);
+  b.define(op->getResult(0), {out, widest->extents});
+  return success();
+}
+
+} // namespace
+
+void registerElementwiseLowerings(LoweringRegistry &registry) {
+  for (auto [op, fn] : unaryOps())
+    registry.add(op, [fn = fn](Operation *o, KernelBuilder &b) {
+      return lowerMap(o, b, [&](ArrayRef<Expr> x) { return fn(x[0]); });
+    });
+  registry.add<AddOp>([](AddOp op, KernelBuilder &b) {
+    return lowerMap(op, b, [](ArrayRef<Expr> x) { return x[0] + x[1]; });
+  });
+  registry.add<ScaleOp>([](ScaleOp op, KernelBuilder &b) {
+    float factor = op.getFactor().convertToFloat();
+    return lowerMap(op, b, [&](ArrayRef<Expr> x) { return x[0] * factor; });
+  });
+}
+
+} // namespace attnc::codegen

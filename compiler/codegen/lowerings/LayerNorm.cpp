@@ -1,0 +1,42 @@
+//===- compiler/codegen/lowerings/LayerNorm.cpp - attn.layer_norm ---------===//
+#include "compiler/codegen/Lowering.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace Halide;
+
+namespace attnc::codegen {
+
+static LogicalResult lowerLayerNorm(LayerNormOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  Func gamma = b.get(op.getGamma()).func;
+  Func beta = b.get(op.getBeta()).func;
+  size_t rank = in.extents.size();
+  std::vector<Var> v = b.vars(rank);
+  std::vector<Var> rows(v.begin() + 1, v.end());
+  int64_t d = op.getType().getShape().back();
+  RDom r(0, int(d), b.name("d"));
+  // Two passes (mean, then centred variance) as PyTorch: one-pass E[x^2] -
+  // E[x]^2 loses digits when |mean| >> std.
+  Func rowSum(b.name("row_sum")), rowSquares(b.name("row_squares"));
+  rowSum(rows) = 0.0f;
+  rowSum(rows) += in.func(b.args(rank, 0, r.x));
+  Expr mean = rowSum(rows) / float(d);
+  Expr centred = in.func(b.args(rank, 0, r.x)) - mean;
+  rowSquares(rows) = 0.0f;
+  rowSquares(rows) += centred * centred;
+  Expr invStd = 1.0f / sqrt(rowSquares(rows) / float(d) +
+                            op.getEpsilon().convertToFloat());
+  Func out(b.name("layer_norm"));
+  out(v) = (in.func(v) - mean) * invStd * gamma(v[0]) + beta(v[0]);
+  b.stages.stages.push_back(
+      schedules::NormStage{out, rowSum, rowSquares, r, d});
+  b.define(op.getResult(), {out, in.extents});
+  return success();
+}
+
+void registerNormLowerings(LoweringRegistry &registry) {
+  registry.add<LayerNormOp>(lowerLayerNorm);
+}
+
+} // namespace attnc::codegen

@@ -1,0 +1,51 @@
+//===- compiler/codegen/lowerings/Linear.cpp - attn.linear ----------------===//
+#include "compiler/codegen/Lowering.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace Halide;
+
+namespace attnc::codegen {
+
+static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  Func w = b.get(op.getWeight()).func;
+  size_t rank = in.extents.size();
+  int64_t k = op.getInFeatures(), n = op.getOutFeatures();
+  std::vector<Var> v = b.vars(rank);
+  RDom r(0, int(k), b.name("k"));
+  // Halide's dim 0 is the innermost: [in, out] storage reads w(n, k), and
+  // panels [out / p, in, p] read w(n % p, k, n / p).
+  auto weight = [&](Expr nn, Expr kk) -> Expr {
+    switch (op.getLayout()) {
+    case WeightLayout::out_in:
+      return w(kk, nn);
+    case WeightLayout::in_out:
+      return w(nn, kk);
+    case WeightLayout::panels: {
+      int p = int(op.getWeight().getType().getDimSize(2));
+      return w(nn % p, kk, nn / p);
+    }
+    }
+    llvm_unreachable("unknown weight layout");
+  };
+  // Rows are clamped to the last one so a schedule may compute whole row
+  // tiles past it (constant-size register blocks); those rows are never
+  // stored.
+  std::vector<Expr> row = b.args(rank, 0, r.x);
+  row[1] = min(v[1], in.extents[1] - 1);
+  Func gemm(b.name("gemm"));
+  gemm(v) = op.getBias() ? b.get(op.getBias()).func(v[0]) : Expr(0.0f);
+  gemm(v) += in.func(row) * weight(v[0], r.x);
+  b.stages.stages.push_back(schedules::GemmStage{gemm, r, k, n});
+  std::vector<Expr> extents = in.extents;
+  extents[0] = int(n);
+  b.define(op.getResult(), {gemm, extents});
+  return success();
+}
+
+void registerLinearLowerings(LoweringRegistry &registry) {
+  registry.add<LinearOp>(lowerLinear);
+}
+
+} // namespace attnc::codegen

@@ -1,0 +1,58 @@
+//===- dialects/attn/IR/AttnInterfaces.h - attn op interfaces ---*- C++ -*-===//
+//
+// The C++ side of AttnInterfaces.td: the types its methods take, and the
+// default dim rule.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_DIALECTS_ATTN_IR_ATTNINTERFACES_H
+#define ATTNC_DIALECTS_ATTN_IR_ATTNINTERFACES_H
+
+#include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <vector>
+
+namespace mlir::attn {
+
+/// One dim of an operand or result of an op.
+struct DimRef {
+  Value value;
+  int64_t dim;
+};
+
+/// Dims that must have one extent (and so one symbol when dynamic).
+using DimGroup = SmallVector<DimRef, 4>;
+
+/// A float32 row-major tensor on the host: what weight expressions compute.
+struct HostTensor {
+  SmallVector<int64_t, 4> shape;
+  std::vector<float> data;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+/// An op's part in a fused kernel (FusionOpInterface).
+enum class FusionRole {
+  /// Starts a kernel: a GEMM, a norm, an attention.
+  Anchor,
+  /// Elementwise: joins its producer's kernel.
+  Epilogue,
+  /// A view its consuming anchor reads in place (an activation slice).
+  Prologue,
+};
+
+/// The default dim rule (numpy broadcasting by rank): for each dim of each
+/// result, that dim and the dims of the ranked operands aligned with it from
+/// the last dim backwards.
+void getBroadcastDimGroups(Operation *op, SmallVectorImpl<DimGroup> &groups);
+
+} // namespace mlir::attn
+
+#include "dialects/attn/IR/AttnInterfaces.h.inc"
+
+#endif // ATTNC_DIALECTS_ATTN_IR_ATTNINTERFACES_H
