@@ -34,12 +34,18 @@ std::string attnc::shapeToString(llvm::ArrayRef<Extent> shape) {
   return s;
 }
 
-llvm::StringRef attnc::getActivationName(ActivationKind kind) {
-  return kind == ActivationKind::relu ? "relu" : "gelu";
+const WeightDecl *BuiltinExpr::getWeight(llvm::StringRef role) const {
+  for (const auto &[r, weight] : weights)
+    if (r == role)
+      return weight;
+  return nullptr;
 }
 
-llvm::StringRef attnc::getMaskName(MaskKind kind) {
-  return kind == MaskKind::none ? "none" : "causal";
+const BuiltinAttr *BuiltinExpr::getAttr(llvm::StringRef name) const {
+  for (const auto &[n, attr] : attrs)
+    if (n == name)
+      return &attr;
+  return nullptr;
 }
 
 std::vector<const InputDecl *> ModelAST::getInputs() const {

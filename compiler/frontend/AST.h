@@ -1,9 +1,9 @@
 //===- AST.h - Syntax tree of the .attn language ----------------*- C++ -*-===//
 //
 // Part of attnc. The parser builds declarations and generic expressions
-// (names, numbers, calls, `+`); the semantic check (Sema) resolves every name
-// and replaces each call by a typed node of its builtin (LinearExpr, ...), so
-// after a successful check every expression is one of the resolved kinds,
+// (names, numbers, calls, `+ - *`); the semantic check (Sema) resolves every
+// name and replaces each call and operator by a generic BuiltinExpr, so after
+// a successful check every expression is a ValueRefExpr or a BuiltinExpr,
 // carries its shape and element type, and points at the declarations it uses.
 //
 //===----------------------------------------------------------------------===//
@@ -117,13 +117,10 @@ public:
     Name,
     Number,
     Call,
+    Binary,
     // Resolved forms.
     ValueRef,
-    Add,
-    Linear,
-    LayerNorm,
-    Activation,
-    SelfAttention,
+    Builtin,
   };
 
   virtual ~Expr() = default;
@@ -198,88 +195,56 @@ public:
   const ValueDecl *decl;
 };
 
-/// `lhs + rhs` on two values of one shape.
-class AddExpr : public Expr {
+/// `lhs + rhs`, `lhs - rhs` or `lhs * rhs` as written. Sema resolves it to
+/// a BuiltinExpr (add, sub, mul, or scale when one side is a number).
+class BinaryExpr : public Expr {
 public:
-  AddExpr(ExprPtr lhs, ExprPtr rhs, llvm::SMLoc opLoc, llvm::SMRange range)
-      : Expr(Kind::Add, range), lhs(std::move(lhs)), rhs(std::move(rhs)),
-        opLoc(opLoc) {}
-  static bool classof(const Expr *e) { return e->getKind() == Kind::Add; }
-  ExprPtr lhs, rhs;
-  llvm::SMLoc opLoc; ///< the `+`
-};
-
-/// `linear(x, P)`: x @ W^T + b over the last dim of x.
-class LinearExpr : public Expr {
-public:
-  LinearExpr(ExprPtr input, const WeightDecl *weight, const WeightDecl *bias,
+  BinaryExpr(char op, ExprPtr lhs, ExprPtr rhs, llvm::SMLoc opLoc,
              llvm::SMRange range)
-      : Expr(Kind::Linear, range), input(std::move(input)), weight(weight),
-        bias(bias) {}
-  static bool classof(const Expr *e) { return e->getKind() == Kind::Linear; }
-  ExprPtr input;
-  const WeightDecl *weight;
-  const WeightDecl *bias; ///< null when there is none
+      : Expr(Kind::Binary, range), op(op), lhs(std::move(lhs)),
+        rhs(std::move(rhs)), opLoc(opLoc) {}
+  static bool classof(const Expr *e) { return e->getKind() == Kind::Binary; }
+  char op; ///< '+', '-' or '*'
+  ExprPtr lhs, rhs;
+  llvm::SMLoc opLoc; ///< the operator
 };
 
-/// `layer_norm(x, P, eps = ...)` over the last dim of x.
-class LayerNormExpr : public Expr {
-public:
-  LayerNormExpr(ExprPtr input, const WeightDecl *gamma, const WeightDecl *beta,
-                double epsilon, llvm::SMRange range)
-      : Expr(Kind::LayerNorm, range), input(std::move(input)), gamma(gamma),
-        beta(beta), epsilon(epsilon) {}
-  static bool classof(const Expr *e) { return e->getKind() == Kind::LayerNorm; }
-  ExprPtr input;
-  const WeightDecl *gamma;
-  const WeightDecl *beta;
-  double epsilon;
-};
+/// A constant argument of a builtin: an integer, a real or an enumerator
+/// (e.g. `heads = 12`, `eps = 1e-5`, `mask = causal`).
+struct BuiltinAttr {
+  enum class Kind { Integer, Real, Enum } kind;
+  int64_t integer = 0;
+  double real = 0;
+  std::string enumerator;
 
-enum class ActivationKind { relu, gelu };
-llvm::StringRef getActivationName(ActivationKind kind);
-
-/// `relu(x)`, `gelu(x)` (exact erf form).
-class ActivationExpr : public Expr {
-public:
-  ActivationExpr(ActivationKind activation, ExprPtr input, llvm::SMRange range)
-      : Expr(Kind::Activation, range), activation(activation),
-        input(std::move(input)) {}
-  static bool classof(const Expr *e) {
-    return e->getKind() == Kind::Activation;
+  static BuiltinAttr getInteger(int64_t v) {
+    return {Kind::Integer, v, double(v), {}};
   }
-  ActivationKind activation;
-  ExprPtr input;
-};
-
-enum class MaskKind { none, causal };
-llvm::StringRef getMaskName(MaskKind kind);
-
-/// A linear projection named by a module prefix: `P.weight` and, if declared,
-/// `P.bias`.
-struct Projection {
-  const WeightDecl *weight = nullptr;
-  const WeightDecl *bias = nullptr;
-  explicit operator bool() const { return weight != nullptr; }
-};
-
-/// `self_attention(x, heads = H, q/k/v or qkv = P, out = P, mask = M)`.
-/// Either `qkv` (packed, output Q | K | V) or all of `q`, `k`, `v` is set.
-class SelfAttentionExpr : public Expr {
-public:
-  SelfAttentionExpr(ExprPtr input, llvm::SMRange range)
-      : Expr(Kind::SelfAttention, range), input(std::move(input)) {}
-  static bool classof(const Expr *e) {
-    return e->getKind() == Kind::SelfAttention;
+  static BuiltinAttr getReal(double v) { return {Kind::Real, 0, v, {}}; }
+  static BuiltinAttr getEnum(std::string v) {
+    return {Kind::Enum, 0, 0, std::move(v)};
   }
-  bool isPacked() const { return static_cast<bool>(qkv); }
-  int64_t getModelDim() const { return shape.back().size; }
-  int64_t getHeadDim() const { return getModelDim() / heads; }
+};
 
-  ExprPtr input;
-  int64_t heads = 0;
-  Projection q, k, v, qkv, out;
-  MaskKind mask = MaskKind::none;
+/// A checked call of a builtin, in one generic form for all of them (as
+/// Toy keeps its calls generic): the tensor operands, the weights it reads
+/// by role (`weight`, `bias`, `gamma`, `q.weight`, ...) and its constant
+/// arguments by name. MLIRGen turns it into the builtin's op.
+class BuiltinExpr : public Expr {
+public:
+  BuiltinExpr(std::string builtin, llvm::SMRange range)
+      : Expr(Kind::Builtin, range), builtin(std::move(builtin)) {}
+  static bool classof(const Expr *e) { return e->getKind() == Kind::Builtin; }
+
+  /// The weight with `role`, or null.
+  const WeightDecl *getWeight(llvm::StringRef role) const;
+  /// The constant argument `name`, or null.
+  const BuiltinAttr *getAttr(llvm::StringRef name) const;
+
+  std::string builtin;
+  std::vector<ExprPtr> operands;
+  std::vector<std::pair<std::string, const WeightDecl *>> weights;
+  std::vector<std::pair<std::string, BuiltinAttr>> attrs;
 };
 
 //===----------------------------------------------------------------------===//

@@ -6,6 +6,8 @@
 
 #include "compiler/frontend/AST.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace attnc;
 
 namespace {
@@ -14,23 +16,6 @@ void printType(llvm::raw_ostream &os, ElementType type,
                llvm::ArrayRef<Extent> shape) {
   os << getElementTypeName(type);
   printShape(os, shape);
-}
-
-void printWeightRef(llvm::raw_ostream &os, llvm::StringRef key,
-                    const WeightDecl *weight) {
-  if (weight)
-    os << ", " << key << " = " << weight->name;
-}
-
-void printExpr(llvm::raw_ostream &os, const Expr &expr);
-
-void printProjection(llvm::raw_ostream &os, llvm::StringRef key,
-                     const Projection &projection) {
-  if (!projection)
-    return;
-  os << ", " << key << " = " << projection.weight->name;
-  if (projection.bias)
-    os << " + " << projection.bias->name;
 }
 
 void printExpr(llvm::raw_ostream &os, const Expr &expr) {
@@ -56,53 +41,44 @@ void printExpr(llvm::raw_ostream &os, const Expr &expr) {
   case Expr::Kind::ValueRef:
     os << llvm::cast<ValueRefExpr>(expr).name;
     return;
-  case Expr::Kind::Add: {
-    const auto &add = llvm::cast<AddExpr>(expr);
+  case Expr::Kind::Binary: {
+    const auto &binary = llvm::cast<BinaryExpr>(expr);
     os << '(';
-    printExpr(os, *add.lhs);
-    os << " + ";
-    printExpr(os, *add.rhs);
+    printExpr(os, *binary.lhs);
+    os << ' ' << binary.op << ' ';
+    printExpr(os, *binary.rhs);
     os << ')';
     return;
   }
-  case Expr::Kind::Linear: {
-    const auto &linear = llvm::cast<LinearExpr>(expr);
-    os << "linear(";
-    printExpr(os, *linear.input);
-    printWeightRef(os, "weight", linear.weight);
-    if (linear.weight && linear.weight->layout == WeightLayout::inOut)
-      os << " layout(in, out)";
-    printWeightRef(os, "bias", linear.bias);
+  case Expr::Kind::Builtin: {
+    // name(operands, role = weight, ..., attr = value, ...)
+    const auto &call = llvm::cast<BuiltinExpr>(expr);
+    os << call.builtin << '(';
+    llvm::ListSeparator sep;
+    for (const ExprPtr &operand : call.operands) {
+      os << sep;
+      printExpr(os, *operand);
+    }
+    for (const auto &[role, weight] : call.weights) {
+      os << sep << role << " = " << weight->name;
+      if (weight->layout == WeightLayout::inOut)
+        os << " layout(in, out)";
+    }
+    for (const auto &[name, attr] : call.attrs) {
+      os << sep << name << " = ";
+      switch (attr.kind) {
+      case BuiltinAttr::Kind::Integer:
+        os << attr.integer;
+        break;
+      case BuiltinAttr::Kind::Real:
+        os << attr.real;
+        break;
+      case BuiltinAttr::Kind::Enum:
+        os << attr.enumerator;
+        break;
+      }
+    }
     os << ')';
-    return;
-  }
-  case Expr::Kind::LayerNorm: {
-    const auto &norm = llvm::cast<LayerNormExpr>(expr);
-    os << "layer_norm(";
-    printExpr(os, *norm.input);
-    printWeightRef(os, "gamma", norm.gamma);
-    printWeightRef(os, "beta", norm.beta);
-    os << ", eps = " << norm.epsilon << ')';
-    return;
-  }
-  case Expr::Kind::Activation: {
-    const auto &act = llvm::cast<ActivationExpr>(expr);
-    os << getActivationName(act.activation) << '(';
-    printExpr(os, *act.input);
-    os << ')';
-    return;
-  }
-  case Expr::Kind::SelfAttention: {
-    const auto &attn = llvm::cast<SelfAttentionExpr>(expr);
-    os << "self_attention(";
-    printExpr(os, *attn.input);
-    os << ", heads = " << attn.heads;
-    printProjection(os, "q", attn.q);
-    printProjection(os, "k", attn.k);
-    printProjection(os, "v", attn.v);
-    printProjection(os, "qkv", attn.qkv);
-    printProjection(os, "out", attn.out);
-    os << ", mask = " << getMaskName(attn.mask) << ')';
     return;
   }
   }

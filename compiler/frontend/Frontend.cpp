@@ -16,17 +16,19 @@ using namespace attnc;
 
 std::unique_ptr<ModelAST> attnc::loadModel(llvm::SourceMgr &sourceMgr,
                                            unsigned bufferId,
-                                           llvm::raw_ostream &diagOS) {
+                                           llvm::raw_ostream &diagOS,
+                                           llvm::ArrayRef<std::string> functions) {
   DiagnosticEngine diags(sourceMgr, diagOS);
   std::unique_ptr<ModelAST> model = parseModel(bufferId, diags);
-  if (!model || !checkModel(*model, diags))
+  if (!model || !checkModel(*model, diags, functions))
     return nullptr;
   return model;
 }
 
 std::unique_ptr<ModelAST> attnc::loadModelFile(llvm::StringRef path,
                                                llvm::SourceMgr &sourceMgr,
-                                               llvm::raw_ostream &diagOS) {
+                                               llvm::raw_ostream &diagOS,
+                                               llvm::ArrayRef<std::string> functions) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (std::error_code ec = buffer.getError()) {
@@ -36,5 +38,5 @@ std::unique_ptr<ModelAST> attnc::loadModelFile(llvm::StringRef path,
   }
   unsigned bufferId =
       sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  return loadModel(sourceMgr, bufferId, diagOS);
+  return loadModel(sourceMgr, bufferId, diagOS, functions);
 }

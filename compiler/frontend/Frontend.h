@@ -18,16 +18,19 @@
 
 namespace attnc {
 
-/// Parses and checks buffer `bufferId` of `sourceMgr`. Returns the checked
-/// model, or null if there was any error; diagnostics go to `diagOS`.
+/// Parses and checks buffer `bufferId` of `sourceMgr`, with the dialect's
+/// `functions` as builtins (checkModel). Returns the checked model, or null
+/// if there was any error; diagnostics go to `diagOS`.
 std::unique_ptr<ModelAST> loadModel(llvm::SourceMgr &sourceMgr,
                                     unsigned bufferId,
-                                    llvm::raw_ostream &diagOS);
+                                    llvm::raw_ostream &diagOS,
+                                    llvm::ArrayRef<std::string> functions = {});
 
 /// Reads `path` into `sourceMgr` (`-` is stdin) and loads it as above.
 std::unique_ptr<ModelAST> loadModelFile(llvm::StringRef path,
                                         llvm::SourceMgr &sourceMgr,
-                                        llvm::raw_ostream &diagOS);
+                                        llvm::raw_ostream &diagOS,
+                                        llvm::ArrayRef<std::string> functions = {});
 
 } // namespace attnc
 

@@ -58,6 +58,10 @@ llvm::StringRef attnc::getTokenKindName(TokenKind kind) {
     return "'='";
   case TokenKind::plus:
     return "'+'";
+  case TokenKind::minus:
+    return "'-'";
+  case TokenKind::star:
+    return "'*'";
   case TokenKind::less_equal:
     return "'<='";
   }
@@ -92,6 +96,7 @@ public:
       }
       tok.startsLine = startsLine;
       tokens.push_back(tok);
+      lastKind = tok.kind;
       if (tok.is(TokenKind::eof))
         return tokens;
     }
@@ -118,6 +123,19 @@ private:
       }
     }
     return newline;
+  }
+
+  static bool endsOperand(TokenKind kind) {
+    switch (kind) {
+    case TokenKind::identifier:
+    case TokenKind::qualified_name:
+    case TokenKind::integer:
+    case TokenKind::real:
+    case TokenKind::r_paren:
+      return true;
+    default:
+      return false;
+    }
   }
 
   Token make(TokenKind kind, const char *start) {
@@ -165,11 +183,15 @@ private:
         return make(TokenKind::less_equal, start);
       }
       return makeError(start, "unexpected '<'; the only comparison is '<='");
+    case '*':
+      return make(TokenKind::star, start);
     case '-':
-      if (cur != end && (isDigit(*cur) || *cur == '.'))
+      // A '-' right before a digit is a negative literal (`eps = -1.0`)
+      // unless it follows an operand, where it subtracts (`x -1.0` is
+      // `x - 1.0`).
+      if (!endsOperand(lastKind) && cur != end && (isDigit(*cur) || *cur == '.'))
         return lexNumber(start);
-      return makeError(start, "unexpected '-'; only number literals may be "
-                              "negative, and there is no subtraction yet");
+      return make(TokenKind::minus, start);
     default:
       break;
     }
@@ -258,6 +280,8 @@ private:
   const char *end;
   bool atStart = true;
   unsigned numErrors = 0;
+  /// The previous token, to tell a negative literal from a subtraction.
+  TokenKind lastKind = TokenKind::eof;
   DiagnosticEngine &diags;
 };
 

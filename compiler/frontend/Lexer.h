@@ -41,6 +41,8 @@ enum class TokenKind {
   colon,
   equal,
   plus,
+  minus,
+  star,
   less_equal,
 };
 

@@ -8,7 +8,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 namespace attn = mlir::attn;
@@ -68,7 +67,8 @@ private:
   }
 
   Value expr(const Expr &e);
-  Value selfAttention(const SelfAttentionExpr &e);
+  Value builtin(const BuiltinExpr &e);
+  Value selfAttention(const BuiltinExpr &e, Value input);
 
   OpBuilder builder;
   const llvm::SourceMgr &sourceMgr;
@@ -76,59 +76,65 @@ private:
   llvm::DenseMap<const ValueDecl *, Value> values;
 };
 
-Value MLIRGenerator::selfAttention(const SelfAttentionExpr &e) {
-  Value input = expr(*e.input);
-  auto project = [&](const Projection &p) -> std::pair<Value, Value> {
-    if (!p)
+Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
+  auto project = [&](StringRef role) -> std::pair<Value, Value> {
+    const WeightDecl *w = e.getWeight((role + ".weight").str());
+    if (!w)
       return {};
-    return {outInWeight(p.weight), weight(p.bias)};
+    return {outInWeight(w), weight(e.getWeight((role + ".bias").str()))};
   };
-  auto [wq, bq] = project(e.q);
-  auto [wk, bk] = project(e.k);
-  auto [wv, bv] = project(e.v);
-  auto [wqkv, bqkv] = project(e.qkv);
-  auto [wo, bo] = project(e.out);
-  auto mask = e.mask == MaskKind::causal ? attn::Mask::causal : attn::Mask::none;
+  auto [wq, bq] = project("q");
+  auto [wk, bk] = project("k");
+  auto [wv, bv] = project("v");
+  auto [wqkv, bqkv] = project("qkv");
+  auto [wo, bo] = project("out");
+  const BuiltinAttr *mask = e.getAttr("mask");
+  auto kind = mask && mask->enumerator == "causal" ? attn::Mask::causal
+                                                   : attn::Mask::none;
   return builder.create<attn::SelfAttentionOp>(
       loc(e.getLoc()), input.getType(), input, wq, bq, wk, bk, wv, bv, wqkv,
-      bqkv, wo, bo, builder.getI64IntegerAttr(e.heads),
-      attn::MaskAttr::get(builder.getContext(), mask), FloatAttr());
+      bqkv, wo, bo, builder.getI64IntegerAttr(e.getAttr("heads")->integer),
+      attn::MaskAttr::get(builder.getContext(), kind), FloatAttr());
+}
+
+Value MLIRGenerator::builtin(const BuiltinExpr &e) {
+  Location where = loc(e.getLoc());
+  RankedTensorType type = tensorType(e.shape, e.elementType);
+  SmallVector<Value> operands;
+  for (const ExprPtr &operand : e.operands)
+    operands.push_back(expr(*operand));
+  if (e.builtin == "linear") {
+    const WeightDecl *w = e.getWeight("weight");
+    auto layout = w->layout == WeightLayout::outIn ? attn::WeightLayout::out_in
+                                                   : attn::WeightLayout::in_out;
+    return builder.create<attn::LinearOp>(
+        where, type, operands[0], weight(w), weight(e.getWeight("bias")),
+        attn::WeightLayoutAttr::get(builder.getContext(), layout));
+  }
+  if (e.builtin == "layer_norm")
+    return builder.create<attn::LayerNormOp>(
+        where, type, operands[0], weight(e.getWeight("gamma")),
+        weight(e.getWeight("beta")),
+        builder.getF32FloatAttr(e.getAttr("eps")->real));
+  if (e.builtin == "self_attention")
+    return selfAttention(e, operands[0]);
+  if (e.builtin == "scale")
+    return builder.create<attn::ScaleOp>(
+        where, operands[0], builder.getF32FloatAttr(e.getAttr("factor")->real));
+  // Operators and the dialect's functions of one tensor (`tanh(x)`) are the
+  // op of the same name, with no attributes.
+  OperationState state(where, "attn." + e.builtin);
+  state.addOperands(operands);
+  state.addTypes(type);
+  return builder.create(state)->getResult(0);
 }
 
 Value MLIRGenerator::expr(const Expr &e) {
-  Location where = loc(e.getLoc());
-  RankedTensorType type = tensorType(e.shape, e.elementType);
-  return llvm::TypeSwitch<const Expr *, Value>(&e)
-      .Case([&](const ValueRefExpr *ref) { return values.lookup(ref->decl); })
-      .Case([&](const AddExpr *add) -> Value {
-        Value lhs = expr(*add->lhs), rhs = expr(*add->rhs);
-        return builder.create<attn::AddOp>(loc(add->opLoc), lhs, rhs);
-      })
-      .Case([&](const LinearExpr *lin) -> Value {
-        Value input = expr(*lin->input);
-        auto layout = lin->weight->layout == WeightLayout::outIn
-                          ? attn::WeightLayout::out_in
-                          : attn::WeightLayout::in_out;
-        return builder.create<attn::LinearOp>(
-            where, type, input, weight(lin->weight), weight(lin->bias),
-            attn::WeightLayoutAttr::get(builder.getContext(), layout));
-      })
-      .Case([&](const LayerNormExpr *norm) -> Value {
-        Value input = expr(*norm->input);
-        return builder.create<attn::LayerNormOp>(
-            where, type, input, weight(norm->gamma), weight(norm->beta),
-            builder.getF32FloatAttr(norm->epsilon));
-      })
-      .Case([&](const ActivationExpr *act) -> Value {
-        Value input = expr(*act->input);
-        if (act->activation == ActivationKind::relu)
-          return builder.create<attn::ReluOp>(where, input);
-        return builder.create<attn::GeluOp>(where, input);
-      })
-      .Case([&](const SelfAttentionExpr *att) { return selfAttention(*att); })
-      .Default([](const Expr *) -> Value {
-        llvm_unreachable("unresolved expression after the semantic check");
-      });
+  if (const auto *ref = dyn_cast<ValueRefExpr>(&e))
+    return values.lookup(ref->decl);
+  if (const auto *call = dyn_cast<BuiltinExpr>(&e))
+    return builtin(*call);
+  llvm_unreachable("unresolved expression after the semantic check");
 }
 
 OwningOpRef<ModuleOp> MLIRGenerator::generate(const ModelAST &model) {
@@ -187,6 +193,15 @@ OwningOpRef<ModuleOp> MLIRGenerator::generate(const ModelAST &model) {
 }
 
 } // namespace
+
+std::vector<std::string> getDialectFunctions(MLIRContext &context) {
+  context.loadDialect<attn::AttnDialect>();
+  std::vector<std::string> names;
+  for (RegisteredOperationName op : context.getRegisteredOperations())
+    if (auto *fn = op.getInterface<attn::BuiltinFunctionOpInterface>())
+      names.push_back(fn->getBuiltinName().str());
+  return names;
+}
 
 OwningOpRef<ModuleOp> mlirGen(MLIRContext &context, const ModelAST &model,
                               const llvm::SourceMgr &sourceMgr) {

@@ -18,7 +18,15 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <string>
+#include <vector>
+
 namespace attnc {
+
+/// The dialect's functions of one tensor (ops with
+/// BuiltinFunctionOpInterface), by their names in the language: the
+/// `functions` the frontend's checkModel takes.
+std::vector<std::string> getDialectFunctions(mlir::MLIRContext &context);
 
 /// Builds the module for `model`, which must have passed the semantic check.
 mlir::OwningOpRef<mlir::ModuleOp> mlirGen(mlir::MLIRContext &context,

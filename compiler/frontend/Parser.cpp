@@ -96,6 +96,7 @@ private:
   /// Each returns the tree depth of what it parsed in `depth`; `nesting` is
   /// how deep the parser's own recursion is.
   ExprPtr parseExpr(unsigned nesting, unsigned &depth);
+  ExprPtr parseBinary(unsigned nesting, unsigned &depth, bool additive);
   ExprPtr parsePrimary(unsigned nesting, unsigned &depth);
   ExprPtr parseCall(unsigned nesting, unsigned &depth);
   ExprPtr parseNumber();
@@ -408,24 +409,37 @@ bool Parser::checkDepth(unsigned depth, llvm::SMLoc loc) {
   return false;
 }
 
-/// expr := primary ('+' primary)*
+/// expr := term (('+' | '-') term)*
+/// term := primary ('*' primary)*
 ExprPtr Parser::parseExpr(unsigned nesting, unsigned &depth) {
+  return parseBinary(nesting, depth, /*additive=*/true);
+}
+
+ExprPtr Parser::parseBinary(unsigned nesting, unsigned &depth, bool additive) {
   llvm::SMLoc start = tok().getLoc();
-  ExprPtr lhs = parsePrimary(nesting + 1, depth);
+  auto operand = [&](unsigned &d) {
+    return additive ? parseBinary(nesting, d, /*additive=*/false)
+                    : parsePrimary(nesting + 1, d);
+  };
+  ExprPtr lhs = operand(depth);
   if (!lhs)
     return nullptr;
-  while (tok().is(TokenKind::plus)) {
+  while (additive ? tok().is(TokenKind::plus) || tok().is(TokenKind::minus)
+                  : tok().is(TokenKind::star)) {
+    char op = tok().is(TokenKind::plus) ? '+'
+              : tok().is(TokenKind::minus) ? '-'
+                                           : '*';
     llvm::SMLoc opLoc = tok().getLoc();
     consume();
     unsigned rhsDepth;
-    ExprPtr rhs = parsePrimary(nesting + 1, rhsDepth);
+    ExprPtr rhs = operand(rhsDepth);
     if (!rhs)
       return nullptr;
     depth = std::max(depth, rhsDepth) + 1;
     if (!checkDepth(depth, opLoc))
       return nullptr;
-    lhs = std::make_unique<AddExpr>(std::move(lhs), std::move(rhs), opLoc,
-                                    rangeFrom(start));
+    lhs = std::make_unique<BinaryExpr>(op, std::move(lhs), std::move(rhs),
+                                       opLoc, rangeFrom(start));
   }
   return lhs;
 }

@@ -47,30 +47,6 @@ std::string describeLayout(WeightLayout layout) {
                                        : "[in, out] layout";
 }
 
-/// A named-argument table entry for one builtin.
-struct Signature {
-  llvm::StringRef name;
-  unsigned minPositional, maxPositional;
-  llvm::StringRef usage; ///< e.g. "linear(x, P) or linear(x, W, b)"
-  llvm::ArrayRef<llvm::StringRef> namedArgs;
-};
-
-const llvm::StringRef kLayerNormArgs[] = {"eps"};
-const llvm::StringRef kAttentionArgs[] = {"heads", "q",   "k",   "v",
-                                          "qkv",   "out", "mask"};
-const Signature kBuiltins[] = {
-    {"linear", 2, 3, "linear(x, P), linear(x, W) or linear(x, W, b)", {}},
-    {"layer_norm", 2, 3,
-     "layer_norm(x, P, eps = E) or layer_norm(x, gamma, beta, eps = E)",
-     kLayerNormArgs},
-    {"relu", 1, 1, "relu(x)", {}},
-    {"gelu", 1, 1, "gelu(x)", {}},
-    {"self_attention", 1, 1,
-     "self_attention(x, heads = H, qkv = P | q = P, k = P, v = P, out = P, "
-     "mask = M)",
-     kAttentionArgs},
-};
-
 /// The arguments of one call, sorted into positional and named ones.
 struct CallArgs {
   llvm::SmallVector<Argument *, 3> positional;
@@ -78,10 +54,25 @@ struct CallArgs {
   Argument *get(llvm::StringRef name) const { return named.lookup(name); }
 };
 
+class Sema;
+
+/// One builtin of the language: its arity, named arguments and the check
+/// that turns a call of it into a BuiltinExpr.
+struct Signature {
+  std::string name;
+  unsigned minPositional, maxPositional;
+  std::string usage; ///< e.g. "linear(x, P) or linear(x, W, b)"
+  llvm::ArrayRef<llvm::StringRef> namedArgs;
+  ExprPtr (Sema::*check)(CallExpr &call, CallArgs &args);
+};
+
 class Sema {
 public:
-  Sema(ModelAST &model, DiagnosticEngine &diags)
-      : model(model), diags(diags), errorsAtStart(diags.getNumErrors()) {}
+  Sema(ModelAST &model, DiagnosticEngine &diags,
+       llvm::ArrayRef<std::string> functions)
+      : model(model), diags(diags), errorsAtStart(diags.getNumErrors()) {
+    addBuiltins(functions);
+  }
 
   bool run();
 
@@ -105,11 +96,12 @@ private:
   // Values.
   ExprPtr checkValue(ExprPtr expr);
   ExprPtr checkName(NameExpr &name);
-  ExprPtr checkAdd(std::unique_ptr<AddExpr> add);
+  ExprPtr checkBinary(std::unique_ptr<BinaryExpr> binary);
   ExprPtr checkCall(CallExpr &call);
   ExprPtr checkLinear(CallExpr &call, CallArgs &args);
   ExprPtr checkLayerNorm(CallExpr &call, CallArgs &args);
-  ExprPtr checkActivation(CallExpr &call, CallArgs &args, ActivationKind kind);
+  ExprPtr checkGelu(CallExpr &call, CallArgs &args);
+  ExprPtr checkFunction(CallExpr &call, CallArgs &args);
   ExprPtr checkSelfAttention(CallExpr &call, CallArgs &args);
 
   // Helpers for builtins.
@@ -120,7 +112,7 @@ private:
   void reportUnknownWeight(const NameExpr &name, llvm::StringRef role,
                            bool prefixOnly);
   bool resolveProjection(Argument &arg, int64_t modelDim, int64_t outFactor,
-                         Projection &projection);
+                         BuiltinExpr &call);
   bool checkMatrix(const WeightDecl &weight, const Expr &at,
                    llvm::StringRef role, int64_t in, int64_t out,
                    llvm::StringRef inWhat);
@@ -128,9 +120,15 @@ private:
                    llvm::StringRef role, int64_t size, llvm::StringRef what);
   std::vector<std::string> weightPrefixes() const;
 
+  void addBuiltins(llvm::ArrayRef<std::string> functions);
+  const Signature *lookupBuiltin(llvm::StringRef name) const;
+
   ModelAST &model;
   DiagnosticEngine &diags;
   unsigned errorsAtStart;
+  /// The language's builtins: the structural ones of this file, then the
+  /// dialect's functions of one tensor.
+  std::vector<Signature> builtins;
   llvm::StringMap<DimDecl *> dims;
   llvm::StringMap<WeightDecl *> weights;
   /// The current definition of each value name.
@@ -142,6 +140,42 @@ private:
 };
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Builtins
+//===----------------------------------------------------------------------===//
+
+const llvm::StringRef kLayerNormArgs[] = {"eps"};
+const llvm::StringRef kGeluArgs[] = {"approximate"};
+const llvm::StringRef kAttentionArgs[] = {"heads", "q",   "k",   "v",
+                                          "qkv",   "out", "mask"};
+
+void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
+  builtins = {
+      {"linear", 2, 3, "linear(x, P), linear(x, W) or linear(x, W, b)", {},
+       &Sema::checkLinear},
+      {"layer_norm", 2, 3,
+       "layer_norm(x, P, eps = E) or layer_norm(x, gamma, beta, eps = E)",
+       kLayerNormArgs, &Sema::checkLayerNorm},
+      {"gelu", 1, 1, "gelu(x) or gelu(x, approximate = tanh)", kGeluArgs,
+       &Sema::checkGelu},
+      {"self_attention", 1, 1,
+       "self_attention(x, heads = H, qkv = P | q = P, k = P, v = P, out = P, "
+       "mask = M)",
+       kAttentionArgs, &Sema::checkSelfAttention},
+  };
+  for (const std::string &name : functions)
+    if (!lookupBuiltin(name))
+      builtins.push_back(
+          {name, 1, 1, name + "(x)", {}, &Sema::checkFunction});
+}
+
+const Signature *Sema::lookupBuiltin(llvm::StringRef name) const {
+  for (const Signature &sig : builtins)
+    if (sig.name == name)
+      return &sig;
+  return nullptr;
+}
 
 //===----------------------------------------------------------------------===//
 // Declarations
@@ -254,9 +288,9 @@ ExprPtr Sema::checkValue(ExprPtr expr) {
     errorAt(*expr, "a number is not a tensor value; numbers are only "
                    "argument values such as 'eps = 1e-5'");
     return nullptr;
-  case Expr::Kind::Add:
-    return checkAdd(
-        std::unique_ptr<AddExpr>(llvm::cast<AddExpr>(expr.release())));
+  case Expr::Kind::Binary:
+    return checkBinary(
+        std::unique_ptr<BinaryExpr>(llvm::cast<BinaryExpr>(expr.release())));
   case Expr::Kind::Call:
     return checkCall(llvm::cast<CallExpr>(*expr));
   default:
@@ -306,49 +340,82 @@ ExprPtr Sema::checkName(NameExpr &name) {
   return nullptr;
 }
 
-ExprPtr Sema::checkAdd(std::unique_ptr<AddExpr> add) {
-  add->lhs = checkValue(std::move(add->lhs));
-  add->rhs = checkValue(std::move(add->rhs));
-  if (!add->lhs || !add->rhs)
-    return nullptr;
-  for (const Expr *operand : {add->lhs.get(), add->rhs.get()})
-    if (operand->elementType != ElementType::f32) {
-      errorAt(*operand, "'+' needs f32 operands; this one is i32");
+ExprPtr Sema::checkBinary(std::unique_ptr<BinaryExpr> binary) {
+  std::string op(1, binary->op);
+  // `x * 27.7` or `27.7 * x`: scaling by a constant.
+  auto *lhsNumber = llvm::dyn_cast<NumberExpr>(binary->lhs.get());
+  auto *rhsNumber = llvm::dyn_cast<NumberExpr>(binary->rhs.get());
+  if (lhsNumber || rhsNumber) {
+    if (binary->op != '*' || (lhsNumber && rhsNumber)) {
+      error(binary->opLoc,
+            "'" + op + "' needs two tensors" +
+                (binary->op == '*' ? "" : "; a number may only scale a "
+                                          "tensor, as in 'x * 0.5'"),
+            binary->getRange());
       return nullptr;
     }
-  const Shape &a = add->lhs->shape, &b = add->rhs->shape;
-  if (a.size() != b.size()) {
-    error(add->opLoc,
-          "the operands of '+' must have the same shape, but " +
-              shapeToString(a) + " has rank " + llvm::Twine(a.size()) +
-              " and " + shapeToString(b) + " has rank " + llvm::Twine(b.size()),
-          {add->lhs->getRange(), add->rhs->getRange()});
-    return nullptr;
+    ExprPtr &tensor = lhsNumber ? binary->rhs : binary->lhs;
+    double factor = (lhsNumber ? lhsNumber : rhsNumber)->value;
+    ExprPtr x = checkValue(std::move(tensor));
+    if (!x)
+      return nullptr;
+    if (x->elementType != ElementType::f32) {
+      errorAt(*x, "'*' needs an f32 tensor, but this is i32");
+      return nullptr;
+    }
+    auto scale = std::make_unique<BuiltinExpr>("scale", binary->getRange());
+    scale->shape = x->shape;
+    scale->operands.push_back(std::move(x));
+    scale->attrs.push_back({"factor", BuiltinAttr::getReal(factor)});
+    return scale;
   }
+  binary->lhs = checkValue(std::move(binary->lhs));
+  binary->rhs = checkValue(std::move(binary->rhs));
+  if (!binary->lhs || !binary->rhs)
+    return nullptr;
+  for (const Expr *operand : {binary->lhs.get(), binary->rhs.get()})
+    if (operand->elementType != ElementType::f32) {
+      errorAt(*operand, "'" + op + "' needs f32 operands; this one is i32");
+      return nullptr;
+    }
+  // Broadcasting by rank, as numpy: the shorter shape must equal the
+  // trailing dims of the longer, e.g. [S, D] or [D] against [B, S, D].
+  const Shape &a = binary->lhs->shape, &b = binary->rhs->shape;
+  const Shape &longer = a.size() >= b.size() ? a : b;
+  const Shape &shorter = a.size() >= b.size() ? b : a;
+  size_t offset = longer.size() - shorter.size();
   std::string diffs;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i])
-      diffs += (diffs.empty() ? "dim " : ", dim ") + std::to_string(i) + " (" +
-               extentToString(a[i]) + " vs " + extentToString(b[i]) + ")";
+  for (size_t i = 0; i < shorter.size(); ++i)
+    if (shorter[i] != longer[offset + i])
+      diffs += (diffs.empty() ? "dim " : ", dim ") +
+               std::to_string(offset + i) + " (" +
+               extentToString(a.size() >= b.size() ? a[offset + i] : a[i]) +
+               " vs " +
+               extentToString(a.size() >= b.size() ? b[i] : b[offset + i]) +
+               ")";
   if (!diffs.empty()) {
-    error(add->opLoc,
-          "the operands of '+' must have the same shape, but " +
+    error(binary->opLoc,
+          "the operands of '" + op + "' must have the same shape, or one "
+              "must be the trailing dims of the other, but " +
               shapeToString(a) + " and " + shapeToString(b) + " differ in " +
               diffs,
-          {add->lhs->getRange(), add->rhs->getRange()});
+          {binary->lhs->getRange(), binary->rhs->getRange()});
     return nullptr;
   }
-  add->elementType = ElementType::f32;
-  add->shape = a;
-  return add;
+  static const char *const kNames[] = {"add", "sub", "mul"};
+  const char *name = kNames[binary->op == '+' ? 0 : binary->op == '-' ? 1 : 2];
+  auto call = std::make_unique<BuiltinExpr>(name, binary->getRange());
+  call->shape = longer;
+  call->operands.push_back(std::move(binary->lhs));
+  call->operands.push_back(std::move(binary->rhs));
+  return call;
 }
 
 ExprPtr Sema::checkCall(CallExpr &call) {
-  const Signature *sig = llvm::find_if(
-      kBuiltins, [&](const Signature &s) { return s.name == call.callee; });
-  if (sig == std::end(kBuiltins)) {
+  const Signature *sig = lookupBuiltin(call.callee);
+  if (!sig) {
     std::vector<llvm::StringRef> names;
-    for (const Signature &s : kBuiltins)
+    for (const Signature &s : builtins)
       names.push_back(s.name);
     std::string suggestion = closestName(call.callee, names);
     error(call.calleeLoc.Start,
@@ -362,15 +429,7 @@ ExprPtr Sema::checkCall(CallExpr &call) {
   CallArgs args;
   if (!sortArgs(call, *sig, args))
     return nullptr;
-  if (sig->name == "linear")
-    return checkLinear(call, args);
-  if (sig->name == "layer_norm")
-    return checkLayerNorm(call, args);
-  if (sig->name == "relu")
-    return checkActivation(call, args, ActivationKind::relu);
-  if (sig->name == "gelu")
-    return checkActivation(call, args, ActivationKind::gelu);
-  return checkSelfAttention(call, args);
+  return (this->*sig->check)(call, args);
 }
 
 bool Sema::sortArgs(CallExpr &call, const Signature &sig, CallArgs &args) {
@@ -391,7 +450,7 @@ bool Sema::sortArgs(CallExpr &call, const Signature &sig, CallArgs &args) {
       firstNamed = &arg;
     if (!llvm::is_contained(sig.namedArgs, arg.name)) {
       std::string msg =
-          "unknown argument '" + arg.name + "' of '" + sig.name.str() + "'";
+          "unknown argument '" + arg.name + "' of '" + sig.name + "'";
       if (sig.namedArgs.empty())
         msg += "; it takes no named arguments";
       else if (std::string s = closestName(arg.name, sig.namedArgs); !s.empty())
@@ -569,10 +628,13 @@ ExprPtr Sema::checkLinear(CallExpr &call, CallArgs &args) {
       !checkVector(*bias, biasAt, "linear bias", out,
                    "the weight's " + std::to_string(out) + " output features"))
     return nullptr;
-  auto linear =
-      std::make_unique<LinearExpr>(std::move(x), weight, bias, call.getRange());
-  linear->shape = linear->input->shape;
+  auto linear = std::make_unique<BuiltinExpr>("linear", call.getRange());
+  linear->shape = x->shape;
   linear->shape.back() = Extent::fixed(out);
+  linear->operands.push_back(std::move(x));
+  linear->weights.push_back({"weight", weight});
+  if (bias)
+    linear->weights.push_back({"bias", bias});
   return linear;
 }
 
@@ -630,26 +692,50 @@ ExprPtr Sema::checkLayerNorm(CallExpr &call, CallArgs &args) {
   bool betaOk = checkVector(*beta, *betaAt, "layer_norm shift", d, what);
   if (!gammaOk || !betaOk)
     return nullptr;
-  auto norm = std::make_unique<LayerNormExpr>(std::move(x), gamma, beta,
-                                              epsilon, call.getRange());
-  norm->shape = norm->input->shape;
+  auto norm = std::make_unique<BuiltinExpr>("layer_norm", call.getRange());
+  norm->shape = x->shape;
+  norm->operands.push_back(std::move(x));
+  norm->weights = {{"gamma", gamma}, {"beta", beta}};
+  norm->attrs.push_back({"eps", BuiltinAttr::getReal(epsilon)});
   return norm;
 }
 
-ExprPtr Sema::checkActivation(CallExpr &call, CallArgs &args,
-                              ActivationKind kind) {
-  ExprPtr x =
-      checkActivationInput(*args.positional[0], getActivationName(kind));
+/// A dialect function of one tensor (BuiltinFunctionOpInterface).
+ExprPtr Sema::checkFunction(CallExpr &call, CallArgs &args) {
+  ExprPtr x = checkActivationInput(*args.positional[0], call.callee);
   if (!x)
     return nullptr;
-  auto act =
-      std::make_unique<ActivationExpr>(kind, std::move(x), call.getRange());
-  act->shape = act->input->shape;
-  return act;
+  auto fn = std::make_unique<BuiltinExpr>(call.callee, call.getRange());
+  fn->shape = x->shape;
+  fn->operands.push_back(std::move(x));
+  return fn;
+}
+
+/// `gelu(x)` (erf form) or `gelu(x, approximate = tanh)`, the function
+/// `gelu_tanh` (GPT-2's "gelu_new"), as PyTorch spells the choice.
+ExprPtr Sema::checkGelu(CallExpr &call, CallArgs &args) {
+  std::string name = "gelu";
+  if (Argument *approximate = args.get("approximate")) {
+    auto *value = llvm::dyn_cast<NameExpr>(approximate->value.get());
+    if (!value || (value->name != "none" && value->name != "tanh")) {
+      errorAt(*approximate->value,
+              "'approximate' of 'gelu' is 'none' (the erf form) or 'tanh'");
+      return nullptr;
+    }
+    if (value->name == "tanh")
+      name = "gelu_tanh";
+  }
+  ExprPtr x = checkActivationInput(*args.positional[0], "gelu");
+  if (!x)
+    return nullptr;
+  auto fn = std::make_unique<BuiltinExpr>(name, call.getRange());
+  fn->shape = x->shape;
+  fn->operands.push_back(std::move(x));
+  return fn;
 }
 
 bool Sema::resolveProjection(Argument &arg, int64_t modelDim, int64_t outFactor,
-                             Projection &projection) {
+                             BuiltinExpr &call) {
   std::string role = "'" + arg.name + "'";
   auto *name = llvm::dyn_cast<NameExpr>(arg.value.get());
   if (!name) {
@@ -671,8 +757,9 @@ bool Sema::resolveProjection(Argument &arg, int64_t modelDim, int64_t outFactor,
   WeightDecl *bias = weights.lookup(name->name + ".bias");
   if (bias)
     bias->used = true;
-  projection.weight = weight;
-  projection.bias = bias;
+  call.weights.push_back({arg.name + ".weight", weight});
+  if (bias)
+    call.weights.push_back({arg.name + ".bias", bias});
   if (modelDim < 0)
     return true;
   int64_t out = outFactor * modelDim;
@@ -713,7 +800,7 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
     ok = false;
   }
 
-  auto attn = std::make_unique<SelfAttentionExpr>(nullptr, call.getRange());
+  auto attn = std::make_unique<BuiltinExpr>("self_attention", call.getRange());
   Argument *qkv = args.get("qkv");
   Argument *separate[] = {args.get("q"), args.get("k"), args.get("v")};
   unsigned numSeparate =
@@ -725,11 +812,10 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
           qkv->nameLoc);
     ok = false;
   } else if (qkv) {
-    ok &= resolveProjection(*qkv, modelDim, 3, attn->qkv);
+    ok &= resolveProjection(*qkv, modelDim, 3, *attn);
   } else if (numSeparate == 3) {
-    ok &= resolveProjection(*separate[0], modelDim, 1, attn->q);
-    ok &= resolveProjection(*separate[1], modelDim, 1, attn->k);
-    ok &= resolveProjection(*separate[2], modelDim, 1, attn->v);
+    for (Argument *arg : separate)
+      ok &= resolveProjection(*arg, modelDim, 1, *attn);
   } else if (numSeparate) {
     const llvm::StringRef names[] = {"q", "k", "v"};
     std::vector<llvm::StringRef> missing;
@@ -750,7 +836,7 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
   }
 
   if (Argument *out = args.get("out")) {
-    ok &= resolveProjection(*out, modelDim, 1, attn->out);
+    ok &= resolveProjection(*out, modelDim, 1, *attn);
   } else {
     error(call.calleeLoc.Start,
           "'self_attention' requires 'out = P' (the output projection)",
@@ -764,10 +850,8 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
       maskName = name->name;
     else if (auto *maskCall = llvm::dyn_cast<CallExpr>(mask->value.get()))
       maskName = maskCall->callee;
-    if (maskName == "none") {
-      attn->mask = MaskKind::none;
-    } else if (maskName == "causal") {
-      attn->mask = MaskKind::causal;
+    if (maskName == "none" || maskName == "causal") {
+      attn->attrs.push_back({"mask", BuiltinAttr::getEnum(maskName.str())});
     } else {
       errorAt(*mask->value,
               (maskName.empty() ? llvm::Twine("invalid mask")
@@ -779,9 +863,10 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
 
   if (!ok)
     return nullptr;
-  attn->input = std::move(x);
-  attn->heads = heads;
-  attn->shape = attn->input->shape;
+  attn->shape = x->shape;
+  attn->operands.push_back(std::move(x));
+  attn->attrs.insert(attn->attrs.begin(),
+                     {"heads", BuiltinAttr::getInteger(heads)});
   return attn;
 }
 
@@ -851,6 +936,7 @@ bool Sema::run() {
   return !hadError();
 }
 
-bool attnc::checkModel(ModelAST &model, DiagnosticEngine &diags) {
-  return Sema(model, diags).run();
+bool attnc::checkModel(ModelAST &model, DiagnosticEngine &diags,
+                       llvm::ArrayRef<std::string> functions) {
+  return Sema(model, diags, functions).run();
 }

@@ -619,3 +619,23 @@ func.func @layer_norm_scalar_input(%x: tensor<f32>, %g: tensor<8xf32>) -> tensor
   %n = attn.layer_norm %x, %g, %g {epsilon = 1.0e-5 : f32} : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<f32>
   return %n : tensor<f32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Binary ops (add, sub, mul)
+//===----------------------------------------------------------------------===//
+
+func.func @binary_not_broadcastable(%x: tensor<?x?x8xf32>, %y: tensor<?x4xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.mul' op operands do not broadcast: dim 1 of 'tensor<?x4xf32>' differs from dim 2 of 'tensor<?x?x8xf32>'}}
+  %m = attn.mul %x, %y : tensor<?x?x8xf32>, tensor<?x4xf32> -> tensor<?x?x8xf32>
+  return %m : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @binary_result_not_longer(%x: tensor<?x?x8xf32>, %y: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.sub' op result type 'tensor<?x8xf32>' must be the longer operand's type 'tensor<?x?x8xf32>'}}
+  %d = attn.sub %x, %y : tensor<?x?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return %d : tensor<?x8xf32>
+}

@@ -42,6 +42,30 @@ def relu(x):
     return np.maximum(x, 0)
 
 
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def silu(x):
+    return x * sigmoid(x)
+
+
+# The language's functions of one tensor, by builtin name (docs/language.md).
+# The e2e configuration `functions` compiles every one of them.
+FUNCTIONS = {
+    "relu": relu,
+    "gelu": gelu,
+    "gelu_tanh": gelu_tanh,
+    "tanh": np.tanh,
+    "sigmoid": sigmoid,
+    "silu": silu,
+}
+
+
 def layer_norm(x, g, b, eps):
     mean = x.mean(axis=-1, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)   # biased

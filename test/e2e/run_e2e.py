@@ -42,6 +42,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from reference import BlockSpec  # noqa: E402
+from graphs import GRAPHS, GraphConfig  # noqa: E402
 
 DEFAULT_TOL = 1e-4
 
@@ -91,6 +92,8 @@ CONFIGS = {
                        qkv="separate", style="post", s_max=512, eps=1e-12),
         runs=tuple(REAL_RUNS), model_file="models/bert_layer.attn"),
 }
+# Whole graphs with their own numpy forward (graphs.py).
+CONFIGS.update(GRAPHS)
 
 
 # ----------------------------------------------------------------- .attn text
@@ -218,8 +221,88 @@ def compare(got, ref):
     return float(d[idx]), idx, float(rel[ridx]), ridx
 
 
+def compile_model(name, model_path, weights_path, wd, args):
+    """Compiles with attnc; returns the library path, or (None, why)."""
+    lib = os.path.join(wd, name + ".so")
+    if os.path.exists(lib):
+        os.remove(lib)
+    cmd = [args.attnc, model_path, "--weights", weights_path, "-o", lib]
+    if args.target:
+        cmd.append("--target=" + args.target)
+    if args.schedule:
+        cmd.append("--schedule=" + args.schedule)
+    p, err = run_cmd(cmd, args.compile_timeout)
+    if err or p.returncode != 0 or not os.path.exists(lib):
+        why = err or (describe_rc(p.returncode) if p.returncode else "no library written")
+        if p is not None:
+            sys.stdout.write(p.stdout)
+            sys.stdout.write(p.stderr)
+        return None, why
+    return lib, None
+
+
+def run_graph(name, cfg, args, tally):
+    """A GraphConfig: every output against its float64 forward."""
+    import numpy as np
+    import safetensors_io as st
+    from reference import init_weights
+
+    wd = os.path.join(args.workdir, name)
+    os.makedirs(wd, exist_ok=True)
+    print(f"== {name}: graph {cfg.about}(workdir {wd})", flush=True)
+    model_path = os.path.join(wd, name + ".attn")
+    with open(model_path, "w") as f:
+        f.write(cfg.text)
+    weights = init_weights(cfg.weights, np.random.default_rng(seed_of(args.seed, name, "w")))
+    weights_path = os.path.join(wd, "weights.safetensors")
+    st.save(weights_path, weights)
+    lib, why = compile_model(name, model_path, weights_path, wd, args)
+    if not lib:
+        for _ in cfg.runs:
+            tally.fail(f"{name}: compile failed: {why}")
+        return
+    threads = ["--threads", str(args.threads)] if args.threads else []
+    for B, S in cfg.runs:
+        tag = f"{name} B={B} S={S}"
+        rng = np.random.default_rng(seed_of(args.seed, name, "x", B, S))
+        inputs = {k: rng.standard_normal(shape(B, S)).astype(np.float32)
+                  for k, shape in cfg.inputs.items()}
+        in_path = os.path.join(wd, f"in_B{B}_S{S}.safetensors")
+        out_path = os.path.join(wd, f"out_B{B}_S{S}.safetensors")
+        st.save(in_path, inputs)
+        if os.path.exists(out_path):
+            os.remove(out_path)
+        p, err = run_cmd([args.attn_run, lib, "--inputs", in_path, "--outputs", out_path]
+                         + threads, args.run_timeout)
+        if err or p.returncode != 0:
+            if p is not None:
+                sys.stdout.write(p.stdout)
+                sys.stdout.write(p.stderr)
+            tally.fail(f"{tag}: attn-run failed: {err or describe_rc(p.returncode)}")
+            continue
+        outs = st.load(out_path)
+        expected = cfg.forward(weights, {k: v.astype(np.float64) for k, v in inputs.items()})
+        for out_name, want in expected.items():
+            got = outs.get(out_name)
+            if got is None or got.shape != want.shape:
+                tally.fail(f"{tag} {out_name}: got "
+                           f"{None if got is None else list(got.shape)}, "
+                           f"expected {list(want.shape)}")
+                continue
+            if not np.isfinite(got).all():
+                tally.fail(f"{tag} {out_name}: non-finite values")
+                continue
+            err_abs, idx, err_rel, _ = compare(got, np.asarray(want, dtype=np.float64))
+            msg = (f"{tag} {out_name}: max abs err {err_abs:.3e} at "
+                   f"{tuple(int(i) for i in idx)}; max rel err {err_rel:.3e}; "
+                   f"tol {args.tolerance:g}")
+            (tally.fail if err_abs > args.tolerance else tally.ok)(msg)
+
+
 def run_config(name, cfg, args, tally):
     import numpy as np
+    if isinstance(cfg, GraphConfig):
+        return run_graph(name, cfg, args, tally)
     import safetensors_io as st
     from reference import block_forward, init_weights
 
@@ -258,20 +341,8 @@ def run_config(name, cfg, args, tally):
     st.save(weights_path, weights)
 
     # 2. compile once
-    lib = os.path.join(wd, name + ".so")
-    if os.path.exists(lib):
-        os.remove(lib)
-    cmd = [args.attnc, model_path, "--weights", weights_path, "-o", lib]
-    if args.target:
-        cmd.append("--target=" + args.target)
-    if args.schedule:
-        cmd.append("--schedule=" + args.schedule)
-    p, err = run_cmd(cmd, args.compile_timeout)
-    if err or p.returncode != 0 or not os.path.exists(lib):
-        why = err or (describe_rc(p.returncode) if p.returncode else "no library written")
-        if p is not None:
-            sys.stdout.write(p.stdout)
-            sys.stdout.write(p.stderr)
+    lib, why = compile_model(name, model_path, weights_path, wd, args)
+    if not lib:
         fail_all(f"compile failed: {why}")
         return
 
@@ -391,7 +462,9 @@ def main(argv=None):
     if args.print_model:
         for name in names:
             cfg = CONFIGS[name]
-            if cfg.model_file:
+            if isinstance(cfg, GraphConfig):
+                sys.stdout.write(cfg.text)
+            elif cfg.model_file:
                 with open(os.path.join(REPO, cfg.model_file)) as f:
                     sys.stdout.write(f.read())
             else:

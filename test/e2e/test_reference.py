@@ -342,6 +342,11 @@ def test_cmake_lists_configs():
           f"CMakeLists.txt lists run_e2e.py's configurations ({len(listed)} vs "
           f"{len(run_e2e.CONFIGS)})")
     for name, cfg in run_e2e.CONFIGS.items():
+        if isinstance(cfg, run_e2e.GraphConfig):
+            decls = run_e2e.parse_weight_decls(cfg.text)
+            check(sorted(decls) == sorted((w, tuple(s), l) for w, s, l in cfg.weights),
+                  f"graph {name}: declared weights match its weight list")
+            continue
         if cfg.model_file:
             with open(os.path.join(run_e2e.REPO, cfg.model_file)) as f:
                 decls = run_e2e.parse_weight_decls(f.read())
@@ -351,7 +356,30 @@ def test_cmake_lists_configs():
               f"config {name}: declared weights match the template")
 
 
+def test_functions():
+    """reference.FUNCTIONS against their definitions on Python floats."""
+    defs = {
+        "relu": lambda v: max(v, 0.0),
+        "gelu": lambda v: 0.5 * v * (1 + math.erf(v / math.sqrt(2))),
+        "gelu_tanh": lambda v: 0.5 * v * (1 + math.tanh(
+            math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3))),
+        "tanh": math.tanh,
+        "sigmoid": lambda v: 1 / (1 + math.exp(-v)),
+        "silu": lambda v: v / (1 + math.exp(-v)),
+    }
+    check(sorted(defs) == sorted(ref.FUNCTIONS), "every function has a definition here")
+    xs = np.linspace(-6, 6, 49)
+    for name, f in ref.FUNCTIONS.items():
+        if name in defs:
+            e = max(abs(float(f(np.array([v]))[0]) - defs[name](v)) for v in xs)
+            check(e < 1e-12, f"function {name} matches its definition ({e:.1e})")
+    # Distinct functions really differ (a swapped lowering would be caught).
+    check(float(np.abs(ref.gelu(xs) - ref.gelu_tanh(xs)).max()) > 2e-4,
+          "gelu and gelu_tanh differ by more than 2 tolerances somewhere")
+
+
 def main():
+    test_functions()
     test_against_naive()
     test_causal()
     test_layouts_and_packing()

@@ -113,7 +113,8 @@ int fail(const llvm::Twine &message) {
 OwningOpRef<ModuleOp> importAttnModel(MLIRContext &context,
                                       llvm::SourceMgr &sourceMgr) {
   std::unique_ptr<attnc::ModelAST> ast =
-      attnc::loadModelFile(inputPath, sourceMgr, llvm::errs());
+      attnc::loadModelFile(inputPath, sourceMgr, llvm::errs(),
+                           attnc::getDialectFunctions(context));
   if (!ast)
     return nullptr;
   return attnc::mlirGen(context, *ast, sourceMgr);

@@ -36,6 +36,15 @@ std::vector<std::pair<TypeID, Expr (*)(Expr)>> unaryOps() {
        [](Expr x) {
          return 0.5f * x * (1.0f + erfApprox(x * float(M_SQRT1_2)));
        }},
+      {TypeID::get<GeluTanhOp>(),
+       [](Expr x) {
+         const float k = std::sqrt(2.0f / float(M_PI));
+         return 0.5f * x * (1.0f + tanh(k * (x + 0.044715f * x * x * x)));
+       }},
+      {TypeID::get<TanhOp>(), [](Expr x) { return tanh(x); }},
+      {TypeID::get<SigmoidOp>(),
+       [](Expr x) { return 1.0f / (1.0f + exp(-x)); }},
+      {TypeID::get<SiluOp>(), [](Expr x) { return x / (1.0f + exp(-x)); }},
   };
 }
 
@@ -66,6 +75,12 @@ void registerElementwiseLowerings(LoweringRegistry &registry) {
     });
   registry.add<AddOp>([](AddOp op, KernelBuilder &b) {
     return lowerMap(op, b, [](ArrayRef<Expr> x) { return x[0] + x[1]; });
+  });
+  registry.add<SubOp>([](SubOp op, KernelBuilder &b) {
+    return lowerMap(op, b, [](ArrayRef<Expr> x) { return x[0] - x[1]; });
+  });
+  registry.add<MulOp>([](MulOp op, KernelBuilder &b) {
+    return lowerMap(op, b, [](ArrayRef<Expr> x) { return x[0] * x[1]; });
   });
   registry.add<ScaleOp>([](ScaleOp op, KernelBuilder &b) {
     float factor = op.getFactor().convertToFloat();

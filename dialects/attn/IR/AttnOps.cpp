@@ -315,6 +315,53 @@ LogicalResult SelfAttentionOp::verify() {
   return success();
 }
 
+ParseResult mlir::attn::parseBinaryOp(OpAsmParser &parser,
+                                      OperationState &result) {
+  OpAsmParser::UnresolvedOperand lhs, rhs;
+  Type lhsType, rhsType, resultType;
+  if (parser.parseOperand(lhs) || parser.parseComma() ||
+      parser.parseOperand(rhs) ||
+      parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseColonType(lhsType))
+    return failure();
+  rhsType = resultType = lhsType;
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseType(rhsType) || parser.parseArrow() ||
+       parser.parseType(resultType)))
+    return failure();
+  result.addTypes(resultType);
+  return parser.resolveOperands({lhs, rhs}, {lhsType, rhsType},
+                                parser.getNameLoc(), result.operands);
+}
+
+void mlir::attn::printBinaryOp(OpAsmPrinter &printer, Operation *op) {
+  printer << ' ' << op->getOperand(0) << ", " << op->getOperand(1);
+  printer.printOptionalAttrDict(op->getAttrs());
+  Type lhs = op->getOperand(0).getType(), rhs = op->getOperand(1).getType();
+  Type result = op->getResult(0).getType();
+  printer << " : " << lhs;
+  if (lhs != rhs || lhs != result)
+    printer << ", " << rhs << " -> " << result;
+}
+
+LogicalResult mlir::attn::verifyBinaryOp(Operation *op) {
+  auto lhs = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto rhs = cast<RankedTensorType>(op->getOperand(1).getType());
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  RankedTensorType longer = lhs.getRank() >= rhs.getRank() ? lhs : rhs;
+  RankedTensorType shorter = lhs.getRank() >= rhs.getRank() ? rhs : lhs;
+  if (result != longer)
+    return op->emitOpError("result type ")
+           << result << " must be the longer operand's type " << longer;
+  int64_t offset = longer.getRank() - shorter.getRank();
+  for (int64_t d = 0; d < shorter.getRank(); ++d)
+    if (!extentsAgree(shorter.getDimSize(d), longer.getDimSize(offset + d)))
+      return op->emitOpError("operands do not broadcast: dim ")
+             << d << " of " << shorter << " differs from dim " << offset + d
+             << " of " << longer;
+  return success();
+}
+
 float SelfAttentionOp::getEffectiveScale() {
   if (auto scale = getScaleAttr())
     return scale.getValueAsDouble();

@@ -18,6 +18,14 @@
 #define GET_ATTRDEF_CLASSES
 #include "dialects/attn/IR/AttnAttrs.h.inc"
 
+namespace mlir::attn {
+/// The custom form and the broadcasting check of the binary ops (add, sub,
+/// mul; Attn_BinaryOp in AttnOps.td).
+ParseResult parseBinaryOp(OpAsmParser &parser, OperationState &result);
+void printBinaryOp(OpAsmPrinter &printer, Operation *op);
+LogicalResult verifyBinaryOp(Operation *op);
+} // namespace mlir::attn
+
 #define GET_OP_CLASSES
 #include "dialects/attn/IR/AttnOps.h.inc"
 

@@ -241,18 +241,92 @@ def Attn_GeluOp : Attn_UnaryOp<"gelu", "GELU, exact (erf) form"> {
   }];
 }
 
-def Attn_AddOp : Attn_Op<"add", [Pure, SameOperandsAndResultType,
-    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
-  let summary = "elementwise sum (residual connection)";
+def Attn_GeluTanhOp : Attn_UnaryOp<"gelu_tanh", "GELU, tanh approximation"> {
+  let description = [{
+    `0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`: PyTorch's
+    `gelu(approximate="tanh")` and Hugging Face GPT-2's `gelu_new`.
+
+    ```mlir
+    %g = attn.gelu_tanh %x : tensor<?x?x3072xf32>
+    ```
+  }];
+}
+
+def Attn_TanhOp : Attn_UnaryOp<"tanh", "hyperbolic tangent"> {
+  let description = [{
+    ```mlir
+    %t = attn.tanh %x : tensor<?x?x64xf32>
+    ```
+  }];
+}
+
+def Attn_SigmoidOp : Attn_UnaryOp<"sigmoid", "logistic sigmoid 1 / (1 + exp(-x))"> {
+  let description = [{
+    ```mlir
+    %s = attn.sigmoid %x : tensor<?x?x64xf32>
+    ```
+  }];
+}
+
+def Attn_SiluOp : Attn_UnaryOp<"silu", "SiLU (swish), x * sigmoid(x)"> {
+  let description = [{
+    ```mlir
+    %s = attn.silu %x : tensor<?x?x3072xf32>
+    ```
+  }];
+}
+
+/// An elementwise op of two tensors that broadcast by rank (numpy's rule):
+/// the shorter shape must equal the trailing dims of the longer, which is
+/// the result's. Written `%a, %b : T` when all three types are one, else
+/// `%a, %b : Ta, Tb -> Tr`.
+class Attn_BinaryOp<string mnemonic, string what>
+    : Attn_Op<mnemonic, [Pure,
+                         DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = what;
+  let arguments = (ins Attn_F32Tensor:$lhs, Attn_F32Tensor:$rhs);
+  let results = (outs Attn_F32Tensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition # [{
+    ::mlir::ParseResult $cppClass::parse(::mlir::OpAsmParser &parser,
+                                         ::mlir::OperationState &result) {
+      return parseBinaryOp(parser, result);
+    }
+    void $cppClass::print(::mlir::OpAsmPrinter &printer) {
+      printBinaryOp(printer, *this);
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return verifyBinaryOp(*this);
+    }
+  }];
+}
+
+def Attn_AddOp : Attn_BinaryOp<"add", "elementwise sum (e.g. a residual connection)"> {
   let description = [{
     ```mlir
     %s = attn.add %x, %a : tensor<?x?x768xf32>
+    %p = attn.add %x, %pos : tensor<?x?x768xf32>, tensor<?x768xf32> -> tensor<?x?x768xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$lhs, Attn_F32Tensor:$rhs);
-  let results = (outs Attn_F32Tensor:$result);
-  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
-  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
+}
+
+def Attn_SubOp : Attn_BinaryOp<"sub", "elementwise difference"> {
+  let description = [{
+    ```mlir
+    %d = attn.sub %x, %y : tensor<?x?x768xf32>
+    ```
+  }];
+}
+
+def Attn_MulOp : Attn_BinaryOp<"mul", "elementwise product"> {
+  let description = [{
+    The product of two tensors, e.g. the gate of a gated FFN.
+
+    ```mlir
+    %m = attn.mul %g, %u : tensor<?x?x3072xf32>
+    ```
+  }];
 }
 
 def Attn_SelfAttentionOp : Attn_Op<"self_attention",

@@ -65,7 +65,7 @@ TEST(Parser, Gpt2BlockStructure) {
   auto *out = llvm::dyn_cast<OutputStmt>(m.body.back().get());
   ASSERT_TRUE(out);
   EXPECT_FALSE(out->exportsExisting);
-  EXPECT_TRUE(llvm::isa<AddExpr>(out->value.get()));
+  EXPECT_EQ(llvm::cast<BinaryExpr>(out->value.get())->op, '+');
 }
 
 TEST(Parser, BertLayerStructure) {
@@ -99,10 +99,35 @@ TEST(Parser, AddIsLeftAssociative) {
       parse("model m { input x : f32[2, 4]\n output y = x + x + (x + x) }");
   ASSERT_TRUE(p->model) << p->diags;
   auto *out = llvm::cast<OutputStmt>(p->model->body.back().get());
-  auto *top = llvm::cast<AddExpr>(out->value.get());
-  EXPECT_TRUE(llvm::isa<AddExpr>(top->lhs.get()));
-  EXPECT_TRUE(llvm::isa<AddExpr>(top->rhs.get()));
+  auto *top = llvm::cast<BinaryExpr>(out->value.get());
+  EXPECT_TRUE(llvm::isa<BinaryExpr>(top->lhs.get()));
+  EXPECT_TRUE(llvm::isa<BinaryExpr>(top->rhs.get()));
   EXPECT_EQ(lineCol(p->sm, top->opLoc), "2:19");
+}
+
+TEST(Parser, ProductBindsTighterThanSumAndDifference) {
+  // x - y * 2 + z is (x - (y * 2)) + z.
+  auto p = parse("model m { input x : f32[2, 4]\n output y = x - x * 2 + x }");
+  ASSERT_TRUE(p->model) << p->diags;
+  auto *top = llvm::cast<BinaryExpr>(
+      llvm::cast<OutputStmt>(p->model->body.back().get())->value.get());
+  EXPECT_EQ(top->op, '+');
+  auto *diff = llvm::cast<BinaryExpr>(top->lhs.get());
+  EXPECT_EQ(diff->op, '-');
+  auto *product = llvm::cast<BinaryExpr>(diff->rhs.get());
+  EXPECT_EQ(product->op, '*');
+  EXPECT_EQ(llvm::cast<NumberExpr>(product->rhs.get())->value, 2.0);
+}
+
+TEST(Parser, MinusAfterAnOperandSubtracts) {
+  // `x -1.0` subtracts; `eps = -1.0` is a negative literal.
+  auto p = parse("model m { input x : f32[2, 4]\n output y = f(x -1.0, "
+                 "eps = -1.0) }");
+  ASSERT_TRUE(p->model) << p->diags;
+  auto *call = llvm::cast<CallExpr>(
+      llvm::cast<OutputStmt>(p->model->body.back().get())->value.get());
+  EXPECT_EQ(llvm::cast<BinaryExpr>(call->args[0].value.get())->op, '-');
+  EXPECT_EQ(llvm::cast<NumberExpr>(call->args[1].value.get())->value, -1.0);
 }
 
 TEST(Parser, EmptyFile) {

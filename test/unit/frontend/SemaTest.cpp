@@ -45,43 +45,46 @@ TEST(Sema, Gpt2BlockChecks) {
   EXPECT_EQ(l.diags, "");
   const ModelAST &m = *l.model;
   const auto *h = llvm::cast<AssignStmt>(m.body[1].get());
-  const auto *norm = llvm::cast<LayerNormExpr>(h->value.get());
-  EXPECT_EQ(norm->gamma, m.lookupWeight("ln_1.weight"));
-  EXPECT_EQ(norm->beta, m.lookupWeight("ln_1.bias"));
-  EXPECT_DOUBLE_EQ(norm->epsilon, 1e-5);
+  const auto *norm = llvm::cast<BuiltinExpr>(h->value.get());
+  EXPECT_EQ(norm->builtin, "layer_norm");
+  EXPECT_EQ(norm->getWeight("gamma"), m.lookupWeight("ln_1.weight"));
+  EXPECT_EQ(norm->getWeight("beta"), m.lookupWeight("ln_1.bias"));
+  EXPECT_DOUBLE_EQ(norm->getAttr("eps")->real, 1e-5);
   EXPECT_EQ(shapeToString(norm->shape), "[B, S, 768]");
   EXPECT_EQ(norm->shape[0].dim, m.lookupDim("B"));
 
   const auto *a = llvm::cast<AssignStmt>(m.body[2].get());
-  const auto *attn = llvm::cast<SelfAttentionExpr>(a->value.get());
-  EXPECT_TRUE(attn->isPacked());
-  EXPECT_EQ(attn->heads, 12);
-  EXPECT_EQ(attn->getHeadDim(), 64);
-  EXPECT_EQ(attn->mask, MaskKind::causal);
-  EXPECT_EQ(attn->qkv.weight, m.lookupWeight("attn.c_attn.weight"));
-  EXPECT_EQ(attn->qkv.weight->layout, WeightLayout::inOut);
-  EXPECT_EQ(attn->qkv.bias, m.lookupWeight("attn.c_attn.bias"));
-  EXPECT_EQ(attn->out.weight, m.lookupWeight("attn.c_proj.weight"));
-  EXPECT_FALSE(attn->q);
+  const auto *attn = llvm::cast<BuiltinExpr>(a->value.get());
+  EXPECT_EQ(attn->builtin, "self_attention");
+  EXPECT_EQ(attn->getAttr("heads")->integer, 12);
+  EXPECT_EQ(attn->getAttr("mask")->enumerator, "causal");
+  EXPECT_EQ(attn->getWeight("qkv.weight"), m.lookupWeight("attn.c_attn.weight"));
+  EXPECT_EQ(attn->getWeight("qkv.weight")->layout, WeightLayout::inOut);
+  EXPECT_EQ(attn->getWeight("qkv.bias"), m.lookupWeight("attn.c_attn.bias"));
+  EXPECT_EQ(attn->getWeight("out.weight"),
+            m.lookupWeight("attn.c_proj.weight"));
+  EXPECT_FALSE(attn->getWeight("q.weight"));
   // The input of the attention is a use of `h`.
-  const auto *ref = llvm::cast<ValueRefExpr>(attn->input.get());
+  const auto *ref = llvm::cast<ValueRefExpr>(attn->operands[0].get());
   EXPECT_EQ(ref->decl, h);
 
   const auto *h2 = llvm::cast<AssignStmt>(m.body[4].get());
-  EXPECT_DOUBLE_EQ(llvm::cast<LayerNormExpr>(h2->value.get())->epsilon, 1e-5);
+  EXPECT_DOUBLE_EQ(
+      llvm::cast<BuiltinExpr>(h2->value.get())->getAttr("eps")->real, 1e-5);
 
   const auto *f = llvm::cast<AssignStmt>(m.body[5].get());
-  const auto *outer = llvm::cast<LinearExpr>(f->value.get());
-  EXPECT_EQ(outer->weight, m.lookupWeight("mlp.c_proj.weight"));
-  EXPECT_EQ(outer->bias, m.lookupWeight("mlp.c_proj.bias"));
-  const auto *gelu = llvm::cast<ActivationExpr>(outer->input.get());
-  EXPECT_EQ(gelu->activation, ActivationKind::gelu);
+  const auto *outer = llvm::cast<BuiltinExpr>(f->value.get());
+  EXPECT_EQ(outer->builtin, "linear");
+  EXPECT_EQ(outer->getWeight("weight"), m.lookupWeight("mlp.c_proj.weight"));
+  EXPECT_EQ(outer->getWeight("bias"), m.lookupWeight("mlp.c_proj.bias"));
+  const auto *gelu = llvm::cast<BuiltinExpr>(outer->operands[0].get());
+  EXPECT_EQ(gelu->builtin, "gelu");
   EXPECT_EQ(shapeToString(gelu->shape), "[B, S, 3072]");
   EXPECT_EQ(shapeToString(outer->shape), "[B, S, 768]");
 
   const OutputStmt &y = onlyOutput(m);
   EXPECT_EQ(y.name, "y");
-  EXPECT_TRUE(llvm::isa<AddExpr>(y.value.get()));
+  EXPECT_EQ(llvm::cast<BuiltinExpr>(y.value.get())->builtin, "add");
   EXPECT_EQ(shapeToString(y.shape), "[B, S, 768]");
   EXPECT_EQ(y.elementType, ElementType::f32);
   ASSERT_EQ(m.getInputs().size(), 1u);
@@ -94,35 +97,44 @@ TEST(Sema, BertLayerChecksWithReassignment) {
   ASSERT_TRUE(l.model) << l.diags;
   EXPECT_EQ(l.diags, "");
   const ModelAST &m = *l.model;
-  const auto *attn = llvm::cast<SelfAttentionExpr>(
+  const auto *attn = llvm::cast<BuiltinExpr>(
       llvm::cast<AssignStmt>(m.body[1].get())->value.get());
-  EXPECT_FALSE(attn->isPacked());
-  EXPECT_EQ(attn->mask, MaskKind::none);
-  EXPECT_EQ(attn->q.weight, m.lookupWeight("attention.self.query.weight"));
-  EXPECT_EQ(attn->q.bias, m.lookupWeight("attention.self.query.bias"));
-  EXPECT_EQ(attn->k.weight, m.lookupWeight("attention.self.key.weight"));
-  EXPECT_EQ(attn->v.bias, m.lookupWeight("attention.self.value.bias"));
-  EXPECT_EQ(attn->out.bias, m.lookupWeight("attention.output.dense.bias"));
-  EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->input.get())->decl, m.body[0].get());
+  EXPECT_FALSE(attn->getWeight("qkv.weight"));
+  EXPECT_EQ(attn->getAttr("mask")->enumerator, "none");
+  EXPECT_EQ(attn->getWeight("q.weight"),
+            m.lookupWeight("attention.self.query.weight"));
+  EXPECT_EQ(attn->getWeight("q.bias"),
+            m.lookupWeight("attention.self.query.bias"));
+  EXPECT_EQ(attn->getWeight("k.weight"),
+            m.lookupWeight("attention.self.key.weight"));
+  EXPECT_EQ(attn->getWeight("v.bias"),
+            m.lookupWeight("attention.self.value.bias"));
+  EXPECT_EQ(attn->getWeight("out.bias"),
+            m.lookupWeight("attention.output.dense.bias"));
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->operands[0].get())->decl,
+            m.body[0].get());
 
   // x = layer_norm(x + a, ...): the `x` inside is the input.
   const auto *x2 = llvm::cast<AssignStmt>(m.body[2].get());
-  const auto *norm1 = llvm::cast<LayerNormExpr>(x2->value.get());
-  EXPECT_DOUBLE_EQ(norm1->epsilon, 1e-12);
-  const auto *add1 = llvm::cast<AddExpr>(norm1->input.get());
-  EXPECT_EQ(llvm::cast<ValueRefExpr>(add1->lhs.get())->decl, m.body[0].get());
+  const auto *norm1 = llvm::cast<BuiltinExpr>(x2->value.get());
+  EXPECT_DOUBLE_EQ(norm1->getAttr("eps")->real, 1e-12);
+  const auto *add1 = llvm::cast<BuiltinExpr>(norm1->operands[0].get());
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(add1->operands[0].get())->decl,
+            m.body[0].get());
   // f uses the reassigned x.
   const auto *f = llvm::cast<AssignStmt>(m.body[3].get());
-  const auto *inner = llvm::cast<LinearExpr>(
-      llvm::cast<ActivationExpr>(
-          llvm::cast<LinearExpr>(f->value.get())->input.get())
-          ->input.get());
-  EXPECT_EQ(llvm::cast<ValueRefExpr>(inner->input.get())->decl, x2);
+  const auto *inner = llvm::cast<BuiltinExpr>(
+      llvm::cast<BuiltinExpr>(
+          llvm::cast<BuiltinExpr>(f->value.get())->operands[0].get())
+          ->operands[0]
+          .get());
+  EXPECT_EQ(inner->builtin, "linear");
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(inner->operands[0].get())->decl, x2);
   // The second reassignment, and `output y = x` exports it.
   const auto *x3 = llvm::cast<AssignStmt>(m.body[4].get());
-  const auto *add2 = llvm::cast<AddExpr>(
-      llvm::cast<LayerNormExpr>(x3->value.get())->input.get());
-  EXPECT_EQ(llvm::cast<ValueRefExpr>(add2->lhs.get())->decl, x2);
+  const auto *add2 = llvm::cast<BuiltinExpr>(
+      llvm::cast<BuiltinExpr>(x3->value.get())->operands[0].get());
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(add2->operands[0].get())->decl, x2);
   const OutputStmt &y = onlyOutput(m);
   EXPECT_FALSE(y.exportsExisting);
   EXPECT_EQ(llvm::cast<ValueRefExpr>(y.value.get())->decl, x3);
@@ -135,12 +147,14 @@ TEST(Sema, DumpShowsResolvedModel) {
   std::string dump;
   llvm::raw_string_ostream os(dump);
   dumpModel(*l.model, os);
-  EXPECT_NE(dump.find("a : f32[B, S, 768] = self_attention(h, heads = 12, qkv "
-                      "= attn.c_attn.weight + attn.c_attn.bias, out = "
-                      "attn.c_proj.weight + attn.c_proj.bias, mask = causal)"),
+  EXPECT_NE(dump.find("a : f32[B, S, 768] = self_attention(h, qkv.weight = "
+                      "attn.c_attn.weight layout(in, out), qkv.bias = "
+                      "attn.c_attn.bias, out.weight = attn.c_proj.weight "
+                      "layout(in, out), out.bias = attn.c_proj.bias, heads = "
+                      "12, mask = causal)"),
             std::string::npos)
       << dump;
-  EXPECT_NE(dump.find("output y : f32[B, S, 768] = (x1 + f)"),
+  EXPECT_NE(dump.find("output y : f32[B, S, 768] = add(x1, f)"),
             std::string::npos)
       << dump;
 }
@@ -159,10 +173,12 @@ TEST(Sema, ValidSmallModelWithExplicitWeights) {
   EXPECT_EQ(shapeToString(outputs[0]->shape), "[B, S, 128]");
   EXPECT_EQ(shapeToString(outputs[1]->shape), "[B, S, 32]");
   EXPECT_EQ(shapeToString(outputs[2]->shape), "[B, S, 64]");
-  const auto *g = llvm::cast<ActivationExpr>(
+  const auto *g = llvm::cast<BuiltinExpr>(
       llvm::cast<AssignStmt>(l.model->body[3].get())->value.get());
-  EXPECT_EQ(g->activation, ActivationKind::relu);
-  EXPECT_EQ(llvm::cast<LinearExpr>(g->input.get())->bias, nullptr);
+  EXPECT_EQ(g->builtin, "relu");
+  EXPECT_EQ(
+      llvm::cast<BuiltinExpr>(g->operands[0].get())->getWeight("bias"),
+      nullptr);
 }
 
 //===--- Names ----------------------------------------------------------===//
@@ -272,7 +288,7 @@ TEST(Sema, UnknownBuiltin) {
                         "unknown builtin 'gleu'; did you mean 'gelu'?"));
   EXPECT_TRUE(failsWith(model("  y = softmax(x)\n  output y"), "16:7",
                         "unknown builtin 'softmax'; the builtins are linear, "
-                        "layer_norm, relu, gelu, self_attention"));
+                        "layer_norm, gelu, self_attention, relu, tanh, silu"));
 }
 
 TEST(Sema, NamedArgumentErrors) {
@@ -287,10 +303,14 @@ TEST(Sema, NamedArgumentErrors) {
                 "16:25",
                 "unknown argument 'head' of 'self_attention'; did you mean "
                 "'heads'?"));
-  EXPECT_TRUE(failsWith(model("  y = gelu(x, approximate = tanh)\n  output y"),
+  EXPECT_TRUE(failsWith(model("  y = relu(x, approximate = tanh)\n  output y"),
                         "16:15",
-                        "unknown argument 'approximate' of 'gelu'; it takes no "
+                        "unknown argument 'approximate' of 'relu'; it takes no "
                         "named arguments"));
+  EXPECT_TRUE(failsWith(model("  y = gelu(x, approximate = erf)\n  output y"),
+                        "16:29",
+                        "'approximate' of 'gelu' is 'none' (the erf form) or "
+                        "'tanh'"));
   Loaded l = load(model("  y = layer_norm(x, ln, eps = 1e-5, eps = 1e-6)\n"
                         "  output y"));
   EXPECT_FALSE(l.model);
@@ -374,7 +394,8 @@ TEST(Sema, LayerNormParameters) {
 
 TEST(Sema, AddShapesMustMatch) {
   EXPECT_TRUE(failsWith(model("  y = x + linear(x, fc)\n  output y"), "16:9",
-                        "the operands of '+' must have the same shape, but "
+                        "the operands of '+' must have the same shape, or one "
+                        "must be the trailing dims of the other, but "
                         "[B, S, 64] and [B, S, 128] differ in dim 2 (64 vs "
                         "128)"));
   EXPECT_TRUE(failsWith(model("  input z : f32[S, B, 64]\n"
@@ -382,10 +403,36 @@ TEST(Sema, AddShapesMustMatch) {
                         "17:9",
                         "[B, S, 64] and [S, B, 64] differ in dim 0 (B vs S), "
                         "dim 1 (S vs B)"));
-  EXPECT_TRUE(failsWith(model("  input z : f32[S, 64]\n"
-                              "  y = x + z\n  output y"),
+  // A shorter operand broadcasts over the leading dims only.
+  EXPECT_TRUE(failsWith(model("  input z : f32[B, 64]\n"
+                              "  y = x - z\n  output y"),
                         "17:9",
-                        "[B, S, 64] has rank 3 and [S, 64] has rank 2"));
+                        "the operands of '-' must have the same shape, or one "
+                        "must be the trailing dims of the other, but "
+                        "[B, S, 64] and [B, 64] differ in dim 1 (S vs B)"));
+}
+
+TEST(Sema, OperatorsBroadcastAndScale) {
+  Loaded l = load(model("  input z : f32[S, 64]\n"
+                        "  a = x + z\n  b = x * x - x\n  c = 0.5 * x\n"
+                        "  output y = tanh(a) + b * 2 + c"));
+  ASSERT_TRUE(l.model) << l.diags;
+  const auto &body = l.model->body;
+  const auto *a = llvm::cast<BuiltinExpr>(
+      llvm::cast<AssignStmt>(body[3].get())->value.get());
+  EXPECT_EQ(a->builtin, "add");
+  EXPECT_EQ(shapeToString(a->shape), "[B, S, 64]");
+  const auto *b = llvm::cast<BuiltinExpr>(
+      llvm::cast<AssignStmt>(body[4].get())->value.get());
+  EXPECT_EQ(b->builtin, "sub");
+  EXPECT_EQ(llvm::cast<BuiltinExpr>(b->operands[0].get())->builtin, "mul");
+  const auto *c = llvm::cast<BuiltinExpr>(
+      llvm::cast<AssignStmt>(body[5].get())->value.get());
+  EXPECT_EQ(c->builtin, "scale");
+  EXPECT_DOUBLE_EQ(c->getAttr("factor")->real, 0.5);
+  EXPECT_TRUE(failsWith(model("  output y = x + 1.0"), "16:16",
+                        "'+' needs two tensors; a number may only scale a "
+                        "tensor, as in 'x * 0.5'"));
 }
 
 //===--- self_attention ---------------------------------------------------===//
