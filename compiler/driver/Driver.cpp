@@ -32,7 +32,7 @@ static LogicalResult build(func::FuncOp func, const CompileOptions &options) {
   if (failed(plan))
     return failure();
   LinkOptions link{options.target, options.outputPath,
-                   getVersionString().str()};
+                   getVersionString().str(), options.verbose};
   return linkModel(func.getContext(), *plan, *weights, link);
 }
 

@@ -27,6 +27,8 @@ struct CompileOptions {
   std::string outputPath;
   /// The model's name when its function has no `attn.model_name`.
   std::string defaultModelName;
+  /// Report what was compiled on stderr (attnc --verbose).
+  bool verbose = false;
 };
 
 /// Folds the weights, plans and links `module` (after the attn pipeline)

@@ -3,6 +3,8 @@
 
 #include "compiler/driver/PlanEmitter.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -61,14 +63,23 @@ public:
 
 private:
   LogicalResult compileKernels(std::vector<std::string> &objects) {
+    llvm::StringSet<> compiled;
     for (const PlanKernel &kernel : plan.kernels) {
-      if (!kernel.op)
+      if (!kernel.op || !compiled.insert(kernel.fnName).second)
         continue;
       objects.push_back(tmp.file(kernel.fnName + ".o"));
       if (failed(codegen::compileKernel(kernel.op, options.target,
                                         kernel.fnName, objects.back())))
         return failure();
     }
+    if (options.verbose)
+      llvm::errs() << "attnc: compiled " << compiled.size()
+                   << " distinct kernels for the model's "
+                   << llvm::count_if(plan.kernels,
+                                     [](const PlanKernel &k) {
+                                       return bool(k.op);
+                                     })
+                   << "\n";
     objects.push_back(tmp.file("halide_runtime.o"));
     if (llvm::Error err =
             codegen::compileHalideRuntime(options.target, objects.back()))

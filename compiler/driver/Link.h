@@ -19,6 +19,8 @@ struct LinkOptions {
   codegen::KernelTarget target;
   std::string outputPath;
   std::string compilerVersion;
+  /// Say on stderr how many distinct kernels were compiled.
+  bool verbose = false;
 };
 
 /// Builds the library. Kernel errors are reported at their attn.kernel,

@@ -173,6 +173,10 @@ private:
     std::string fnName = "attn_k" + std::to_string(plan.kernels.size()) + "_";
     for (char c : kernel.getSymName())
       fnName += llvm::isAlnum(c) ? c : '_';
+    // A kernel identical to an earlier one (the same layer again) calls the
+    // earlier one's code, which is compiled once.
+    fnName = byStructure.try_emplace(structuralKey(kernel), fnName)
+                 .first->second;
     plan.kernels.push_back(
         {kernel, kernel.getSymName().str(), fnName, int32_t(step.args.size())});
     plan.steps.push_back(std::move(step));
@@ -223,12 +227,29 @@ private:
     return copyIndex;
   }
 
+  /// The kernel's ops, types and attributes, without its name or where its
+  /// operands come from: equal keys compute the same function.
+  static std::string structuralKey(KernelOp kernel) {
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    kernel->print(os, OpPrintingFlags()
+                          .printGenericOpForm()
+                          .useLocalScope()
+                          .elideLargeElementsAttrs(0));
+    std::string name = "\"" + kernel.getSymName().str() + "\"";
+    size_t at = key.find(name);
+    if (at != std::string::npos)
+      key.erase(at, name.size());
+    return key;
+  }
+
   func::FuncOp func;
   const WeightSection &weights;
   const DimSymbols &dimSymbols;
   Plan plan;
   llvm::StringMap<unsigned> symbolIndex;
   llvm::DenseMap<Value, int32_t> bufferOf;
+  llvm::StringMap<std::string> byStructure;
   int32_t copyIndex = -1;
 };
 

@@ -1,6 +1,8 @@
 //===- compiler/driver/PlanEmitter.cpp - plan.c of a model library --------===//
 #include "compiler/driver/PlanEmitter.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -164,8 +166,9 @@ private:
     if (info.weightsSize)
       os << "extern const uint8_t " << kWeightsSymbol
          << "[] __attribute__((visibility(\"hidden\")));\n";
+    llvm::StringSet<> declared;
     for (const PlanKernel &k : plan.kernels)
-      if (k.op)
+      if (k.op && declared.insert(k.fnName).second)
         os << "extern int " << k.fnName << "_argv(void **args);\n";
     os << "\n";
   }

@@ -99,6 +99,11 @@ cl::opt<std::string> initWeights(
     "init-weights",
     cl::desc("Write deterministic random weights for the model and exit"),
     cl::value_desc("out.safetensors"), cl::cat(attncCategory));
+cl::opt<bool> verbose("verbose",
+                      cl::desc("Report what was compiled on stderr"),
+                      cl::cat(attncCategory));
+cl::alias verboseShort("v", cl::aliasopt(verbose), cl::desc("Alias for --verbose"),
+                       cl::cat(attncCategory));
 cl::opt<uint64_t> seed("seed", cl::init(0),
                        cl::desc("Seed of --init-weights (default 0)"),
                        cl::cat(attncCategory));
@@ -203,6 +208,7 @@ int run() {
   options.target = kernelTarget;
   options.outputPath = outputPath;
   options.defaultModelName = llvm::sys::path::stem(inputPath).str();
+  options.verbose = verbose;
   return failed(attnc::driver::compileModel(*module, options));
 }
 
