@@ -97,43 +97,76 @@ llvm::Expected<std::string> resolveTarget(llvm::StringRef name) {
   return target.to_string();
 }
 
+/// The kernel's Halide pipeline, scheduled for `target`, and its arguments.
+struct ScheduledKernel {
+  Halide::Pipeline pipeline;
+  std::vector<Halide::Argument> args;
+  Halide::Target target;
+};
+
+/// Builds and schedules `kernel`; Halide errors propagate as exceptions.
+FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
+                                          const KernelTarget &target) {
+  std::vector<Halide::ImageParam> params;
+  schedules::KernelStages stages;
+  if (failed(buildAlgorithm(kernel, params, stages)))
+    return failure();
+  Halide::Target halideTarget = Halide::Target(target.halideTarget)
+                                    .with_feature(Halide::Target::NoRuntime);
+  Halide::Pipeline pipeline(stages.outputs);
+  switch (target.schedule) {
+  case ScheduleKind::Hand:
+    schedules::scheduleHand(stages, halideTarget);
+    break;
+  case ScheduleKind::Naive:
+    schedules::scheduleNaive(stages);
+    break;
+  case ScheduleKind::Auto: {
+    FailureOr<KernelEstimates> estimates = estimateKernel(kernel);
+    if (failed(estimates))
+      return failure();
+    std::string error =
+        schedules::scheduleAuto(pipeline, params, estimates->inputs,
+                                estimates->outputs, halideTarget);
+    if (!error.empty())
+      return emitError(UnknownLoc::get(kernel.getContext()))
+             << "--schedule=auto: " << error;
+    break;
+  }
+  }
+  return ScheduledKernel{pipeline, {params.begin(), params.end()},
+                         halideTarget};
+}
+
 LogicalResult compileKernel(attn::KernelOp kernel, const KernelTarget &target,
                             llvm::StringRef fnName,
                             llvm::StringRef objectPath) {
   try {
-    std::vector<Halide::ImageParam> params;
-    schedules::KernelStages stages;
-    if (failed(buildAlgorithm(kernel, params, stages)))
+    FailureOr<ScheduledKernel> k = scheduleKernel(kernel, target);
+    if (failed(k))
       return failure();
-    Halide::Target halideTarget =
-        Halide::Target(target.halideTarget)
-            .with_feature(Halide::Target::NoRuntime);
-    Halide::Pipeline pipeline(stages.outputs);
-    switch (target.schedule) {
-    case ScheduleKind::Hand:
-      schedules::scheduleHand(stages, halideTarget);
-      break;
-    case ScheduleKind::Naive:
-      schedules::scheduleNaive(stages);
-      break;
-    case ScheduleKind::Auto: {
-      FailureOr<KernelEstimates> estimates = estimateKernel(kernel);
-      if (failed(estimates))
-        return failure();
-      std::string error =
-          schedules::scheduleAuto(pipeline, params, estimates->inputs,
-                                  estimates->outputs, halideTarget);
-      if (!error.empty())
-        return emitError(UnknownLoc::get(kernel.getContext()))
-               << "--schedule=auto: " << error;
-      break;
-    }
-    }
-    std::vector<Halide::Argument> args(params.begin(), params.end());
-    pipeline.compile_to({{Halide::OutputFileType::object, objectPath.str()}},
-                        args, fnName.str(), halideTarget);
+    k->pipeline.compile_to(
+        {{Halide::OutputFileType::object, objectPath.str()}}, k->args,
+        fnName.str(), k->target);
   } catch (const Halide::Error &e) {
     return kernel.emitError("Halide failed to compile kernel ")
+           << kernel.getSymName() << ": " << e.what();
+  }
+  return success();
+}
+
+LogicalResult lowerKernelToStmt(attn::KernelOp kernel,
+                                const KernelTarget &target,
+                                llvm::StringRef stmtPath) {
+  try {
+    FailureOr<ScheduledKernel> k = scheduleKernel(kernel, target);
+    if (failed(k))
+      return failure();
+    k->pipeline.compile_to_lowered_stmt(stmtPath.str(), k->args,
+                                        Halide::StmtOutputFormat::Text,
+                                        k->target);
+  } catch (const Halide::Error &e) {
+    return kernel.emitError("Halide failed to lower kernel ")
            << kernel.getSymName() << ": " << e.what();
   }
   return success();

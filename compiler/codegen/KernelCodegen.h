@@ -44,6 +44,12 @@ mlir::LogicalResult compileKernel(mlir::attn::KernelOp kernel,
                                   llvm::StringRef fnName,
                                   llvm::StringRef objectPath);
 
+/// Writes Halide's lowered statement of `kernel`, scheduled for `target`, to
+/// `stmtPath` as text (attnc --emit=halide-stmt).
+mlir::LogicalResult lowerKernelToStmt(mlir::attn::KernelOp kernel,
+                                      const KernelTarget &target,
+                                      llvm::StringRef stmtPath);
+
 /// Compiles the one Halide runtime the kernels of a model share.
 llvm::Error compileHalideRuntime(const KernelTarget &target,
                                  llvm::StringRef objectPath);

@@ -175,7 +175,7 @@ private:
       fnName += llvm::isAlnum(c) ? c : '_';
     // A kernel identical to an earlier one (the same layer again) calls the
     // earlier one's code, which is compiled once.
-    fnName = byStructure.try_emplace(structuralKey(kernel), fnName)
+    fnName = byStructure.try_emplace(kernel.getStructuralKey(), fnName)
                  .first->second;
     plan.kernels.push_back(
         {kernel, kernel.getSymName().str(), fnName, int32_t(step.args.size())});
@@ -225,22 +225,6 @@ private:
       plan.kernels.push_back({nullptr, kCopyKernelName.str(), "", 2});
     }
     return copyIndex;
-  }
-
-  /// The kernel's ops, types and attributes, without its name or where its
-  /// operands come from: equal keys compute the same function.
-  static std::string structuralKey(KernelOp kernel) {
-    std::string key;
-    llvm::raw_string_ostream os(key);
-    kernel->print(os, OpPrintingFlags()
-                          .printGenericOpForm()
-                          .useLocalScope()
-                          .elideLargeElementsAttrs(0));
-    std::string name = "\"" + kernel.getSymName().str() + "\"";
-    size_t at = key.find(name);
-    if (at != std::string::npos)
-      key.erase(at, name.size());
-    return key;
   }
 
   func::FuncOp func;

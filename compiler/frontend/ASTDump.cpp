@@ -7,6 +7,7 @@
 #include "compiler/frontend/AST.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 
 using namespace attnc;
 
@@ -71,7 +72,7 @@ void printExpr(llvm::raw_ostream &os, const Expr &expr) {
         os << attr.integer;
         break;
       case BuiltinAttr::Kind::Real:
-        os << attr.real;
+        os << llvm::format("%g", attr.real);
         break;
       case BuiltinAttr::Kind::Enum:
         os << attr.enumerator;

@@ -19,6 +19,9 @@ namespace mlir::attn {
 struct AttnPipelineOptions {
   /// Output features per GEMM weight panel (0: weights stay [in, out]).
   int64_t panelWidth = 0;
+  /// Group the ops into attn.kernel regions at the end (attnc --emit=mlir-opt
+  /// stops before).
+  bool formKernels = true;
 };
 
 /// The compiler's pipeline from frontend IR to attn.kernel groups.

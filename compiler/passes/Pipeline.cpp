@@ -17,7 +17,8 @@ void attn::buildAttnPipeline(OpPassManager &pm,
   fn.addPass(createAttnPackWeightsPass({options.panelWidth}));
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
-  fn.addPass(createAttnFormKernelsPass());
+  if (options.formKernels)
+    fn.addPass(createAttnFormKernelsPass());
 }
 
 void attn::registerAttnPipeline() {

@@ -2,7 +2,7 @@
 // RUN: not attnc %S/Inputs/block.mlir --weights w.safetensors 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // RUN: not attnc %t.nonexistent.mlir --emit=mlir 2>&1 | FileCheck %s --check-prefix=INPUT
 // RUN: attnc --version | FileCheck %s --check-prefix=VERSION
-// RUN: attnc %S/Inputs/block.mlir --emit=mlir-opt | FileCheck %s --check-prefix=OPT
+// RUN: attnc %S/Inputs/block.mlir --emit=kernels | FileCheck %s --check-prefix=OPT
 
 // TARGET: attnc: error: unknown target 'foo': {{.*}}use 'host' or a Halide target such as x86-64-linux-avx2
 // OUTPUT: attnc: error: no output file: give -o <lib.so>

@@ -4,7 +4,7 @@
 //
 // Loads a model (.attn through the frontend, or .mlir as attn-dialect IR),
 // runs the attn pipeline and links one shared library; --emit stops earlier
-// and prints IR. Every error is `file:line:col: error:` with the source line
+// and prints that stage: ast, mlir, mlir-opt, kernels, halide-stmt. Every error is `file:line:col: error:` with the source line
 // when it has a place in the input, `attnc: error:` otherwise, and exit 1.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +13,7 @@
 #include "compiler/driver/InitWeights.h"
 #include "compiler/frontend/Frontend.h"
 #include "compiler/frontend/MLIRGen.h"
+#include "dialects/attn/IR/AttnOps.h"
 #include "compiler/passes/Passes.h"
 #include "dialects/attn/IR/AttnDialect.h"
 
@@ -22,7 +23,10 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -35,7 +39,8 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { MLIR, MLIROpt, Lib };
+/// The stages attnc can stop after, in order (a Toy-style ladder).
+enum class Emit { AST, MLIR, MLIROpt, Kernels, HalideStmt, Lib };
 
 cl::OptionCategory attncCategory("attnc options");
 
@@ -90,10 +95,16 @@ cl::opt<attnc::codegen::ScheduleKind, false,
              cl::cat(attncCategory));
 cl::opt<Emit, false, ListingParser<Emit>> emit(
     "emit", cl::desc("What to produce"),
-    cl::values(clEnumValN(Emit::MLIR, "mlir", "attn IR from the frontend"),
-               clEnumValN(Emit::MLIROpt, "mlir-opt",
-                          "attn IR after the pipeline (kernels formed)"),
-               clEnumValN(Emit::Lib, "lib", "the model library (default)")),
+    cl::values(
+        clEnumValN(Emit::AST, "ast", "the checked syntax tree (.attn input)"),
+        clEnumValN(Emit::MLIR, "mlir", "attn IR from the frontend"),
+        clEnumValN(Emit::MLIROpt, "mlir-opt",
+                   "attn IR after the optimising passes"),
+        clEnumValN(Emit::Kernels, "kernels",
+                   "attn IR grouped into attn.kernel regions"),
+        clEnumValN(Emit::HalideStmt, "halide-stmt",
+                   "Halide's lowered statement of each distinct kernel"),
+        clEnumValN(Emit::Lib, "lib", "the model library (default)")),
     cl::init(Emit::Lib), cl::cat(attncCategory));
 cl::opt<std::string> initWeights(
     "init-weights",
@@ -113,22 +124,46 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// Opens -o, or stdout without it.
+std::unique_ptr<llvm::ToolOutputFile> openOutput() {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> out =
+      openOutputFile(outputPath.empty() ? "-" : outputPath.getValue(), &error);
+  if (!out)
+    fail(error);
+  return out;
+}
+
 /// Parses and checks a .attn model (the frontend prints its own errors) and
-/// builds its attn IR.
+/// builds its attn IR; with --emit=ast, prints the checked tree instead.
 OwningOpRef<ModuleOp> importAttnModel(MLIRContext &context,
-                                      llvm::SourceMgr &sourceMgr) {
+                                      llvm::SourceMgr &sourceMgr,
+                                      bool &printedAST) {
   std::unique_ptr<attnc::ModelAST> ast =
       attnc::loadModelFile(inputPath, sourceMgr, llvm::errs(),
                            attnc::getDialectFunctions(context));
   if (!ast)
     return nullptr;
+  if (emit == Emit::AST && initWeights.empty()) {
+    if (std::unique_ptr<llvm::ToolOutputFile> out = openOutput()) {
+      attnc::dumpModel(*ast, out->os());
+      out->keep();
+      printedAST = true;
+    }
+    return nullptr;
+  }
   return attnc::mlirGen(context, *ast, sourceMgr);
 }
 
 OwningOpRef<ModuleOp> loadInput(MLIRContext &context,
-                                llvm::SourceMgr &sourceMgr) {
+                                llvm::SourceMgr &sourceMgr, bool &printedAST) {
   if (!llvm::StringRef(inputPath).ends_with(".mlir"))
-    return importAttnModel(context, sourceMgr);
+    return importAttnModel(context, sourceMgr, printedAST);
+  if (emit == Emit::AST) {
+    fail("--emit=ast needs a .attn model; '" + inputPath +
+         "' is attn IR already");
+    return nullptr;
+  }
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputPath, /*IsText=*/true);
   if (std::error_code ec = buffer.getError()) {
     fail("cannot read '" + inputPath + "': " + ec.message());
@@ -140,13 +175,49 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &context,
 
 /// Prints `module` to -o, or stdout without it.
 int printModule(ModuleOp module) {
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> out =
-      openOutputFile(outputPath.empty() ? "-" : outputPath.getValue(), &error);
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutput();
   if (!out)
-    return fail(error);
+    return 1;
   module.print(out->os());
   out->os() << "\n";
+  out->keep();
+  return 0;
+}
+
+/// Prints Halide's lowered statement of each distinct kernel of `model`,
+/// naming the kernels that share it.
+int printHalideStmts(func::FuncOp model,
+                     const attnc::codegen::KernelTarget &target) {
+  llvm::StringMap<unsigned> indexOf;
+  std::vector<SmallVector<attn::KernelOp>> distinct;
+  model.walk([&](attn::KernelOp k) {
+    auto [it, inserted] =
+        indexOf.try_emplace(k.getStructuralKey(), distinct.size());
+    if (inserted)
+      distinct.emplace_back();
+    distinct[it->second].push_back(k);
+  });
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutput();
+  if (!out)
+    return 1;
+  for (SmallVector<attn::KernelOp> &kernels : distinct) {
+    llvm::SmallString<128> stmt;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("attnc", "stmt", stmt))
+      return fail("cannot create a temporary file: " + ec.message());
+    llvm::FileRemover remover(stmt);
+    if (failed(attnc::codegen::lowerKernelToStmt(kernels.front(), target,
+                                                 stmt)))
+      return 1;
+    auto text = llvm::MemoryBuffer::getFile(stmt);
+    if (!text)
+      return fail("cannot read Halide's statement: " +
+                  text.getError().message());
+    out->os() << "// kernel @" << kernels.front().getSymName();
+    for (attn::KernelOp same : llvm::drop_begin(kernels))
+      out->os() << ", @" << same.getSymName();
+    out->os() << "\n" << (*text)->getBuffer() << "\n";
+  }
   out->keep();
   return 0;
 }
@@ -182,7 +253,10 @@ int run() {
     return success();
   });
 
-  OwningOpRef<ModuleOp> module = loadInput(context, sourceMgr);
+  bool printedAST = false;
+  OwningOpRef<ModuleOp> module = loadInput(context, sourceMgr, printedAST);
+  if (printedAST)
+    return 0;
   if (!module || failed(verify(*module)))
     return 1;
   if (emit == Emit::MLIR && initWeights.empty())
@@ -196,12 +270,14 @@ int run() {
 
   attnc::codegen::KernelTarget kernelTarget{*target, schedule};
   PassManager pm(&context);
-  attn::buildAttnPipeline(
-      pm, {attnc::codegen::weightPanelWidth(kernelTarget)});
+  attn::buildAttnPipeline(pm, {attnc::codegen::weightPanelWidth(kernelTarget),
+                               /*formKernels=*/emit != Emit::MLIROpt});
   if (failed(pm.run(*module)))
     return 1;
-  if (emit == Emit::MLIROpt)
+  if (emit == Emit::MLIROpt || emit == Emit::Kernels)
     return printModule(*module);
+  if (emit == Emit::HalideStmt)
+    return printHalideStmts(*model, kernelTarget);
 
   attnc::driver::CompileOptions options;
   options.weightsPath = weightsPath;

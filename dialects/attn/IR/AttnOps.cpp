@@ -420,5 +420,16 @@ LogicalResult KernelOp::verify() {
   return success();
 }
 
+std::string KernelOp::getStructuralKey() {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  (*this)->print(os,
+                 OpPrintingFlags().printGenericOpForm().useLocalScope());
+  std::string name = "\"" + getSymName().str() + "\"";
+  if (size_t at = key.find(name); at != std::string::npos)
+    key.erase(at, name.size());
+  return key;
+}
+
 #define GET_OP_CLASSES
 #include "dialects/attn/IR/AttnOps.cpp.inc"

@@ -429,6 +429,12 @@ def Attn_KernelOp : Attn_Op<"kernel", [IsolatedFromAbove,
     $body
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The kernel's ops, types and attributes, without its name or where its
+    /// operands come from: kernels with equal keys compute one function (the
+    /// same layer again), so their code is compiled once.
+    std::string getStructuralKey();
+  }];
 }
 
 def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
