@@ -33,6 +33,9 @@ int64_t stageFeatures(const Stage &stage) {
                         [](const AttentionStage &a) {
                           return a.heads * a.headDim;
                         },
+                        [](const AttentionWeightsStage &a) {
+                          return a.heads * a.headDim;
+                        },
                     },
                     stage);
 }
@@ -179,6 +182,8 @@ void scheduleAttention(Func f, const std::vector<Var> &v,
       .vectorize(c, headWidth);
   // Parallel over heads (and batch); query tiles run in order inside.
   Var tasks = parallelOver(f, h, v);
+  if (a.keyLengths.defined())
+    a.keyLengths.compute_root();
   a.keySource.in(a.dot).compute_at(f, tasks).vectorize(v[0], headWidth);
   a.valueSource.in(a.tileOut).compute_at(f, tasks).vectorize(v[0], headWidth);
   a.queries.compute_at(f, it).vectorize(a.queries.args()[0], rowWidth);
@@ -207,6 +212,33 @@ void scheduleAttention(Func f, const std::vector<Var> &v,
                 rowBlock, a.keys.x);
 }
 
+/// Attention with its probabilities: the scores, row statistics and
+/// probabilities of one (head, batch) at a time, vectorised over keys; then
+/// the weighted values row by row. Only models that ask for the weights take
+/// this path, so it is kept simple.
+void scheduleAttentionWeights(Func f, const std::vector<Var> &v,
+                              AttentionWeightsStage &a, const Target &target) {
+  int width = target.natural_vector_size<float>();
+  if (a.keyLengths.defined())
+    a.keyLengths.compute_root();
+  const std::vector<Var> &w = a.weights.args();
+  Var heads = w[2];
+  for (size_t d = 3; d < w.size(); ++d) {
+    Var fused(w[d].name() + "_" + heads.name());
+    a.weights.fuse(heads, w[d], fused);
+    heads = fused;
+  }
+  a.weights.compute_root().parallel(heads).vectorize(
+      w[0], width, TailStrategy::GuardWithIf);
+  a.scores.compute_at(a.weights, heads)
+      .vectorize(a.scores.args()[0], width, TailStrategy::GuardWithIf);
+  a.scores.update().vectorize(a.scores.args()[0], width,
+                              TailStrategy::GuardWithIf);
+  a.rowMax.compute_at(a.weights, heads);
+  a.rowSum.compute_at(a.weights, heads);
+  scheduleRows(f, v, vectorWidth(a.heads * a.headDim, target));
+}
+
 } // namespace
 
 int gemmPanelWidth(const Target &target) {
@@ -228,22 +260,27 @@ void scheduleHand(KernelStages &s, const Target &target) {
     int64_t features = last ? s.features : stageFeatures(s.stages[i]);
     if (!last)
       out.compute_root();
+    // The output's own dims (the kernel's vars may be more: a rank-4 input).
+    std::vector<Var> vars = out.args();
     int width = vectorWidth(features, target);
     std::visit(Overloaded{
                    [&](GemmStage &g) {
-                     scheduleGemm(out, s.vars, features, g, target, width);
+                     scheduleGemm(out, vars, features, g, target, width);
                    },
                    [&](NormStage &n) {
-                     scheduleNorm(out, s.vars, n, target, width);
+                     scheduleNorm(out, vars, n, target, width);
                    },
                    [&](AttentionStage &a) {
-                     scheduleAttention(out, s.vars, a, target);
+                     scheduleAttention(out, vars, a, target);
+                   },
+                   [&](AttentionWeightsStage &a) {
+                     scheduleAttentionWeights(out, vars, a, target);
                    },
                },
                s.stages[i]);
   }
   if (s.stages.empty())
-    scheduleRows(s.final, s.vars, vectorWidth(s.features, target));
+    scheduleRows(s.final, s.final.args(), vectorWidth(s.features, target));
 }
 
 void scheduleNaive(KernelStages &s) {
@@ -258,6 +295,14 @@ void scheduleNaive(KernelStages &s) {
                      for (Func f : {a.queries, a.dot, a.tileMax, a.probs,
                                     a.tileSum, a.tileOut, a.state})
                        f.compute_root();
+                     if (a.keyLengths.defined())
+                       a.keyLengths.compute_root();
+                   },
+                   [](AttentionWeightsStage &a) {
+                     for (Func f : {a.scores, a.rowMax, a.rowSum, a.weights})
+                       f.compute_root();
+                     if (a.keyLengths.defined())
+                       a.keyLengths.compute_root();
                    },
                },
                stage);

@@ -35,7 +35,7 @@ struct NormStage {
   int64_t features;
 };
 
-/// Flash attention (see HalideAlgorithm.cpp), per query tile `it` of
+/// Flash attention (see lowerings/Attention.cpp), per query tile `it` of
 /// kQueryTile rows `ii`, head `h` and key tile `kt` of kKeyTile keys `jj`:
 ///   keySource, valueSource(c, j, batch...)  K and V, all heads
 ///                                           (c = h * headDim + e)
@@ -52,13 +52,31 @@ struct AttentionStage {
   Halide::Func result;
   Halide::Func keySource, valueSource;
   Halide::Func queries, dot, tileMax, probs, tileSum, tileOut, state;
+  /// The key lengths per batch entry, checked; undefined without them.
+  Halide::Func keyLengths;
   Halide::RDom tiles, keys, headDims;
+  int64_t heads;
+  /// Features per value head (and so per output head).
+  int headDim;
+};
+
+/// Attention that also returns its probabilities (explicit softmax), per
+/// key j, query i, head h:
+///   scores(j, i, h, batch...)        reduced over the head dims
+///   rowMax, rowSum(i, h, batch...)   reduced over `keys`
+///   weights(j, i, h, batch...)       the probabilities (an output)
+///   result(c, i, batch...)           weights x values, reduced over `keys`
+struct AttentionWeightsStage {
+  Halide::Func result, scores, rowMax, rowSum, weights;
+  Halide::Func keyLengths;
+  Halide::RDom keys;
   int64_t heads;
   int headDim;
 };
 
 /// One anchor of a kernel: what a schedule places as a unit.
-using Stage = std::variant<GemmStage, NormStage, AttentionStage>;
+using Stage = std::variant<GemmStage, NormStage, AttentionStage,
+                           AttentionWeightsStage>;
 
 /// The Func a stage produces.
 inline Halide::Func stageResult(const Stage &stage) {
@@ -73,7 +91,8 @@ inline Halide::Func stageResult(const Stage &stage) {
 }
 
 struct KernelStages {
-  /// Output vars, innermost first; every output Func is defined over them.
+  /// The kernel's vars, innermost first, shared by its Funcs; an output of
+  /// rank r is defined over the first r.
   std::vector<Halide::Var> vars;
   /// The pipeline's outputs in argument order; `final` is the last one the
   /// group computes, the others are intermediates other kernels also read.

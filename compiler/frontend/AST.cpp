@@ -41,6 +41,13 @@ const WeightDecl *BuiltinExpr::getWeight(llvm::StringRef role) const {
   return nullptr;
 }
 
+const Expr *BuiltinExpr::getNamedOperand(llvm::StringRef role) const {
+  for (const auto &[r, operand] : namedOperands)
+    if (r == role)
+      return operand.get();
+  return nullptr;
+}
+
 const BuiltinAttr *BuiltinExpr::getAttr(llvm::StringRef name) const {
   for (const auto &[n, attr] : attrs)
     if (n == name)

@@ -204,7 +204,7 @@ public:
       : Expr(Kind::Binary, range), op(op), lhs(std::move(lhs)),
         rhs(std::move(rhs)), opLoc(opLoc) {}
   static bool classof(const Expr *e) { return e->getKind() == Kind::Binary; }
-  char op; ///< '+', '-' or '*'
+  char op; ///< '+', '-', '*' or '&' (masks)
   ExprPtr lhs, rhs;
   llvm::SMLoc opLoc; ///< the operator
 };
@@ -241,8 +241,13 @@ public:
   /// The constant argument `name`, or null.
   const BuiltinAttr *getAttr(llvm::StringRef name) const;
 
+  /// A tensor operand with a role, or null.
+  const Expr *getNamedOperand(llvm::StringRef role) const;
+
   std::string builtin;
   std::vector<ExprPtr> operands;
+  /// Optional tensor operands by role (an attention's `lengths`, `bias`).
+  std::vector<std::pair<std::string, ExprPtr>> namedOperands;
   std::vector<std::pair<std::string, const WeightDecl *>> weights;
   std::vector<std::pair<std::string, BuiltinAttr>> attrs;
 };

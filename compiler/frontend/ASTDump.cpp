@@ -60,6 +60,10 @@ void printExpr(llvm::raw_ostream &os, const Expr &expr) {
       os << sep;
       printExpr(os, *operand);
     }
+    for (const auto &[role, operand] : call.namedOperands) {
+      os << sep << role << " = ";
+      printExpr(os, *operand);
+    }
     for (const auto &[role, weight] : call.weights) {
       os << sep << role << " = " << weight->name;
       if (weight->layout == WeightLayout::inOut)

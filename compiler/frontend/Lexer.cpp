@@ -62,6 +62,8 @@ llvm::StringRef attnc::getTokenKindName(TokenKind kind) {
     return "'-'";
   case TokenKind::star:
     return "'*'";
+  case TokenKind::amp:
+    return "'&'";
   case TokenKind::less_equal:
     return "'<='";
   }
@@ -185,6 +187,8 @@ private:
       return makeError(start, "unexpected '<'; the only comparison is '<='");
     case '*':
       return make(TokenKind::star, start);
+    case '&':
+      return make(TokenKind::amp, start);
     case '-':
       // A '-' right before a digit is a negative literal (`eps = -1.0`)
       // unless it follows an operand, where it subtracts (`x -1.0` is

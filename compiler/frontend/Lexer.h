@@ -43,6 +43,7 @@ enum class TokenKind {
   plus,
   minus,
   star,
+  amp,
   less_equal,
 };
 

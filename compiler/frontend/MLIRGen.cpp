@@ -69,12 +69,24 @@ private:
   Value expr(const Expr &e);
   Value builtin(const BuiltinExpr &e);
   Value selfAttention(const BuiltinExpr &e, Value input);
+  attn::MaskAttr maskAttr(const BuiltinExpr &e);
 
   OpBuilder builder;
   const llvm::SourceMgr &sourceMgr;
   llvm::DenseMap<const WeightDecl *, Value> weights;
   llvm::DenseMap<const ValueDecl *, Value> values;
 };
+
+/// The mask terms Sema recorded on an attention.
+attn::MaskAttr MLIRGenerator::maskAttr(const BuiltinExpr &e) {
+  auto integer = [&](StringRef name, int64_t otherwise) {
+    const BuiltinAttr *attr = e.getAttr(name);
+    return attr ? attr->integer : otherwise;
+  };
+  return attn::MaskAttr::get(builder.getContext(), integer("causal", 0) != 0,
+                             /*offset=*/0, integer("window_left", -1),
+                             integer("window_right", -1));
+}
 
 Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
   auto project = [&](StringRef role) -> std::pair<Value, Value> {
@@ -88,13 +100,18 @@ Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
   auto [wv, bv] = project("v");
   auto [wqkv, bqkv] = project("qkv");
   auto [wo, bo] = project("out");
-  const BuiltinAttr *mask = e.getAttr("mask");
-  auto kind = mask && mask->enumerator == "causal" ? attn::Mask::causal
-                                                   : attn::Mask::none;
-  return builder.create<attn::SelfAttentionOp>(
-      loc(e.getLoc()), input.getType(), input, wq, bq, wk, bk, wv, bv, wqkv,
-      bqkv, wo, bo, builder.getI64IntegerAttr(e.getAttr("heads")->integer),
-      attn::MaskAttr::get(builder.getContext(), kind), FloatAttr());
+  auto operand = [&](StringRef role) -> Value {
+    const Expr *x = e.getNamedOperand(role);
+    return x ? expr(*x) : Value();
+  };
+  Value lengths = operand("lengths"), bias = operand("bias");
+  return builder
+      .create<attn::SelfAttentionOp>(
+          loc(e.getLoc()), input.getType(), /*weights=*/Type(), input, wq, bq,
+          wk, bk, wv, bv, wqkv, bqkv, wo, bo, lengths, bias,
+          builder.getI64IntegerAttr(e.getAttr("heads")->integer),
+          maskAttr(e), FloatAttr())
+      .getResult();
 }
 
 Value MLIRGenerator::builtin(const BuiltinExpr &e) {

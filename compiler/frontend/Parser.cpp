@@ -96,7 +96,7 @@ private:
   /// Each returns the tree depth of what it parsed in `depth`; `nesting` is
   /// how deep the parser's own recursion is.
   ExprPtr parseExpr(unsigned nesting, unsigned &depth);
-  ExprPtr parseBinary(unsigned nesting, unsigned &depth, bool additive);
+  ExprPtr parseBinary(unsigned nesting, unsigned &depth, int level);
   ExprPtr parsePrimary(unsigned nesting, unsigned &depth);
   ExprPtr parseCall(unsigned nesting, unsigned &depth);
   ExprPtr parseNumber();
@@ -409,25 +409,36 @@ bool Parser::checkDepth(unsigned depth, llvm::SMLoc loc) {
   return false;
 }
 
-/// expr := term (('+' | '-') term)*
+/// expr := sum ('&' sum)*            (masks: causal & padding(n))
+/// sum  := term (('+' | '-') term)*
 /// term := primary ('*' primary)*
 ExprPtr Parser::parseExpr(unsigned nesting, unsigned &depth) {
-  return parseBinary(nesting, depth, /*additive=*/true);
+  return parseBinary(nesting, depth, /*level=*/0);
 }
 
-ExprPtr Parser::parseBinary(unsigned nesting, unsigned &depth, bool additive) {
+ExprPtr Parser::parseBinary(unsigned nesting, unsigned &depth, int level) {
   llvm::SMLoc start = tok().getLoc();
   auto operand = [&](unsigned &d) {
-    return additive ? parseBinary(nesting, d, /*additive=*/false)
-                    : parsePrimary(nesting + 1, d);
+    return level < 2 ? parseBinary(nesting, d, level + 1)
+                     : parsePrimary(nesting + 1, d);
+  };
+  auto atOperator = [&] {
+    switch (level) {
+    case 0:
+      return tok().is(TokenKind::amp);
+    case 1:
+      return tok().is(TokenKind::plus) || tok().is(TokenKind::minus);
+    default:
+      return tok().is(TokenKind::star);
+    }
   };
   ExprPtr lhs = operand(depth);
   if (!lhs)
     return nullptr;
-  while (additive ? tok().is(TokenKind::plus) || tok().is(TokenKind::minus)
-                  : tok().is(TokenKind::star)) {
-    char op = tok().is(TokenKind::plus) ? '+'
+  while (atOperator()) {
+    char op = tok().is(TokenKind::plus)    ? '+'
               : tok().is(TokenKind::minus) ? '-'
+              : tok().is(TokenKind::amp)   ? '&'
                                            : '*';
     llvm::SMLoc opLoc = tok().getLoc();
     consume();

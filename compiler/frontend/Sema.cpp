@@ -12,6 +12,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
+
 using namespace attnc;
 
 namespace {
@@ -103,6 +105,8 @@ private:
   ExprPtr checkGelu(CallExpr &call, CallArgs &args);
   ExprPtr checkFunction(CallExpr &call, CallArgs &args);
   ExprPtr checkSelfAttention(CallExpr &call, CallArgs &args);
+  bool resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
+                   int64_t heads);
 
   // Helpers for builtins.
   bool sortArgs(CallExpr &call, const Signature &sig, CallArgs &args);
@@ -342,6 +346,13 @@ ExprPtr Sema::checkName(NameExpr &name) {
 
 ExprPtr Sema::checkBinary(std::unique_ptr<BinaryExpr> binary) {
   std::string op(1, binary->op);
+  if (binary->op == '&') {
+    error(binary->opLoc,
+          "'&' joins the terms of an attention mask, as in 'mask = causal & "
+          "padding(lengths)'; it is not a tensor operator",
+          binary->getRange());
+    return nullptr;
+  }
   // `x * 27.7` or `27.7 * x`: scaling by a constant.
   auto *lhsNumber = llvm::dyn_cast<NumberExpr>(binary->lhs.get());
   auto *rhsNumber = llvm::dyn_cast<NumberExpr>(binary->rhs.get());
@@ -771,6 +782,157 @@ bool Sema::resolveProjection(Argument &arg, int64_t modelDim, int64_t outFactor,
                      "the projection's " + std::to_string(out) + " outputs");
 }
 
+/// `mask = TERM & TERM ...`: none, causal, padding(LENGTHS), window(W),
+/// window(LEFT, RIGHT), or an f32 tensor added to the scores. Records the
+/// terms on `call` as attributes (causal, window_left, window_right) and
+/// operands (lengths, bias) of an attention over `query`'s sequence.
+bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
+                       int64_t heads) {
+  // The terms' owning slots, so a tensor term can be checked (and moved).
+  std::vector<ExprPtr *> slots;
+  std::function<void(ExprPtr &)> flatten = [&](ExprPtr &e) {
+    if (auto *both = llvm::dyn_cast<BinaryExpr>(e.get());
+        both && both->op == '&') {
+      flatten(both->lhs);
+      flatten(both->rhs);
+    } else {
+      slots.push_back(&e);
+    }
+  };
+  flatten(mask);
+  bool ok = true;
+  auto once = [&](Expr &term, llvm::StringRef what) {
+    if (!call.getAttr(what) && !call.getNamedOperand(what))
+      return true;
+    errorAt(term, "the mask has two '" + what + "' terms; give each once");
+    return ok = false;
+  };
+  auto integer = [&](Argument &arg, int64_t min, int64_t &value) {
+    auto *number = llvm::dyn_cast<NumberExpr>(arg.value.get());
+    if (number && number->isInteger && number->intValue >= min) {
+      value = number->intValue;
+      return true;
+    }
+    errorAt(*arg.value, "a window size must be an integer >= " +
+                            llvm::Twine(min));
+    return ok = false;
+  };
+  const Extent &seq = query[query.size() - 2];
+  for (ExprPtr *slot : slots) {
+    Expr *term = slot->get();
+    auto *name = llvm::dyn_cast<NameExpr>(term);
+    auto *fn = llvm::dyn_cast<CallExpr>(term);
+    if (name && name->name == "none")
+      continue;
+    if (name && name->name == "causal") {
+      if (once(*term, "causal"))
+        call.attrs.push_back({"causal", BuiltinAttr::getInteger(1)});
+      continue;
+    }
+    if (fn && fn->callee == "window") {
+      // window(W): the W keys up to the query's own position (Mistral's
+      // sliding window); window(L, R): L keys before it to R after it.
+      int64_t left = 0, right = 0;
+      bool named = llvm::any_of(fn->args, [](const Argument &a) {
+        return a.isNamed();
+      });
+      if (named || fn->args.empty() || fn->args.size() > 2) {
+        errorAt(*term, "write window(W) for the W keys up to each query, or "
+                       "window(LEFT, RIGHT) for the keys from LEFT before to "
+                       "RIGHT after it");
+        ok = false;
+        continue;
+      }
+      if (fn->args.size() == 1) {
+        if (!integer(fn->args[0], 1, left))
+          continue;
+        left -= 1;
+      } else if (!integer(fn->args[0], 0, left) ||
+                 !integer(fn->args[1], 0, right)) {
+        continue;
+      }
+      if (once(*term, "window_left")) {
+        call.attrs.push_back({"window_left", BuiltinAttr::getInteger(left)});
+        call.attrs.push_back({"window_right", BuiltinAttr::getInteger(right)});
+      }
+      continue;
+    }
+    if (fn && fn->callee == "padding") {
+      if (fn->args.size() != 1 || fn->args[0].isNamed()) {
+        errorAt(*term, "write padding(LENGTHS) with an i32[B] input of the "
+                       "valid length of each sequence");
+        ok = false;
+        continue;
+      }
+      ExprPtr lengths = checkValue(std::move(fn->args[0].value));
+      if (!lengths) {
+        ok = false;
+        continue;
+      }
+      if (query.size() < 3 || lengths->elementType != ElementType::i32 ||
+          lengths->shape.size() != 1 || lengths->shape[0] != query[0]) {
+        errorAt(*lengths,
+                "padding lengths must be i32[" +
+                    (query.size() < 3 ? std::string("B")
+                                      : extentToString(query[0])) +
+                    "], one length per sequence of the batch, but this is " +
+                    getElementTypeName(lengths->elementType).str() +
+                    shapeToString(lengths->shape));
+        ok = false;
+        continue;
+      }
+      if (once(*term, "lengths"))
+        call.namedOperands.push_back({"lengths", std::move(lengths)});
+      continue;
+    }
+    if (name && (name->name == "padding" || name->name == "window")) {
+      errorAt(*term, "'" + name->name + "' needs its argument, e.g. " +
+                         (name->name == "padding" ? "padding(lengths)"
+                                                  : "window(256)"));
+      ok = false;
+      continue;
+    }
+    if (fn || (name && !values.count(name->name))) {
+      llvm::StringRef what = fn ? llvm::StringRef(fn->callee) : name->name;
+      errorAt(*term, "unknown mask '" + what +
+                         "'; a mask is none, causal, padding(LENGTHS), "
+                         "window(W), window(LEFT, RIGHT), an f32 tensor added "
+                         "to the scores, or several joined with '&'");
+      ok = false;
+      continue;
+    }
+    // An additive mask: [S, S], [B, S, S] or [B, heads, S, S].
+    ExprPtr bias = checkValue(std::move(*slot));
+    if (!bias) {
+      ok = false;
+      continue;
+    }
+    const Shape &b = bias->shape;
+    bool fits = bias->elementType == ElementType::f32 && b.size() >= 2 &&
+                b.size() <= 4 && b[b.size() - 2] == seq &&
+                b[b.size() - 1] == seq &&
+                (b.size() < 3 || (query.size() >= 3 && b[0] == query[0])) &&
+                (b.size() < 4 ||
+                 (!b[1].isSymbolic() && b[1].size == heads));
+    if (!fits) {
+      std::string s = extentToString(seq);
+      std::string batch =
+          query.size() >= 3 ? extentToString(query[0]) : std::string("B");
+      errorAt(*bias, "an additive mask is f32[" + s + ", " + s + "], [" +
+                         batch + ", " + s + ", " + s + "] or [" + batch +
+                         ", " + std::to_string(heads) + ", " + s + ", " + s +
+                         "], but this is " +
+                         getElementTypeName(bias->elementType).str() +
+                         shapeToString(b));
+      ok = false;
+      continue;
+    }
+    if (once(*bias, "bias"))
+      call.namedOperands.push_back({"bias", std::move(bias)});
+  }
+  return ok;
+}
+
 ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
   ExprPtr x = checkActivationInput(*args.positional[0], "self_attention");
   int64_t modelDim = -1;
@@ -844,22 +1006,8 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
     ok = false;
   }
 
-  if (Argument *mask = args.get("mask")) {
-    llvm::StringRef maskName;
-    if (auto *name = llvm::dyn_cast<NameExpr>(mask->value.get()))
-      maskName = name->name;
-    else if (auto *maskCall = llvm::dyn_cast<CallExpr>(mask->value.get()))
-      maskName = maskCall->callee;
-    if (maskName == "none" || maskName == "causal") {
-      attn->attrs.push_back({"mask", BuiltinAttr::getEnum(maskName.str())});
-    } else {
-      errorAt(*mask->value,
-              (maskName.empty() ? llvm::Twine("invalid mask")
-                                : "unknown mask '" + maskName + "'") +
-                  "; the valid masks are none, causal");
-      ok = false;
-    }
-  }
+  if (Argument *mask = args.get("mask"); mask && x)
+    ok &= resolveMask(mask->value, *attn, x->shape, heads);
 
   if (!ok)
     return nullptr;

@@ -20,7 +20,7 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getInput();
-    int64_t d = op.getType().getShape().back();
+    int64_t d = op.getResult().getType().getShape().back();
     Value wq = op.getQWeight(), bq = op.getQBias();
     Value wk = op.getKWeight(), bk = op.getKBias();
     Value wv = op.getVWeight(), bv = op.getVBias();
@@ -40,11 +40,18 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     Value q = buildLinear(rewriter, loc, x, wq, bq, layout);
     Value k = buildLinear(rewriter, loc, x, wk, bk, layout);
     Value v = buildLinear(rewriter, loc, x, wv, bv, layout);
-    Value heads = rewriter.create<SdpaOp>(
-        loc, op.getType(), q, k, v, op.getHeadsAttr(), op.getMaskAttr(),
+    Type weights = op.getWeights() ? op.getWeights().getType() : Type();
+    auto sdpa = rewriter.create<SdpaOp>(
+        loc, op.getResult().getType(), weights, q, k, v, op.getKeyLengths(),
+        op.getBias(), /*score=*/Value(), op.getHeadsAttr(),
+        /*kv_heads=*/IntegerAttr(), op.getMaskAttr(),
         rewriter.getF32FloatAttr(op.getEffectiveScale()));
-    rewriter.replaceOp(op, buildLinear(rewriter, loc, heads, op.getOutWeight(),
-                                       op.getOutBias(), layout));
+    SmallVector<Value, 2> results{buildLinear(rewriter, loc, sdpa.getResult(),
+                                              op.getOutWeight(),
+                                              op.getOutBias(), layout)};
+    if (weights)
+      results.push_back(sdpa.getWeights());
+    rewriter.replaceOp(op, results);
     return success();
   }
 };

@@ -21,6 +21,9 @@ struct FoldScaleIntoQuery : OpRewritePattern<SdpaOp> {
     APFloat scale = op.getScale();
     if (scale.convertToFloat() == 1.0f)
       return rewriter.notifyMatchFailure(op, "scale is already 1");
+    if (op.getScore())
+      return rewriter.notifyMatchFailure(
+          op, "an additive score is not linear in the query");
     auto query = op.getQuery().getDefiningOp<LinearOp>();
     if (!query || !query->hasOneUse())
       return rewriter.notifyMatchFailure(

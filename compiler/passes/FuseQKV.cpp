@@ -59,10 +59,13 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
                  0);
     Value qkv = buildLinear(rewriter, loc, input, w, b, layout);
     int64_t last = op.getQuery().getType().getRank() - 1;
-    int64_t d = op.getQuery().getType().getShape().back();
     SmallVector<Value, 3> parts;
-    for (int64_t i = 0; i < 3; ++i)
-      parts.push_back(buildSlice(rewriter, loc, qkv, last, i * d, d));
+    int64_t offset = 0;
+    for (LinearOp p : projs) {
+      int64_t features = p.getOutFeatures();
+      parts.push_back(buildSlice(rewriter, loc, qkv, last, offset, features));
+      offset += features;
+    }
     rewriter.modifyOpInPlace(op, [&] {
       op.getQueryMutable().assign(parts[0]);
       op.getKeyMutable().assign(parts[1]);

@@ -349,7 +349,7 @@ func.func @layer_norm_dynamic_features(%x: tensor<?x?xf32>, %g: tensor<8xf32>) -
 
 func.func @self_attention_heads_divide(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op d_model 8 is not divisible by heads = 3}}
-  %a = attn.self_attention %x heads(3) mask(none) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(3) mask<none> qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -357,7 +357,7 @@ func.func @self_attention_heads_divide(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf3
 
 func.func @self_attention_heads_zero(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op attribute 'heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
-  %a = attn.self_attention %x heads(0) mask(none) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(0) mask<none> qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -365,7 +365,7 @@ func.func @self_attention_heads_zero(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>
 
 func.func @self_attention_dynamic_features(%x: tensor<?x?x?xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x?xf32> {
   // expected-error @+1 {{'attn.self_attention' op the feature dim must be static}}
-  %a = attn.self_attention %x heads(2) mask(none) qkv(%w) out(%wo) : (tensor<?x?x?xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x?xf32>
+  %a = attn.self_attention %x heads(2) mask<none> qkv(%w) out(%wo) : (tensor<?x?x?xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x?xf32>
   return %a : tensor<?x?x?xf32>
 }
 
@@ -373,7 +373,7 @@ func.func @self_attention_dynamic_features(%x: tensor<?x?x?xf32>, %w: tensor<24x
 
 func.func @self_attention_rank1(%x: tensor<8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'attn.self_attention' op input must be at least [S, D]}}
-  %a = attn.self_attention %x heads(2) mask(none) qkv(%w) out(%wo) : (tensor<8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<8xf32>
+  %a = attn.self_attention %x heads(2) mask<none> qkv(%w) out(%wo) : (tensor<8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<8xf32>
   return %a : tensor<8xf32>
 }
 
@@ -381,7 +381,7 @@ func.func @self_attention_rank1(%x: tensor<8xf32>, %w: tensor<24x8xf32>, %wo: te
 
 func.func @self_attention_qkv_and_q(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op needs either q, k and v projections or one packed qkv projection}}
-  %a = attn.self_attention %x heads(2) mask(none) q(%wq) k(%wq) v(%wq) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<none> q(%wq) k(%wq) v(%wq) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -389,7 +389,7 @@ func.func @self_attention_qkv_and_q(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>,
 
 func.func @self_attention_no_projection(%x: tensor<?x?x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op needs either q, k and v projections or one packed qkv projection}}
-  %a = attn.self_attention %x heads(2) mask(none) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<none> out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -397,7 +397,7 @@ func.func @self_attention_no_projection(%x: tensor<?x?x8xf32>, %wo: tensor<8x8xf
 
 func.func @self_attention_partial(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op needs all three of q, k and v projections}}
-  %a = attn.self_attention %x heads(2) mask(none) q(%wq) k(%wq) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<none> q(%wq) k(%wq) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -405,7 +405,7 @@ func.func @self_attention_partial(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %
 
 func.func @self_attention_k_shape(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %wk: tensor<8x4xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op k weight must be [8, 8] ([out, in]), got [8, 4]}}
-  %a = attn.self_attention %x heads(2) mask(none) q(%wq) k(%wk) v(%wq) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x4xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<none> q(%wq) k(%wk) v(%wq) out(%wo) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x4xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -413,7 +413,7 @@ func.func @self_attention_k_shape(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %
 
 func.func @self_attention_v_bias(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>, %bv: tensor<4xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op v bias must have 8 entries}}
-  %a = attn.self_attention %x heads(2) mask(none) q(%w) k(%w) v(%w, %bv) out(%w) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<4xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<none> q(%w) k(%w) v(%w, %bv) out(%w) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<4xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -422,7 +422,7 @@ func.func @self_attention_v_bias(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>, %bv
 // The packed weight is [3D, D] ([out, in]); GPT-2 stores it [D, 3D].
 func.func @self_attention_qkv_shape(%x: tensor<?x?x8xf32>, %w: tensor<8x24xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op qkv weight must be [24, 8] ([out, in]), got [8, 24]}}
-  %a = attn.self_attention %x heads(2) mask(causal) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<8x24xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<causal> qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<8x24xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -430,7 +430,7 @@ func.func @self_attention_qkv_shape(%x: tensor<?x?x8xf32>, %w: tensor<8x24xf32>,
 
 func.func @self_attention_qkv_bias(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %b: tensor<8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op qkv bias must have 24 entries}}
-  %a = attn.self_attention %x heads(2) mask(causal) qkv(%w, %b) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<causal> qkv(%w, %b) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -438,7 +438,7 @@ func.func @self_attention_qkv_bias(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, 
 
 func.func @self_attention_out_shape(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<16x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op out weight must be [8, 8] ([out, in]), got [16, 8]}}
-  %a = attn.self_attention %x heads(2) mask(none) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<none> qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -446,7 +446,7 @@ func.func @self_attention_out_shape(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>,
 
 func.func @self_attention_out_bias(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>, %bo: tensor<24xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op out bias must have 8 entries}}
-  %a = attn.self_attention %x heads(2) mask(none) qkv(%w) out(%wo, %bo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>, tensor<24xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<none> qkv(%w) out(%wo, %bo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>, tensor<24xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
 
@@ -454,7 +454,7 @@ func.func @self_attention_out_bias(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, 
 
 func.func @self_attention_result_type(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<?x4x8xf32> {
   // expected-error @+1 {{'attn.self_attention' op result type must equal the input type}}
-  %a = attn.self_attention %x heads(2) mask(none) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x4x8xf32>
+  %a = attn.self_attention %x heads(2) mask<none> qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x4x8xf32>
   return %a : tensor<?x4x8xf32>
 }
 
@@ -465,16 +465,16 @@ func.func @self_attention_result_type(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32
 //===----------------------------------------------------------------------===//
 
 func.func @sdpa_key_type(%q: tensor<?x?x8xf32>, %k: tensor<?x?x16xf32>) -> tensor<?x?x8xf32> {
-  // expected-error @+1 {{'attn.sdpa' op query, key, value and result must share one type}}
-  %o = attn.sdpa %q, %k, %q heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x16xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  // expected-error @+1 {{'attn.sdpa' op keys have 16 features; kv_heads = 2 heads of 4 need 8}}
+  %o = attn.sdpa %q, %k, %q heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x16xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 
 // -----
 
 func.func @sdpa_result_type(%q: tensor<?x?x8xf32>) -> tensor<2x?x8xf32> {
-  // expected-error @+1 {{'attn.sdpa' op query, key, value and result must share one type}}
-  %o = attn.sdpa %q, %q, %q heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<2x?x8xf32>
+  // expected-error @+1 {{'attn.sdpa' op result must be the query's shape with 8 features (heads x value head dim)}}
+  %o = attn.sdpa %q, %q, %q heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<2x?x8xf32>
   return %o : tensor<2x?x8xf32>
 }
 
@@ -482,15 +482,15 @@ func.func @sdpa_result_type(%q: tensor<?x?x8xf32>) -> tensor<2x?x8xf32> {
 
 func.func @sdpa_heads(%q: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.sdpa' op feature dim 8 is not divisible by heads = 3}}
-  %o = attn.sdpa %q, %q, %q heads(3) mask(causal) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %q, %q heads(3) mask<causal> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 
 // -----
 
 func.func @sdpa_dynamic_features(%q: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
-  // expected-error @+1 {{'attn.sdpa' op feature dim ? is not divisible by heads = 2}}
-  %o = attn.sdpa %q, %q, %q heads(2) mask(causal) {scale = 0.5 : f32} : tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32> -> tensor<?x?x?xf32>
+  // expected-error @+1 {{'attn.sdpa' op feature dims must be static}}
+  %o = attn.sdpa %q, %q, %q heads(2) mask<causal> {scale = 0.5 : f32} : tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32> -> tensor<?x?x?xf32>
   return %o : tensor<?x?x?xf32>
 }
 
@@ -498,7 +498,7 @@ func.func @sdpa_dynamic_features(%q: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
 
 func.func @sdpa_rank1(%q: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'attn.sdpa' op query must be at least [S, D]}}
-  %o = attn.sdpa %q, %q, %q heads(2) mask(none) {scale = 0.5 : f32} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %o = attn.sdpa %q, %q, %q heads(2) mask<none> {scale = 0.5 : f32} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
   return %o : tensor<8xf32>
 }
 
@@ -506,7 +506,7 @@ func.func @sdpa_rank1(%q: tensor<8xf32>) -> tensor<8xf32> {
 
 func.func @sdpa_heads_zero(%q: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
   // expected-error @+1 {{'attn.sdpa' op attribute 'heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
-  %o = attn.sdpa %q, %q, %q heads(0) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %q, %q heads(0) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 
@@ -638,4 +638,68 @@ func.func @binary_result_not_longer(%x: tensor<?x?x8xf32>, %y: tensor<?x8xf32>) 
   // expected-error @+1 {{'attn.sub' op result type 'tensor<?x8xf32>' must be the longer operand's type 'tensor<?x?x8xf32>'}}
   %d = attn.sub %x, %y : tensor<?x?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
   return %d : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_kv_heads(%q: tensor<?x?x8xf32>, %k: tensor<?x?x4xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op kv_heads = 3 does not divide heads = 4}}
+  %o = attn.sdpa %q, %k, %k heads(4) mask<none> {kv_heads = 3 : i64, scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_key_value_lengths(%q: tensor<?x?x8xf32>, %k: tensor<?x5x8xf32>, %v: tensor<?x6x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op keys and values differ in length}}
+  %o = attn.sdpa %q, %k, %v heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x5x8xf32>, tensor<?x6x8xf32> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_lengths_batch(%q: tensor<3x?x8xf32>, %len: tensor<2xi32>) -> tensor<3x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op key lengths have 2 entries for a batch of 3}}
+  %o = attn.sdpa %q, %q, %q heads(2) mask<none> lengths(%len : tensor<2xi32>) {scale = 0.5 : f32} : tensor<3x?x8xf32>, tensor<3x?x8xf32>, tensor<3x?x8xf32> -> tensor<3x?x8xf32>
+  return %o : tensor<3x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_bias_shape(%q: tensor<?x?x8xf32>, %b: tensor<?x3x?x?xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op bias 'tensor<?x3x?x?xf32>' does not fit [B, 2, Sq, Sk]}}
+  %o = attn.sdpa %q, %q, %q heads(2) mask<none> bias(%b : tensor<?x3x?x?xf32>) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_weights_shape(%q: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op weights must be [batch..., 2, Sq, Sk]}}
+  %o, %w = attn.sdpa %q, %q, %q heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>, tensor<?x?x?xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_score_vector(%q: tensor<?x?x8xf32>, %s: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op the additive score vector must have 4 entries, the head dim}}
+  %o = attn.sdpa %q, %q, %q heads(2) mask<none> score(%s : tensor<8xf32>) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @mask_unknown_term(%q: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{unknown mask term 'casual'; the terms are none, causal, window(L, R), offset(N)}}
+  %o = attn.sdpa %q, %q, %q heads(2) mask<casual> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @mask_window_side(%q: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{window sides must be >= 0, or -1 for unbounded}}
+  %o = attn.sdpa %q, %q, %q heads(2) mask<window(-3, 0)> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
 }

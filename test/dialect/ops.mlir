@@ -47,8 +47,8 @@ func.func @model_ops(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]},
 func.func @self_attention_qkv_separate(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %bq: tensor<8xf32>,
                                        %wk: tensor<8x8xf32>, %wv: tensor<8x8xf32>, %bv: tensor<8xf32>,
                                        %wo: tensor<8x8xf32>, %bo: tensor<8xf32>) -> tensor<?x?x8xf32> {
-  // CHECK-NEXT: %[[A:.*]] = attn.self_attention %[[X]] heads(2) mask({{ ?}}none) q(%[[WQ]], %[[BQ]]) k(%[[WK]]) v(%[[WV]], %[[BV]]) out(%[[WO]], %[[BO]]) {scale = 2.500000e-01 : f32} : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
-  %a = attn.self_attention %x heads(2) mask(none) q(%wq, %bq) k(%wk) v(%wv, %bv) out(%wo, %bo) {scale = 0.25 : f32}
+  // CHECK-NEXT: %[[A:.*]] = attn.self_attention %[[X]] heads(2) mask<none> q(%[[WQ]], %[[BQ]]) k(%[[WK]]) v(%[[WV]], %[[BV]]) out(%[[WO]], %[[BO]]) {scale = 2.500000e-01 : f32} : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<none> q(%wq, %bq) k(%wk) v(%wv, %bv) out(%wo, %bo) {scale = 0.25 : f32}
       : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   // CHECK-NEXT: return %[[A]]
   return %a : tensor<?x?x8xf32>
@@ -58,11 +58,11 @@ func.func @self_attention_qkv_separate(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf3
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x8xf32>, %[[W:[^:]*]]: tensor<24x8xf32>, %[[B:[^:]*]]: tensor<24xf32>, %[[WO:[^:]*]]: tensor<8x8xf32>)
 func.func @self_attention_packed(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %b: tensor<24xf32>,
                                  %wo: tensor<8x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
-  // CHECK-NEXT: %[[A:.*]] = attn.self_attention %[[X]] heads(4) mask({{ ?}}causal) qkv(%[[W]], %[[B]]) out(%[[WO]]) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  %a = attn.self_attention %x heads(4) mask(causal) qkv(%w, %b) out(%wo)
+  // CHECK-NEXT: %[[A:.*]] = attn.self_attention %[[X]] heads(4) mask<causal> qkv(%[[W]], %[[B]]) out(%[[WO]]) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(4) mask<causal> qkv(%w, %b) out(%wo)
       : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  // CHECK-NEXT: %[[A2:.*]] = attn.self_attention %[[X]] heads(1) mask({{ ?}}none) qkv(%[[W]]) out(%[[WO]]) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  %a2 = attn.self_attention %x heads(1) mask(none) qkv(%w) out(%wo)
+  // CHECK-NEXT: %[[A2:.*]] = attn.self_attention %[[X]] heads(1) mask<none> qkv(%[[W]]) out(%[[WO]]) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a2 = attn.self_attention %x heads(1) mask<none> qkv(%w) out(%wo)
       : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   // CHECK-NEXT: return %[[A]], %[[A2]]
   return %a, %a2 : tensor<?x?x8xf32>, tensor<?x?x8xf32>
@@ -71,10 +71,10 @@ func.func @self_attention_packed(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %b
 // CHECK-LABEL: func.func @sdpa
 // CHECK-SAME: (%[[Q:[^:]*]]: tensor<?x?x8xf32>, %[[K:[^:]*]]: tensor<?x?x8xf32>, %[[V:[^:]*]]: tensor<?x?x8xf32>)
 func.func @sdpa(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
-  // CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask({{ ?}}causal) {scale = 5.000000e-01 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(causal) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
-  // CHECK-NEXT: %[[O2:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(8) mask({{ ?}}none) {scale = 1.000000e+00 : f32}
-  %o2 = attn.sdpa %q, %k, %v heads(8) mask(none) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  // CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask<causal> {scale = 5.000000e-01 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<causal> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  // CHECK-NEXT: %[[O2:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(8) mask<none> {scale = 1.000000e+00 : f32}
+  %o2 = attn.sdpa %q, %k, %v heads(8) mask<none> {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   // CHECK-NEXT: return %[[O]], %[[O2]]
   return %o, %o2 : tensor<?x?x8xf32>, tensor<?x?x8xf32>
 }
@@ -119,4 +119,17 @@ func.func @panels(%x: tensor<?x8xf32>, %w: tensor<8x32xf32>) -> tensor<?x32xf32>
   // CHECK-NEXT: attn.linear %[[X]], %[[P]] layout({{ ?}}panels) : (tensor<?x8xf32>, tensor<2x8x16xf32>) -> tensor<?x32xf32>
   %y = attn.linear %x, %p layout(panels) : (tensor<?x8xf32>, tensor<2x8x16xf32>) -> tensor<?x32xf32>
   return %y : tensor<?x32xf32>
+}
+
+// The general attention: cross-attention of different lengths, grouped
+// key/value heads, key lengths, an additive bias, an additive score, the
+// weights result and every mask term.
+// CHECK-LABEL: func.func @sdpa_general
+func.func @sdpa_general(%q: tensor<?x?x8xf32>, %m: tensor<?x?x4xf32>, %len: tensor<?xi32>,
+                        %b: tensor<?x?x?xf32>, %s: tensor<4xf32>) -> (tensor<?x?x8xf32>, tensor<?x2x?x?xf32>, tensor<?x?x8xf32>) {
+  // CHECK-NEXT: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} heads(2) mask<causal, window(3, *), offset(2)> lengths(%{{.*}} : tensor<?xi32>) bias(%{{.*}} : tensor<?x?x?xf32>) {kv_heads = 1 : i64, scale = 5.000000e-01 : f32} : tensor<?x?x8xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32> -> tensor<?x?x8xf32>, tensor<?x2x?x?xf32>
+  %o, %w = attn.sdpa %q, %m, %m heads(2) mask<causal, window(3, *), offset(2)> lengths(%len : tensor<?xi32>) bias(%b : tensor<?x?x?xf32>) {kv_heads = 1 : i64, scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32> -> tensor<?x?x8xf32>, tensor<?x2x?x?xf32>
+  // CHECK-NEXT: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} heads(2) mask<window(*, 0)> score(%{{.*}} : tensor<4xf32>) {scale = 1.000000e+00 : f32}
+  %a = attn.sdpa %q, %q, %q heads(2) mask<window(*, 0)> score(%s : tensor<4xf32>) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return %o, %w, %a : tensor<?x?x8xf32>, tensor<?x2x?x?xf32>, tensor<?x?x8xf32>
 }

@@ -109,6 +109,45 @@ def attention_core(q, k, v, heads, mask, mm=np.matmul):
     return o.transpose(0, 2, 1, 3).reshape(B, S, D)
 
 
+def masked_attention(q, k, v, heads, causal=False, window=None, lengths=None,
+                     bias=None):
+    """Attention of q [B, Sq, D] over k, v [B, Sk, D] with every mask term of
+    the language (docs/language.md): causal (key j <= query i), window
+    (i - left <= j <= i + right), lengths (j < lengths[b]) and an additive
+    bias broadcast from [Sq, Sk], [B, Sq, Sk] or [B, H, Sq, Sk]. A query
+    that sees no key gets zeros."""
+    B, Sq, D = q.shape
+    Sk = k.shape[1]
+    dh = D // heads
+
+    def split(t):
+        return t.reshape(B, t.shape[1], heads, dh).transpose(0, 2, 1, 3)
+
+    scores = split(q) @ split(k).transpose(0, 1, 3, 2) / math.sqrt(dh)
+    i = np.arange(Sq)[:, None]
+    j = np.arange(Sk)[None, :]
+    seen = np.ones((B, 1, Sq, Sk), dtype=bool)
+    if causal:
+        seen &= j <= i
+    if window is not None:
+        left, right = window
+        seen &= (j >= i - left) & (j <= i + right)
+    if lengths is not None:
+        seen &= j[None, None] < np.asarray(lengths).reshape(B, 1, 1, 1)
+    if bias is not None:
+        b = np.asarray(bias, dtype=np.float64)
+        b = b.reshape((1,) * (4 - b.ndim) + b.shape) if b.ndim != 3 else b[:, None]
+        scores = scores + b
+    scores = np.where(seen, scores, -np.inf)
+    m = scores.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(scores - m)
+    s = e.sum(axis=-1, keepdims=True)
+    p = np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
+    o = p @ split(v)
+    return o.transpose(0, 2, 1, 3).reshape(B, Sq, D)
+
+
 # --------------------------------------------------------------- model templates
 
 @dataclass(frozen=True)

@@ -265,8 +265,12 @@ def run_graph(name, cfg, args, tally):
     for B, S in cfg.runs:
         tag = f"{name} B={B} S={S}"
         rng = np.random.default_rng(seed_of(args.seed, name, "x", B, S))
-        inputs = {k: rng.standard_normal(shape(B, S)).astype(np.float32)
-                  for k, shape in cfg.inputs.items()}
+        inputs = {}
+        for k, make in cfg.inputs.items():
+            if make.__code__.co_argcount == 3:      # (B, S, rng) -> array
+                inputs[k] = make(B, S, rng)
+            else:                                   # (B, S) -> shape
+                inputs[k] = rng.standard_normal(make(B, S)).astype(np.float32)
         in_path = os.path.join(wd, f"in_B{B}_S{S}.safetensors")
         out_path = os.path.join(wd, f"out_B{B}_S{S}.safetensors")
         st.save(in_path, inputs)
@@ -281,7 +285,8 @@ def run_graph(name, cfg, args, tally):
             tally.fail(f"{tag}: attn-run failed: {err or describe_rc(p.returncode)}")
             continue
         outs = st.load(out_path)
-        expected = cfg.forward(weights, {k: v.astype(np.float64) for k, v in inputs.items()})
+        expected = cfg.forward(weights, {k: v.astype(np.float64) if v.dtype == np.float32 else v
+                                         for k, v in inputs.items()})
         for out_name, want in expected.items():
             got = outs.get(out_name)
             if got is None or got.shape != want.shape:

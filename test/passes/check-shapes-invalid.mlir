@@ -25,7 +25,7 @@ func.func @mismatch_downstream(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "
   %l = attn.linear %x, %w layout(in_out) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %g = attn.gelu %l : tensor<?x?x8xf32>
   // expected-error @+1 {{'attn.sdpa' op operand dim 0 is 'B' on one side and 'S' on the other}}
-  %o = attn.sdpa %g, %y, %y heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %g, %y, %y heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 

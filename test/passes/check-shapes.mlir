@@ -6,7 +6,7 @@
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]})
 // CHECK-NEXT: %[[W:.*]] = attn.weight "attn.qkv.weight" : tensor<24x8xf32>
 // CHECK-NEXT: %[[WO:.*]] = attn.weight "attn.out.weight" : tensor<8x8xf32>
-// CHECK-NEXT: %[[A:.*]] = attn.self_attention %[[X]] heads(2) mask({{ ?}}causal) qkv(%[[W]]) out(%[[WO]])
+// CHECK-NEXT: %[[A:.*]] = attn.self_attention %[[X]] heads(2) mask<causal> qkv(%[[W]]) out(%[[WO]])
 // CHECK-NEXT: %[[R:.*]] = attn.add %[[X]], %[[A]] : tensor<?x?x8xf32>
 // CHECK-NEXT: %[[G:.*]] = attn.weight "ln.weight" : tensor<8xf32>
 // CHECK-NEXT: %[[N:.*]] = attn.layer_norm %[[R]], %[[G]], %[[G]]
@@ -17,7 +17,7 @@
 func.func @block(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}) -> tensor<?x?x16xf32> {
   %w = attn.weight "attn.qkv.weight" : tensor<24x8xf32>
   %wo = attn.weight "attn.out.weight" : tensor<8x8xf32>
-  %a = attn.self_attention %x heads(2) mask(causal) qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %x heads(2) mask<causal> qkv(%w) out(%wo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %r = attn.add %x, %a : tensor<?x?x8xf32>
   %g = attn.weight "ln.weight" : tensor<8xf32>
   %n = attn.layer_norm %r, %g, %g {epsilon = 1.0e-5 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
@@ -68,7 +68,7 @@ func.func @core_ops_and_kernels(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", 
   %q = attn.slice %qkv {dim = 2 : i64, offset = 0 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
   %k = attn.slice %qkv {dim = 2 : i64, offset = 8 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
   %v = attn.slice %qkv {dim = 2 : i64, offset = 16 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(causal) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<causal> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   %g = attn.kernel @k0(%o) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
   ^bb0(%a: tensor<?x?x8xf32>):
     %e = attn.gelu %a : tensor<?x?x8xf32>

@@ -6,14 +6,14 @@
 // CHECK-NEXT: %[[Q:.*]] = attn.linear %[[X]], %[[WQ]], %[[BQ]] layout({{ ?}}out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
 // CHECK-NEXT: %[[K:.*]] = attn.linear %[[X]], %[[WK]], %[[BK]] layout({{ ?}}out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
 // CHECK-NEXT: %[[V:.*]] = attn.linear %[[X]], %[[WV]], %[[BV]] layout({{ ?}}out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
-// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask({{ ?}}none) {scale = 5.000000e-01 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask<none> {scale = 5.000000e-01 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
 // CHECK-NEXT: %[[Y:.*]] = attn.linear %[[O]], %[[WO]], %[[BO]] layout({{ ?}}out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
 // CHECK-NEXT: return %[[Y]] : tensor<?x?x8xf32>
 // CHECK-NOT: attn.self_attention
 func.func @separate_with_biases(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %bq: tensor<8xf32>,
                                 %wk: tensor<8x8xf32>, %bk: tensor<8xf32>, %wv: tensor<8x8xf32>, %bv: tensor<8xf32>,
                                 %wo: tensor<8x8xf32>, %bo: tensor<8xf32>) -> tensor<?x?x8xf32> {
-  %a = attn.self_attention %x heads(2) mask(none) q(%wq, %bq) k(%wk, %bk) v(%wv, %bv) out(%wo, %bo)
+  %a = attn.self_attention %x heads(2) mask<none> q(%wq, %bq) k(%wk, %bk) v(%wv, %bv) out(%wo, %bo)
       : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
@@ -26,12 +26,12 @@ func.func @separate_with_biases(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %bq
 // CHECK-NEXT: %[[Q:.*]] = attn.linear %[[X]], %[[WQ]] layout({{ ?}}out_in) : (tensor<?x?x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
 // CHECK-NEXT: %[[K:.*]] = attn.linear %[[X]], %[[WK]] layout({{ ?}}out_in) : (tensor<?x?x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
 // CHECK-NEXT: %[[V:.*]] = attn.linear %[[X]], %[[WV]] layout({{ ?}}out_in) : (tensor<?x?x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
-// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(1) mask({{ ?}}causal) {scale = 2.500000e-01 : f32}
+// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(1) mask<causal> {scale = 2.500000e-01 : f32}
 // CHECK-NEXT: %[[Y:.*]] = attn.linear %[[O]], %[[WO]] layout({{ ?}}out_in) : (tensor<?x?x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
 // CHECK-NEXT: return %[[Y]]
 func.func @separate_without_biases(%x: tensor<?x?x16xf32>, %wq: tensor<16x16xf32>, %wk: tensor<16x16xf32>,
                                    %wv: tensor<16x16xf32>, %wo: tensor<16x16xf32>) -> tensor<?x?x16xf32> {
-  %a = attn.self_attention %x heads(1) mask(causal) q(%wq) k(%wk) v(%wv) out(%wo)
+  %a = attn.self_attention %x heads(1) mask<causal> q(%wq) k(%wk) v(%wv) out(%wo)
       : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
   return %a : tensor<?x?x16xf32>
 }
@@ -44,11 +44,11 @@ func.func @separate_without_biases(%x: tensor<?x?x16xf32>, %wq: tensor<16x16xf32
 // CHECK-NEXT: %[[Q:.*]] = attn.linear %[[X]], %[[W]], %[[B]] layout({{ ?}}out_in) : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
 // CHECK-NEXT: %[[K:.*]] = attn.linear %[[X]], %[[W]] layout({{ ?}}out_in) : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
 // CHECK-NEXT: %[[V:.*]] = attn.linear %[[X]], %[[W]], %[[B]] layout({{ ?}}out_in)
-// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(8) mask({{ ?}}none) {scale = 1.000000e+00 : f32} : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(8) mask<none> {scale = 1.000000e+00 : f32} : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
 // CHECK-NEXT: %[[Y:.*]] = attn.linear %[[O]], %[[W]], %[[B]] layout({{ ?}}out_in)
 // CHECK-NEXT: return %[[Y]]
 func.func @separate_mixed_biases(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<?x8xf32> {
-  %a = attn.self_attention %x heads(8) mask(none) q(%w, %b) k(%w) v(%w, %b) out(%w, %b)
+  %a = attn.self_attention %x heads(8) mask<none> q(%w, %b) k(%w) v(%w, %b) out(%w, %b)
       : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   return %a : tensor<?x8xf32>
 }
@@ -68,11 +68,11 @@ func.func @separate_mixed_biases(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>, %b: t
 // CHECK-NEXT: %[[Q:.*]] = attn.linear %[[X]], %[[WQ]], %[[BQ]] layout({{ ?}}out_in)
 // CHECK-NEXT: %[[K:.*]] = attn.linear %[[X]], %[[WK]], %[[BK]] layout({{ ?}}out_in)
 // CHECK-NEXT: %[[V:.*]] = attn.linear %[[X]], %[[WV]], %[[BV]] layout({{ ?}}out_in)
-// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask({{ ?}}causal) {scale = 5.000000e-01 : f32}
+// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask<causal> {scale = 5.000000e-01 : f32}
 // CHECK-NEXT: %[[Y:.*]] = attn.linear %[[O]], %[[WO]] layout({{ ?}}out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
 // CHECK-NEXT: return %[[Y]]
 func.func @packed_qkv(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %b: tensor<24xf32>, %wo: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
-  %a = attn.self_attention %x heads(2) mask(causal) qkv(%w, %b) out(%wo)
+  %a = attn.self_attention %x heads(2) mask<causal> qkv(%w, %b) out(%wo)
       : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
@@ -88,11 +88,11 @@ func.func @packed_qkv(%x: tensor<?x?x8xf32>, %w: tensor<24x8xf32>, %b: tensor<24
 // CHECK-NEXT: %[[Q:.*]] = attn.linear %[[X]], %[[WQ]] layout({{ ?}}out_in)
 // CHECK-NEXT: %[[K:.*]] = attn.linear %[[X]], %[[WK]] layout({{ ?}}out_in)
 // CHECK-NEXT: %[[V:.*]] = attn.linear %[[X]], %[[WV]] layout({{ ?}}out_in)
-// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(4) mask({{ ?}}none) {scale = 1.250000e-01 : f32}
+// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(4) mask<none> {scale = 1.250000e-01 : f32}
 // CHECK-NEXT: %[[Y:.*]] = attn.linear %[[O]], %[[WO]], %[[BO]] layout({{ ?}}out_in)
 // CHECK-NEXT: return %[[Y]]
 func.func @packed_qkv_explicit_scale(%x: tensor<?x?x16xf32>, %w: tensor<48x16xf32>, %wo: tensor<16x16xf32>, %bo: tensor<16xf32>) -> tensor<?x?x16xf32> {
-  %a = attn.self_attention %x heads(4) mask(none) qkv(%w) out(%wo, %bo) {scale = 0.125 : f32}
+  %a = attn.self_attention %x heads(4) mask<none> qkv(%w) out(%wo, %bo) {scale = 0.125 : f32}
       : (tensor<?x?x16xf32>, tensor<48x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
   return %a : tensor<?x?x16xf32>
 }
@@ -111,9 +111,9 @@ func.func @packed_qkv_explicit_scale(%x: tensor<?x?x16xf32>, %w: tensor<48x16xf3
 // CHECK-NEXT: %[[Y2:.*]] = attn.linear %[[O2]]
 // CHECK-NEXT: return %[[Y2]]
 func.func @two_blocks(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
-  %a = attn.self_attention %x heads(2) mask(causal) q(%w) k(%w) v(%w) out(%w)
+  %a = attn.self_attention %x heads(2) mask<causal> q(%w) k(%w) v(%w) out(%w)
       : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  %b = attn.self_attention %a heads(2) mask(causal) q(%w) k(%w) v(%w) out(%w)
+  %b = attn.self_attention %a heads(2) mask<causal> q(%w) k(%w) v(%w) out(%w)
       : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %b : tensor<?x?x8xf32>
 }

@@ -114,7 +114,7 @@ func.func @linear_gelu_residual(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", 
 // CHECK-NEXT:   %[[Q:.*]] = attn.slice %[[QKV]] {dim = 2 : i64, offset = 0 : i64, size = 8 : i64}
 // CHECK-NEXT:   %[[K:.*]] = attn.slice %[[QKV]] {dim = 2 : i64, offset = 8 : i64, size = 8 : i64}
 // CHECK-NEXT:   %[[V:.*]] = attn.slice %[[QKV]] {dim = 2 : i64, offset = 16 : i64, size = 8 : i64}
-// CHECK-NEXT:   %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask({{ ?}}causal) {scale = 1.000000e+00 : f32}
+// CHECK-NEXT:   %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask<causal> {scale = 1.000000e+00 : f32}
 // CHECK-NEXT:   attn.yield %[[O]] : tensor<?x?x8xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: return %[[K1]]
@@ -124,7 +124,7 @@ func.func @qkv_slices_sdpa(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}
   %q = attn.slice %qkv {dim = 2 : i64, offset = 0 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
   %k = attn.slice %qkv {dim = 2 : i64, offset = 8 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
   %v = attn.slice %qkv {dim = 2 : i64, offset = 16 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(causal) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<causal> {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 
@@ -153,7 +153,7 @@ func.func @slice_with_another_use(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B"
   %q = attn.slice %qkv {dim = 2 : i64, offset = 0 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
   %k = attn.slice %qkv {dim = 2 : i64, offset = 8 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
   %v = attn.slice %qkv {dim = 2 : i64, offset = 16 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(causal) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<causal> {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o, %v : tensor<?x?x8xf32>, tensor<?x?x8xf32>
 }
 
@@ -175,7 +175,7 @@ func.func @slice_with_another_use(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B"
 // CHECK-NEXT: }
 // CHECK-NEXT: return %[[K1]]
 func.func @sdpa_then_relu(%q: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}, %k: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}) -> tensor<?x?x8xf32> {
-  %o = attn.sdpa %q, %k, %k heads(2) mask(none) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %k heads(2) mask<none> {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   %r = attn.relu %o : tensor<?x?x8xf32>
   return %r : tensor<?x?x8xf32>
 }
@@ -312,7 +312,7 @@ func.func @block(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}) -> tenso
   %q = attn.slice %qkv {dim = 2 : i64, offset = 0 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
   %k = attn.slice %qkv {dim = 2 : i64, offset = 8 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
   %v = attn.slice %qkv {dim = 2 : i64, offset = 16 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(causal) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<causal> {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   %wo = attn.weight "attn.c_proj.weight" : tensor<8x8xf32>
   %p = attn.linear %o, %wo layout(in_out) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %r1 = attn.add %x, %p : tensor<?x?x8xf32>

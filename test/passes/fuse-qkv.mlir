@@ -10,14 +10,14 @@
 // CHECK-NEXT: %[[Q:.*]] = attn.slice %[[QKV]] {dim = 2 : i64, offset = 0 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
 // CHECK-NEXT: %[[K:.*]] = attn.slice %[[QKV]] {dim = 2 : i64, offset = 8 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
 // CHECK-NEXT: %[[V:.*]] = attn.slice %[[QKV]] {dim = 2 : i64, offset = 16 : i64, size = 8 : i64} : tensor<?x?x24xf32> -> tensor<?x?x8xf32>
-// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask({{ ?}}causal) {scale = 5.000000e-01 : f32}
+// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask<causal> {scale = 5.000000e-01 : f32}
 // CHECK-NEXT: return %[[O]]
 func.func @out_in_with_biases(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %bq: tensor<8xf32>, %wk: tensor<8x8xf32>,
                               %bk: tensor<8xf32>, %wv: tensor<8x8xf32>, %bv: tensor<8xf32>) -> tensor<?x?x8xf32> {
   %q = attn.linear %x, %wq, %bq layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   %k = attn.linear %x, %wk, %bk layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   %v = attn.linear %x, %wv, %bv layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(causal) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<causal> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 
@@ -32,14 +32,14 @@ func.func @out_in_with_biases(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %bq: 
 // CHECK-NEXT: %[[Q:.*]] = attn.slice %[[QKV]] {dim = 1 : i64, offset = 0 : i64, size = 16 : i64} : tensor<?x48xf32> -> tensor<?x16xf32>
 // CHECK-NEXT: %[[K:.*]] = attn.slice %[[QKV]] {dim = 1 : i64, offset = 16 : i64, size = 16 : i64}
 // CHECK-NEXT: %[[V:.*]] = attn.slice %[[QKV]] {dim = 1 : i64, offset = 32 : i64, size = 16 : i64}
-// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(4) mask({{ ?}}none) {scale = 1.000000e+00 : f32}
+// CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(4) mask<none> {scale = 1.000000e+00 : f32}
 // CHECK-NEXT: return %[[O]]
 // CHECK-NOT: attn.concat
 func.func @in_out_without_biases(%x: tensor<?x16xf32>, %wq: tensor<16x16xf32>, %wk: tensor<16x16xf32>, %wv: tensor<16x16xf32>) -> tensor<?x16xf32> {
   %q = attn.linear %x, %wq layout(in_out) : (tensor<?x16xf32>, tensor<16x16xf32>) -> tensor<?x16xf32>
   %k = attn.linear %x, %wk layout(in_out) : (tensor<?x16xf32>, tensor<16x16xf32>) -> tensor<?x16xf32>
   %v = attn.linear %x, %wv layout(in_out) : (tensor<?x16xf32>, tensor<16x16xf32>) -> tensor<?x16xf32>
-  %o = attn.sdpa %q, %k, %v heads(4) mask(none) {scale = 1.0 : f32} : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
+  %o = attn.sdpa %q, %k, %v heads(4) mask<none> {scale = 1.0 : f32} : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
   return %o : tensor<?x16xf32>
 }
 
@@ -56,7 +56,7 @@ func.func @narrow_projections(%x: tensor<?x?x8xf32>, %wq: tensor<4x8xf32>, %wk: 
   %q = attn.linear %x, %wq layout(out_in) : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
   %k = attn.linear %x, %wk layout(out_in) : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
   %v = attn.linear %x, %wv layout(out_in) : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32> -> tensor<?x?x4xf32>
   return %o : tensor<?x?x4xf32>
 }
 
@@ -75,7 +75,7 @@ func.func @different_inputs(%x: tensor<?x?x8xf32>, %y: tensor<?x?x8xf32>, %w: te
   %q = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %k = attn.linear %y, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %v = attn.linear %y, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 
@@ -94,7 +94,7 @@ func.func @mixed_bias_presence(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>, %b: t
   %q = attn.linear %x, %w, %b layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   %k = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %v = attn.linear %x, %w, %b layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 
@@ -111,7 +111,7 @@ func.func @mixed_layouts(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?
   %q = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %k = attn.linear %x, %w layout(in_out) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %v = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 
@@ -130,7 +130,7 @@ func.func @projection_with_another_use(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32
   %q = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %k = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %v = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o, %v : tensor<?x?x8xf32>, tensor<?x?x8xf32>
 }
 
@@ -145,7 +145,7 @@ func.func @projection_with_another_use(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32
 func.func @shared_key_value(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   %q = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %kv = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %kv, %kv heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %kv, %kv heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 
@@ -158,7 +158,7 @@ func.func @shared_key_value(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>) -> tenso
 func.func @key_not_a_projection(%x: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   %q = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %v = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(none) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<none> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
 
@@ -183,6 +183,6 @@ func.func @weight_expressions(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
   %q = attn.linear %x, %sq layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %k = attn.linear %x, %wk layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %v = attn.linear %x, %wv layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  %o = attn.sdpa %q, %k, %v heads(2) mask(causal) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<causal> {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }

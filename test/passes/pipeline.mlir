@@ -49,7 +49,7 @@
 // CHECK-NEXT:   %[[Q:.*]] = attn.slice %[[A]] {dim = 2 : i64, offset = 0 : i64, size = 8 : i64}
 // CHECK-NEXT:   %[[K:.*]] = attn.slice %[[A]] {dim = 2 : i64, offset = 8 : i64, size = 8 : i64}
 // CHECK-NEXT:   %[[V:.*]] = attn.slice %[[A]] {dim = 2 : i64, offset = 16 : i64, size = 8 : i64}
-// CHECK-NEXT:   %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask({{ ?}}causal) {scale = 1.000000e+00 : f32}
+// CHECK-NEXT:   %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] heads(2) mask<causal> {scale = 1.000000e+00 : f32}
 // CHECK-NEXT:   attn.yield %[[O]]
 // CHECK-NEXT: }
 // The output projection reads the stored [in, out] weight, no transpose left,
@@ -88,7 +88,7 @@ func.func @gpt2_block(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}) -> 
   %wo = attn.weight "h.0.attn.c_proj.weight" : tensor<8x8xf32>
   %bo = attn.weight "h.0.attn.c_proj.bias" : tensor<8xf32>
   %wot = attn.transpose %wo : tensor<8x8xf32> -> tensor<8x8xf32>
-  %a = attn.self_attention %n1 heads(2) mask(causal) qkv(%wt, %b) out(%wot, %bo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %a = attn.self_attention %n1 heads(2) mask<causal> qkv(%wt, %b) out(%wot, %bo) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   %r1 = attn.add %x, %a : tensor<?x?x8xf32>
   %g2 = attn.weight "h.0.ln_2.weight" : tensor<8xf32>
   %b2 = attn.weight "h.0.ln_2.bias" : tensor<8xf32>
@@ -135,7 +135,7 @@ func.func @gpt2_block(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}) -> 
 // CHECK-NEXT:   attn.slice {{.*}} {dim = 2 : i64, offset = 0 : i64, size = 16 : i64}
 // CHECK-NEXT:   attn.slice {{.*}} {dim = 2 : i64, offset = 16 : i64, size = 16 : i64}
 // CHECK-NEXT:   attn.slice {{.*}} {dim = 2 : i64, offset = 32 : i64, size = 16 : i64}
-// CHECK-NEXT:   attn.sdpa {{.*}} heads(4) mask({{ ?}}none) {scale = 1.000000e+00 : f32}
+// CHECK-NEXT:   attn.sdpa {{.*}} heads(4) mask<none> {scale = 1.000000e+00 : f32}
 // CHECK-NEXT:   attn.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[WOT:.*]] = attn.transpose %[[WO]] : tensor<16x16xf32> -> tensor<16x16xf32>
@@ -157,7 +157,7 @@ func.func @bert_layer(%x: tensor<?x?x16xf32> {attn.dim_symbols = ["B", "S"]}) ->
   %bv = attn.weight "attention.self.value.bias" : tensor<16xf32>
   %wo = attn.weight "attention.output.dense.weight" : tensor<16x16xf32>
   %bo = attn.weight "attention.output.dense.bias" : tensor<16xf32>
-  %a = attn.self_attention %x heads(4) mask(none) q(%wq, %bq) k(%wk, %bk) v(%wv, %bv) out(%wo, %bo) : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %a = attn.self_attention %x heads(4) mask<none> q(%wq, %bq) k(%wk, %bk) v(%wv, %bv) out(%wo, %bo) : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
   %r1 = attn.add %a, %x : tensor<?x?x16xf32>
   %g1 = attn.weight "attention.output.LayerNorm.weight" : tensor<16xf32>
   %b1 = attn.weight "attention.output.LayerNorm.bias" : tensor<16xf32>
@@ -188,7 +188,7 @@ func.func @bert_layer(%x: tensor<?x?x16xf32> {attn.dim_symbols = ["B", "S"]}) ->
 // CHECK-NEXT: %[[WO:.*]] = attn.weight "c_proj.weight" : tensor<8x8xf32>
 // CHECK-NEXT: %[[QKV:.*]] = attn.kernel @k0_linear(%[[X]], %[[W]], %[[B]]) : (tensor<?x?x8xf32>, tensor<8x24xf32>, tensor<24xf32>) -> tensor<?x?x24xf32>
 // CHECK: %[[ATT:.*]] = attn.kernel @k1_sdpa(%[[QKV]])
-// CHECK: attn.sdpa {{.*}} heads(2) mask({{ ?}}causal) {scale = 1.000000e+00 : f32}
+// CHECK: attn.sdpa {{.*}} heads(2) mask<causal> {scale = 1.000000e+00 : f32}
 // CHECK: %[[Y:.*]] = attn.kernel @k2_linear(%[[ATT]], %[[WO]])
 // CHECK-NOT: attn.transpose
 // CHECK-NOT: attn.concat
@@ -202,7 +202,7 @@ func.func @gpt2_unscaled(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}) 
   %wt = attn.transpose %w : tensor<8x24xf32> -> tensor<24x8xf32>
   %wo = attn.weight "c_proj.weight" : tensor<8x8xf32>
   %wot = attn.transpose %wo : tensor<8x8xf32> -> tensor<8x8xf32>
-  %a = attn.self_attention %x heads(2) mask(causal) qkv(%wt, %b) out(%wot) {scale = 1.0 : f32}
+  %a = attn.self_attention %x heads(2) mask<causal> qkv(%wt, %b) out(%wot) {scale = 1.0 : f32}
       : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }

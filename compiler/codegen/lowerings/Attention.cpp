@@ -8,77 +8,187 @@ using namespace Halide;
 namespace attnc::codegen {
 namespace {
 
+/// A finite floor instead of -inf keeps exp() arguments finite when a row
+/// sees no key of a tile (masked, past the sequence).
+const float kLowest = -1e30f;
+
+/// What flash attention and the explicit form share: the operands as Funcs,
+/// which key a query sees, the score of a (query, key) pair.
+class AttentionParts {
+public:
+  AttentionParts(SdpaOp op, KernelBuilder &b) : op(op), b(b) {
+    const Tensor &q = b.get(op.getQuery());
+    const Tensor &k = b.get(op.getKey());
+    rank = q.extents.size();
+    v = b.vars(rank);
+    batch.assign(v.begin() + 2, v.end());
+    queries = q.func;
+    keys = k.func;
+    values = b.get(op.getValue()).func;
+    queryLength = q.extents[1];
+    keyLength = k.extents[1];
+    queryExtents = q.extents;
+    heads = op.getHeads();
+    group = int(heads / op.getNumKvHeads());
+    dk = int(op.getKeyHeadDim());
+    dv = int(op.getValueHeadDim());
+    if (Value lengths = op.getKeyLengths()) {
+      // 0 <= length <= Sk, checked once per batch entry; the error names
+      // the batch index and the value.
+      Func raw = b.get(lengths).func;
+      Var bv("b");
+      Expr len = raw(bv);
+      checkedLengths = Func(b.name("key_lengths"));
+      checkedLengths(bv) = require(
+          len >= 0 && len <= keyLength, len, "attention key length", len,
+          "at batch index", bv, "is outside 0 ..", keyLength);
+    }
+    if (Value bias = op.getBias()) {
+      biasFunc = b.get(bias).func;
+      biasRank = cast<RankedTensorType>(bias.getType()).getRank();
+    }
+    if (Value score = op.getScore())
+      scoreVector = b.get(score).func;
+  }
+
+  /// Whether the query at `row` sees the key at `key` (both in range or
+  /// past their ends, which are never seen).
+  Expr visible(Expr row, Expr key) const {
+    MaskAttr mask = mutableOp().getMask();
+    Expr p = row + int(mask.getOffset());
+    Expr seen = key < keyLength;
+    if (mask.getCausal())
+      seen = seen && key <= p;
+    if (mask.getWindowLeft() >= 0)
+      seen = seen && key >= p - int(mask.getWindowLeft());
+    if (mask.getWindowRight() >= 0)
+      seen = seen && key <= p + int(mask.getWindowRight());
+    if (checkedLengths.defined())
+      seen = seen && key < checkedLengths(batch.back());
+    return seen;
+  }
+
+  /// Whether any key of the tile [first, last] may be seen by a query in
+  /// [firstRow, lastRow]: the key tiles a query tile skips.
+  Expr tileMayBeSeen(Expr firstRow, Expr lastRow, Expr first,
+                     Expr last) const {
+    MaskAttr mask = mutableOp().getMask();
+    int offset = int(mask.getOffset());
+    Expr may = first < keyLength;
+    if (mask.getCausal())
+      may = may && first <= lastRow + offset;
+    if (mask.getWindowRight() >= 0)
+      may = may && first <= lastRow + offset + int(mask.getWindowRight());
+    if (mask.getWindowLeft() >= 0)
+      may = may && last >= firstRow + offset - int(mask.getWindowLeft());
+    if (checkedLengths.defined())
+      may = may && first < checkedLengths(batch.back());
+    return may;
+  }
+
+  /// The additive bias of (row, key) for query head `h`, 0 without one.
+  Expr bias(Expr row, Expr key, Expr h) const {
+    if (!biasFunc.defined())
+      return 0.0f;
+    std::vector<Expr> at = {min(key, keyLength - 1),
+                            min(row, queryLength - 1)};
+    if (biasRank == 4)
+      at.push_back(h);
+    if (biasRank >= 3)
+      at.push_back(batch.back());
+    return biasFunc(at);
+  }
+
+  /// Query-head feature `e` of head `h` against key-head feature `e` of the
+  /// key at `key`: one term of the score's reduction.
+  Expr scoreTerm(Expr query, Expr h, Expr e, Expr key) const {
+    Expr k = keys(with({(h / group) * dk + e, min(key, keyLength - 1)}));
+    if (scoreVector.defined())
+      return scoreVector(e) * tanh(query + k);
+    return query * k;
+  }
+
+  /// The value feature `c` of head `h` at `key`.
+  Expr value(Expr h, Expr c, Expr key) const {
+    return values(with({(h / group) * dv + c, min(key, keyLength - 1)}));
+  }
+
+  /// `front` followed by the batch vars.
+  std::vector<Expr> with(std::vector<Expr> front) const {
+    front.insert(front.end(), batch.begin(), batch.end());
+    return front;
+  }
+
+  /// Generated getters are not const.
+  SdpaOp mutableOp() const { return op; }
+
+  SdpaOp op;
+  KernelBuilder &b;
+  size_t rank;
+  std::vector<Var> v, batch;
+  Func queries, keys, values, checkedLengths, biasFunc, scoreVector;
+  int biasRank = 0;
+  Expr queryLength, keyLength;
+  std::vector<Expr> queryExtents;
+  int64_t heads;
+  int group, dk, dv;
+};
+
 /// Flash attention: per (query tile, head), keys are visited one tile at a
 /// time; each key tile yields its own row maximum, row sum of exponentials and
 /// unnormalised output, and a running (max, sum, output) state folds the
-/// tiles in with an online softmax. No S x S matrix exists. The tiles are
-/// part of the algorithm (not only the schedule) because causal attention
-/// skips the key tiles wholly above a query tile's last row.
-LogicalResult lowerSdpa(SdpaOp op, KernelBuilder &b) {
+/// tiles in with an online softmax. No Sq x Sk matrix exists. Key tiles that
+/// no query of a tile may see (above the causal diagonal, outside the
+/// window, past a sequence's length) are skipped, so the cost follows the
+/// visible area.
+LogicalResult lowerFlash(AttentionParts &a) {
   using schedules::AttentionStage;
   const int tq = AttentionStage::kQueryTile, tk = AttentionStage::kKeyTile;
-  const Tensor &q = b.get(op.getQuery());
-  Func k = b.get(op.getKey()).func;
-  Func vals = b.get(op.getValue()).func;
-  size_t rank = q.extents.size();
-  std::vector<Var> v = b.vars(rank);
-  int64_t heads = op.getHeads();
-  int dh = int(op.getType().getShape().back() / heads);
-  std::vector<Var> batch(v.begin() + 2, v.end());
-  auto at = [&](std::vector<Expr> front) {
-    front.insert(front.end(), batch.begin(), batch.end());
-    return front;
-  };
+  KernelBuilder &b = a.b;
   Var c("c"), e("e"), ii("ii"), jj("jj"), it("it"), kt("kt"), h("h");
-  Expr seq = q.extents[1];
   Expr row = it * tq + ii, key = kt * tk + jj;
-  // Tiles overhang the sequence: loads are clamped, overhanging keys masked.
-  Expr visible = key < seq;
-  if (op.getMask() == Mask::causal)
-    visible = visible && key <= row;
+  Expr visible = a.visible(row, key);
 
   // The query tile with rows contiguous (for vectors over rows), pre-scaled.
   Func queries(b.name("queries"));
-  Expr qv = q.func(at({h * dh + e, min(row, seq - 1)}));
-  float scale = op.getScale().convertToFloat();
-  queries(at({ii, e, it, h})) = scale == 1.0f ? qv : qv * scale;
+  Expr qv = a.queries(a.with({h * a.dk + e, min(row, a.queryLength - 1)}));
+  float scale = a.op.getScale().convertToFloat();
+  queries(a.with({ii, e, it, h})) = scale == 1.0f ? qv : qv * scale;
 
-  RDom r(0, dh, b.name("e"));
+  RDom r(0, a.dk, b.name("e"));
   Func dot(b.name("dot"));
-  dot(at({ii, jj, kt, it, h})) = 0.0f;
-  dot(at({ii, jj, kt, it, h})) +=
-      queries(at({ii, r.x, it, h})) * k(at({h * dh + r.x, min(key, seq - 1)}));
+  dot(a.with({ii, jj, kt, it, h})) = 0.0f;
+  dot(a.with({ii, jj, kt, it, h})) +=
+      a.scoreTerm(queries(a.with({ii, r.x, it, h})), h, r.x, key);
 
-  // A finite floor instead of -inf keeps exp() arguments finite when a row
-  // sees no key of a tile (above the causal diagonal, past the sequence).
-  const float lowest = -1e30f;
   RDom kr(0, tk, b.name("key"));
-  auto inTile = [&](Func f, Expr j) { return f(at({ii, j, kt, it, h})); };
+  auto score = [&](Expr j) {
+    return dot(a.with({ii, j, kt, it, h})) + a.bias(row, kt * tk + j, h);
+  };
   Expr visibleAt = substitute(jj.name(), kr.x, visible);
   Func tileMax(b.name("tile_max")), probs(b.name("probs")),
       tileSum(b.name("tile_sum"));
-  tileMax(at({ii, kt, it, h})) = lowest;
-  tileMax(at({ii, kt, it, h})) =
-      max(tileMax(at({ii, kt, it, h})),
-          select(visibleAt, inTile(dot, kr.x), lowest));
-  probs(at({ii, jj, kt, it, h})) = select(
-      visible, exp(inTile(dot, jj) - tileMax(at({ii, kt, it, h}))), 0.0f);
-  tileSum(at({ii, kt, it, h})) = 0.0f;
-  tileSum(at({ii, kt, it, h})) += inTile(probs, kr.x);
+  tileMax(a.with({ii, kt, it, h})) = kLowest;
+  tileMax(a.with({ii, kt, it, h})) =
+      max(tileMax(a.with({ii, kt, it, h})),
+          select(visibleAt, score(kr.x), kLowest));
+  probs(a.with({ii, jj, kt, it, h})) =
+      select(visible, exp(score(jj) - tileMax(a.with({ii, kt, it, h}))), 0.0f);
+  tileSum(a.with({ii, kt, it, h})) = 0.0f;
+  tileSum(a.with({ii, kt, it, h})) += probs(a.with({ii, kr.x, kt, it, h}));
   Func tileOut(b.name("tile_out"));
-  tileOut(at({c, ii, kt, it, h})) = 0.0f;
-  tileOut(at({c, ii, kt, it, h})) +=
-      inTile(probs, kr.x) *
-      vals(at({h * dh + c, min(kt * tk + kr.x, seq - 1)}));
+  tileOut(a.with({c, ii, kt, it, h})) = 0.0f;
+  tileOut(a.with({c, ii, kt, it, h})) +=
+      probs(a.with({ii, kr.x, kt, it, h})) * a.value(h, c, kt * tk + kr.x);
 
-  // Online softmax over the key tiles, in order.
-  RDom tiles(0, (seq + tk - 1) / tk, b.name("tiles"));
-  if (op.getMask() == Mask::causal)
-    tiles.where(tiles.x * tk <= it * tq + tq - 1);
+  // Online softmax over the key tiles that may be seen, in order.
+  RDom tiles(0, (a.keyLength + tk - 1) / tk, b.name("tiles"));
+  tiles.where(a.tileMayBeSeen(it * tq, it * tq + tq - 1, tiles.x * tk,
+                              tiles.x * tk + tk - 1));
   Func state(b.name("state"));
-  state(at({c, ii, it, h})) = Tuple(lowest, 0.0f, 0.0f);
-  Tuple old = state(at({c, ii, it, h}));
-  Expr m = tileMax(at({ii, tiles.x, it, h}));
+  state(a.with({c, ii, it, h})) = Tuple(kLowest, 0.0f, 0.0f);
+  Tuple old = state(a.with({c, ii, it, h}));
+  Expr m = tileMax(a.with({ii, tiles.x, it, h}));
   // One of the two sides keeps its scale: rescale the other by
   // exp(-|difference|), one exp per step. A difference against the -1e30
   // floor would overflow exp's range reduction, and anything below -88 is 0
@@ -87,17 +197,79 @@ LogicalResult lowerSdpa(SdpaOp op, KernelBuilder &b) {
   Expr shrink = exp(max(-abs(diff), -88.0f));
   Expr keep = select(diff >= 0.0f, 1.0f, shrink);
   Expr add = select(diff >= 0.0f, shrink, 1.0f);
-  state(at({c, ii, it, h})) = Tuple(
-      max(old[0], m), old[1] * keep + tileSum(at({ii, tiles.x, it, h})) * add,
-      old[2] * keep + tileOut(at({c, ii, tiles.x, it, h})) * add);
-  Tuple fin = state(at({v[0] % dh, v[1] % tq, v[1] / tq, v[0] / dh}));
+  state(a.with({c, ii, it, h})) = Tuple(
+      max(old[0], m),
+      old[1] * keep + tileSum(a.with({ii, tiles.x, it, h})) * add,
+      old[2] * keep + tileOut(a.with({c, ii, tiles.x, it, h})) * add);
+  const std::vector<Var> &v = a.v;
+  Tuple fin = state(a.with({v[0] % a.dv, v[1] % tq, v[1] / tq, v[0] / a.dv}));
   Func out(b.name("attention"));
-  out(v) = fin[2] / fin[1];
-  b.stages.stages.push_back(AttentionStage{out, k, vals, queries, dot, tileMax,
-                                           probs, tileSum, tileOut, state,
-                                           tiles, kr, r, heads, dh});
-  b.define(op.getResult(), {out, q.extents});
+  // A query that sees no key gets zeros, not 0 / 0.
+  out(v) = select(fin[1] > 0.0f, fin[2] / fin[1], 0.0f);
+  b.stages.stages.push_back(AttentionStage{
+      out, a.keys, a.values, queries, dot, tileMax, probs, tileSum, tileOut,
+      state, a.checkedLengths, tiles, kr, r, a.heads, a.dv});
+  std::vector<Expr> extents = a.queryExtents;
+  extents[0] = int(a.heads * a.dv);
+  b.define(a.op.getResult(), {out, extents});
   return success();
+}
+
+/// Attention with its probabilities as a result: the scores of a whole row
+/// are computed, then its softmax, which is the weights output, then the
+/// weighted values. Used only when the model asks for the weights.
+LogicalResult lowerWithWeights(AttentionParts &a) {
+  KernelBuilder &b = a.b;
+  // Weights are [batch..., heads, Sq, Sk]: innermost key j, query i, head h.
+  Var j("j"), i("i"), h("h");
+  auto at = [&](Expr jj, Expr ii, Expr hh) {
+    return a.with({jj, ii, hh});
+  };
+  RDom r(0, a.dk, b.name("e"));
+  float scale = a.op.getScale().convertToFloat();
+  Func scores(b.name("scores"));
+  Expr q = a.queries(a.with({h * a.dk + r.x, i}));
+  scores(at(j, i, h)) = 0.0f;
+  scores(at(j, i, h)) += a.scoreTerm(q, h, r.x, j);
+  Expr s = scores(at(j, i, h)) * scale + a.bias(i, j, h);
+  RDom kr(0, a.keyLength, b.name("key"));
+  Expr sAt = substitute(j.name(), kr.x, s);
+  Func rowMax(b.name("row_max")), rowSum(b.name("row_sum"));
+  rowMax(a.with({i, h})) = kLowest;
+  rowMax(a.with({i, h})) =
+      max(rowMax(a.with({i, h})),
+          select(a.visible(i, kr.x), sAt, kLowest));
+  Func exps(b.name("exps"));
+  exps(at(j, i, h)) =
+      select(a.visible(i, j), exp(s - rowMax(a.with({i, h}))), 0.0f);
+  rowSum(a.with({i, h})) = 0.0f;
+  rowSum(a.with({i, h})) += exps(at(kr.x, i, h));
+  Func probs(b.name("weights"));
+  // Masked entries are exactly 0; a row that sees no key is all zeros.
+  probs(at(j, i, h)) =
+      select(rowSum(a.with({i, h})) > 0.0f,
+             exps(at(j, i, h)) / rowSum(a.with({i, h})), 0.0f);
+  const std::vector<Var> &v = a.v;
+  Func out(b.name("attention"));
+  out(v) = 0.0f;
+  out(v) += probs(a.with({kr.x, v[1], v[0] / a.dv})) *
+            a.value(v[0] / a.dv, v[0] % a.dv, kr.x);
+  b.stages.stages.push_back(schedules::AttentionWeightsStage{
+      out, scores, rowMax, rowSum, probs, a.checkedLengths, kr, a.heads,
+      a.dv});
+  std::vector<Expr> extents = a.queryExtents;
+  extents[0] = int(a.heads * a.dv);
+  b.define(a.op.getResult(), {out, extents});
+  std::vector<Expr> weightExtents = {a.keyLength, a.queryLength, int(a.heads)};
+  weightExtents.insert(weightExtents.end(), a.queryExtents.begin() + 2,
+                       a.queryExtents.end());
+  b.define(a.op.getWeights(), {probs, weightExtents});
+  return success();
+}
+
+LogicalResult lowerSdpa(SdpaOp op, KernelBuilder &b) {
+  AttentionParts parts(op, b);
+  return op.getWeights() ? lowerWithWeights(parts) : lowerFlash(parts);
 }
 
 } // namespace

@@ -37,12 +37,38 @@ def Attn_WeightLayout : I32EnumAttr<"WeightLayout", "storage order of a linear w
 }
 def Attn_WeightLayoutAttr : EnumAttr<Attn_Dialect, Attn_WeightLayout, "layout">;
 
-def Attn_Mask : I32EnumAttr<"Mask", "attention mask", [
-    I32EnumAttrCase<"none", 0>,
-    I32EnumAttrCase<"causal", 1>]> {
-  let cppNamespace = "::mlir::attn";
-  let genSpecializedAttr = 0;
+def Attn_MaskAttr : AttrDef<Attn_Dialect, "Mask"> {
+  let mnemonic = "mask";
+  let summary = "which keys each query of an attention sees";
+  let description = [{
+    Query `i` sees key `j` when every term holds (with `p = i + offset`, the
+    query's position among the keys):
+    - `causal`: `j <= p`;
+    - `window(left, right)`: `p - left <= j <= p + right` (`*` for no bound
+      on that side).
+    `none` holds no term. Operands of the attention add more: key lengths
+    (`j < length[b]`) and an additive bias. `offset` aligns queries that are
+    the last `S` of `offset + S` keys (decoding with a cache), and is 0 when
+    queries and keys are the same sequence.
+
+    Written as its terms, with `offset(N)` when it is not 0:
+
+    ```mlir
+    mask<none>  mask<causal>  mask<causal, window(255, 0)>  mask<causal, offset(3)>
+    ```
+  }];
+  let parameters = (ins "bool":$causal, "int64_t":$offset,
+                        "int64_t":$windowLeft, "int64_t":$windowRight);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins), [{ return $_get($_ctxt, false, 0, -1, -1); }]>,
+  ];
+  let extraClassDeclaration = [{
+    /// A window side of -1 is unbounded.
+    bool hasWindow() const { return getWindowLeft() >= 0 || getWindowRight() >= 0; }
+    bool isNone() const { return !getCausal() && !hasWindow(); }
+  }];
 }
-def Attn_MaskAttr : EnumAttr<Attn_Dialect, Attn_Mask, "mask">;
 
 #endif // ATTN_DIALECT_TD

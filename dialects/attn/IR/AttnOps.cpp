@@ -283,6 +283,11 @@ static LogicalResult verifyProjection(Operation *op, StringRef what, Value w,
   return success();
 }
 
+static LogicalResult verifyAttentionExtras(Operation *op, RankedTensorType q,
+                                           RankedTensorType k, int64_t heads,
+                                           Value lengths, Value bias,
+                                           Value weights);
+
 LogicalResult SelfAttentionOp::verify() {
   auto input = getInput().getType();
   if (input.getRank() < 2)
@@ -310,9 +315,10 @@ LogicalResult SelfAttentionOp::verify() {
   }
   if (failed(verifyProjection(*this, "out", getOutWeight(), getOutBias(), d, d)))
     return failure();
-  if (getType() != input)
+  if (getResult().getType() != input)
     return emitOpError("result type must equal the input type");
-  return success();
+  return verifyAttentionExtras(*this, input, input, getHeads(),
+                               getKeyLengths(), getBias(), getWeights());
 }
 
 ParseResult mlir::attn::parseBinaryOp(OpAsmParser &parser,
@@ -362,6 +368,31 @@ LogicalResult mlir::attn::verifyBinaryOp(Operation *op) {
   return success();
 }
 
+/// The result has the input's dims; lengths, bias and weights follow the
+/// batch and the sequence (queries and keys are one sequence).
+void SelfAttentionOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  Value x = getInput(), out = getResult(), bias = getBias(),
+        weights = getWeights();
+  int64_t rank = x.getType().cast<RankedTensorType>().getRank();
+  int64_t br = bias ? cast<RankedTensorType>(bias.getType()).getRank() : 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    DimGroup group{{out, d}, {x, d}};
+    if (weights && d + 2 < rank)
+      group.push_back({weights, d});
+    if (d == 0 && rank > 2 && getKeyLengths())
+      group.push_back({getKeyLengths(), 0});
+    if (d == 0 && rank > 2 && br > 2)
+      group.push_back({bias, 0});
+    if (d == rank - 2) {
+      if (weights)
+        group.append({{weights, rank - 1}, {weights, rank}});
+      if (bias)
+        group.append({{bias, br - 2}, {bias, br - 1}});
+    }
+    groups.push_back(std::move(group));
+  }
+}
+
 float SelfAttentionOp::getEffectiveScale() {
   if (auto scale = getScaleAttr())
     return scale.getValueAsDouble();
@@ -374,31 +405,141 @@ float SelfAttentionOp::getEffectiveScale() {
 // Core ops
 //===----------------------------------------------------------------------===//
 
-LogicalResult SdpaOp::verify() {
-  auto q = getQuery().getType();
-  if (q.getRank() < 2)
-    return emitOpError("query must be at least [S, D]");
-  if (getKey().getType() != q || getValue().getType() != q ||
-      getType() != q)
-    return emitOpError("query, key, value and result must share one type");
-  int64_t d = q.getDimSize(q.getRank() - 1);
-  if (ShapedType::isDynamic(d) || d % getHeads() != 0)
-    return emitOpError("feature dim ")
-           << extentStr(d) << " is not divisible by heads = " << getHeads();
+int64_t SdpaOp::getKeyHeadDim() {
+  return getQuery().getType().getShape().back() / getHeads();
+}
+
+int64_t SdpaOp::getValueHeadDim() {
+  return getValue().getType().getShape().back() / getNumKvHeads();
+}
+
+/// Checks the key lengths ([B] of the batch dim 0), the additive bias
+/// ([Sq, Sk], [B, Sq, Sk] or [B, heads, Sq, Sk]) and the weights result
+/// ([batch..., heads, Sq, Sk]) of an attention with query `q` and key `k`.
+static LogicalResult verifyAttentionExtras(Operation *op, RankedTensorType q,
+                                           RankedTensorType k, int64_t heads,
+                                           Value lengths, Value bias,
+                                           Value weights) {
+  int64_t rank = q.getRank();
+  int64_t sq = q.getDimSize(rank - 2), sk = k.getDimSize(rank - 2);
+  if (lengths) {
+    if (rank < 3)
+      return op->emitOpError("key lengths need a batch dim: the query is ")
+             << q;
+    auto lt = cast<RankedTensorType>(lengths.getType());
+    if (!extentsAgree(lt.getDimSize(0), q.getDimSize(0)))
+      return op->emitOpError("key lengths have ")
+             << extentStr(lt.getDimSize(0)) << " entries for a batch of "
+             << extentStr(q.getDimSize(0));
+  }
+  if (bias) {
+    auto bt = cast<RankedTensorType>(bias.getType());
+    int64_t br = bt.getRank();
+    if (br < 2 || br > 4 || (br > 2 && rank < 3))
+      return op->emitOpError("bias must be [Sq, Sk], [B, Sq, Sk] or "
+                             "[B, heads, Sq, Sk], got ")
+             << bt;
+    bool ok = extentsAgree(bt.getDimSize(br - 2), sq) &&
+              extentsAgree(bt.getDimSize(br - 1), sk) &&
+              (br < 3 || extentsAgree(bt.getDimSize(0), q.getDimSize(0))) &&
+              (br < 4 || bt.getDimSize(1) == heads);
+    if (!ok)
+      return op->emitOpError("bias ")
+             << bt << " does not fit [B, " << heads << ", Sq, Sk] of query "
+             << q << " and key " << k;
+  }
+  if (weights) {
+    auto wt = cast<RankedTensorType>(weights.getType());
+    bool ok = wt.getRank() == rank + 1;
+    for (int64_t d = 0; ok && d + 2 < rank; ++d)
+      ok = extentsAgree(wt.getDimSize(d), q.getDimSize(d));
+    ok = ok && wt.getDimSize(rank - 2) == heads &&
+         extentsAgree(wt.getDimSize(rank - 1), sq) &&
+         extentsAgree(wt.getDimSize(rank), sk);
+    if (!ok)
+      return op->emitOpError("weights must be [batch..., ")
+             << heads << ", Sq, Sk] for query " << q << " and key " << k
+             << ", got " << wt;
+  }
   return success();
 }
 
+LogicalResult SdpaOp::verify() {
+  auto q = getQuery().getType(), k = getKey().getType(),
+       v = getValue().getType();
+  int64_t rank = q.getRank();
+  if (rank < 2)
+    return emitOpError("query must be at least [S, D]");
+  if (k.getRank() != rank || v.getRank() != rank)
+    return emitOpError("query, key and value must have one rank");
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (!extentsAgree(k.getDimSize(d), q.getDimSize(d)) ||
+        !extentsAgree(v.getDimSize(d), q.getDimSize(d)))
+      return emitOpError("query, key and value differ in batch dim ") << d;
+  if (!extentsAgree(k.getDimSize(rank - 2), v.getDimSize(rank - 2)))
+    return emitOpError("keys and values differ in length");
+  int64_t heads = getHeads(), kvHeads = getNumKvHeads();
+  if (heads % kvHeads != 0)
+    return emitOpError("kv_heads = ")
+           << kvHeads << " does not divide heads = " << heads;
+  int64_t dq = q.getShape().back(), dk = k.getShape().back(),
+          dv = v.getShape().back();
+  if (ShapedType::isDynamic(dq) || ShapedType::isDynamic(dk) ||
+      ShapedType::isDynamic(dv))
+    return emitOpError("feature dims must be static");
+  if (dq % heads != 0)
+    return emitOpError("feature dim ")
+           << dq << " is not divisible by heads = " << heads;
+  if (dk != kvHeads * (dq / heads))
+    return emitOpError("keys have ")
+           << dk << " features; kv_heads = " << kvHeads << " heads of "
+           << dq / heads << " need " << kvHeads * (dq / heads);
+  if (dv % kvHeads != 0)
+    return emitOpError("value features ")
+           << dv << " are not divisible by kv_heads = " << kvHeads;
+  auto result = getResult().getType();
+  SmallVector<int64_t> expected(q.getShape());
+  expected.back() = heads * (dv / kvHeads);
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be the query's shape with ")
+           << expected.back() << " features (heads x value head dim)";
+  if (getScore() && getScore().getType().getDimSize(0) != dq / heads)
+    return emitOpError("the additive score vector must have ")
+           << dq / heads << " entries, the head dim";
+  return verifyAttentionExtras(*this, q, k, heads, getKeyLengths(), getBias(),
+                               getWeights());
+}
+
 /// Batch dims are shared by all; the result has the query's length and
-/// features; keys and values share their own length.
+/// the keys and values share theirs; lengths, bias and weights follow.
 void SdpaOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
-  int64_t rank = getType().getRank();
-  for (int64_t d = 0; d < rank; ++d) {
-    DimGroup group{{getResult(), d}, {getQuery(), d}};
-    if (d < rank - 2)
-      group.append({{getKey(), d}, {getValue(), d}});
+  int64_t rank = getResult().getType().getRank();
+  Value q = getQuery(), k = getKey(), v = getValue(), out = getResult();
+  Value bias = getBias(), weights = getWeights();
+  int64_t br = bias ? cast<RankedTensorType>(bias.getType()).getRank() : 0;
+  for (int64_t d = 0; d + 2 < rank; ++d) {
+    DimGroup group{{out, d}, {q, d}, {k, d}, {v, d}};
+    if (weights)
+      group.push_back({weights, d});
+    if (d == 0 && br > 2)
+      group.push_back({bias, 0});
+    if (d == 0 && getKeyLengths())
+      group.push_back({getKeyLengths(), 0});
     groups.push_back(std::move(group));
   }
-  groups.push_back({{getKey(), rank - 2}, {getValue(), rank - 2}});
+  DimGroup queries{{out, rank - 2}, {q, rank - 2}};
+  DimGroup keys{{k, rank - 2}, {v, rank - 2}};
+  if (weights) {
+    queries.push_back({weights, rank - 1});
+    keys.push_back({weights, rank});
+  }
+  if (bias) {
+    queries.push_back({bias, br - 2});
+    keys.push_back({bias, br - 1});
+  }
+  groups.push_back(std::move(queries));
+  groups.push_back(std::move(keys));
+  groups.push_back({{out, rank - 1}, {q, rank - 1}});
 }
 
 //===----------------------------------------------------------------------===//

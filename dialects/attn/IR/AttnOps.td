@@ -15,6 +15,9 @@ def Attn_F32Matrix : 2DTensorOf<[F32]>;
 def Attn_F32Vector : 1DTensorOf<[F32]>;
 def Attn_F32Panels : 3DTensorOf<[F32]>;
 def Attn_F32Weight : TensorRankOf<[F32], [2, 3]>;
+/// What a kernel takes and returns: activations, weights and i32 inputs
+/// (key lengths, token ids).
+def Attn_AnyTensor : RankedTensorOf<[F32, I32]>;
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Attn_Dialect, mnemonic, traits>;
@@ -329,17 +332,22 @@ def Attn_MulOp : Attn_BinaryOp<"mul", "elementwise product"> {
   }];
 }
 
+def Attn_I32Vector : 1DTensorOf<[I32]>;
+
 def Attn_SelfAttentionOp : Attn_Op<"self_attention",
-    [Pure, AttrSizedOperandSegments]> {
+    [Pure, AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>]> {
   let summary = "multi-head self-attention with its projections";
   let description = [{
     Projects `input` to queries, keys and values (three projections, or one
     packed `qkv` projection whose output is Q|K|V), runs scaled dot-product
     attention per head and applies the output projection. Weights are in
-    `[out, in]` layout. `scale` defaults to 1/sqrt(d_model / heads).
+    `[out, in]` layout. `scale` defaults to 1/sqrt(d_model / heads). The
+    mask, key lengths and additive bias are `attn.sdpa`'s; with a `weights`
+    result the attention probabilities `[B, heads, S, S]` are returned too.
 
     ```mlir
-    %a = attn.self_attention %x heads(12) mask(causal) qkv(%wqkv, %bqkv) out(%wo, %bo)
+    %a = attn.self_attention %x heads(12) mask<causal> qkv(%wqkv, %bqkv) out(%wo, %bo)
         : (tensor<?x?x768xf32>, tensor<2304x768xf32>, tensor<2304xf32>,
            tensor<768x768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
     ```
@@ -350,16 +358,20 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
       Optional<Attn_F32Matrix>:$v_weight, Optional<Attn_F32Vector>:$v_bias,
       Optional<Attn_F32Matrix>:$qkv_weight, Optional<Attn_F32Vector>:$qkv_bias,
       Attn_F32Matrix:$out_weight, Optional<Attn_F32Vector>:$out_bias,
+      Optional<Attn_I32Vector>:$key_lengths, Optional<Attn_F32Tensor>:$bias,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads, Attn_MaskAttr:$mask,
       OptionalAttr<F32Attr>:$scale);
-  let results = (outs Attn_F32Tensor:$result);
+  let results = (outs Attn_F32Tensor:$result,
+                      Optional<Attn_F32Tensor>:$weights);
   let assemblyFormat = [{
-    $input `heads` `(` $heads `)` `mask` `(` $mask `)`
+    $input `heads` `(` $heads `)` `mask` `` $mask
     (`q` `(` $q_weight^ (`,` $q_bias^)? `)`)?
     (`k` `(` $k_weight^ (`,` $k_bias^)? `)`)?
     (`v` `(` $v_weight^ (`,` $v_bias^)? `)`)?
     (`qkv` `(` $qkv_weight^ (`,` $qkv_bias^)? `)`)?
     `out` `(` $out_weight (`,` $out_bias^)? `)`
+    (`lengths` `(` $key_lengths^ `)`)?
+    (`bias` `(` $bias^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -373,31 +385,60 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
 // Core ops that passes decompose into.
 //===----------------------------------------------------------------------===//
 
-def Attn_SdpaOp : Attn_Op<"sdpa", [Pure,
+def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "scaled dot-product attention over heads";
   let description = [{
-    For `[..., S, D]` queries, keys and values split into `heads` heads of
-    `D / heads` features, computes `softmax(scale * Q K^T + mask) V` per head
-    and joins the heads back along the last dim. A `scale` of 1 means it has
-    been folded into the query projection.
+    Queries `[..., Sq, heads * dk]`, keys `[..., Sk, kv_heads * dk]` and
+    values `[..., Sk, kv_heads * dv]`, split into heads; query head `h` reads
+    key/value head `h / (heads / kv_heads)` (grouped-query attention when
+    `kv_heads < heads`; `kv_heads` defaults to `heads`). Per head it computes
+    `softmax(score + bias, masked) V` and joins the heads along the last dim,
+    `[..., Sq, heads * dv]`. The score is `scale * Q K^T`, or with a
+    `score` vector `w` (Bahdanau's additive attention over projected Q and K)
+    `scale * sum_e w_e tanh(Q_e + K_e)`. A `scale` of 1 means it has been
+    folded into the query projection.
+
+    Which keys a query sees is the `mask` attribute, further limited by
+    `lengths` (`[B]`, i32: key `j` of batch `b` is seen when `j < lengths[b]`,
+    PyTorch's `key_padding_mask`). `bias` is added to the scores, broadcast
+    from `[Sq, Sk]`, `[B, Sq, Sk]` or `[B, heads, Sq, Sk]` (PyTorch's float
+    `attn_mask`; `-inf` hides a key). A query that sees no key gets zeros.
+    With the optional second result the probabilities `[..., heads, Sq, Sk]`
+    are returned as well (masked entries exactly 0, rows summing to 1).
 
     ```mlir
-    %o = attn.sdpa %q, %k, %v heads(12) mask(causal) {scale = 1.250000e-01 : f32}
+    %o = attn.sdpa %q, %k, %v heads(12) mask<causal> {scale = 1.250000e-01 : f32}
         : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32> -> tensor<?x?x768xf32>
+    %c, %w = attn.sdpa %q, %m, %m heads(2) mask<none> lengths(%len) {scale = 1.0 : f32}
+        : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>, tensor<?x2x?x?xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$query, Attn_F32Tensor:$key, Attn_F32Tensor:$value,
-      ConfinedAttr<I64Attr, [IntPositive]>:$heads, Attn_MaskAttr:$mask,
-      F32Attr:$scale);
-  let results = (outs Attn_F32Tensor:$result);
+  let arguments = (ins Attn_F32Tensor:$query, Attn_F32Tensor:$key,
+      Attn_F32Tensor:$value, Optional<Attn_I32Vector>:$key_lengths,
+      Optional<Attn_F32Tensor>:$bias, Optional<Attn_F32Vector>:$score,
+      ConfinedAttr<I64Attr, [IntPositive]>:$heads,
+      OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
+      Attn_MaskAttr:$mask, F32Attr:$scale);
+  let results = (outs Attn_F32Tensor:$result,
+                      Optional<Attn_F32Tensor>:$weights);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `heads` `(` $heads `)` `mask` `(` $mask `)`
-    attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+    $query `,` $key `,` $value `heads` `(` $heads `)` `mask` `` $mask
+    (`lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`score` `(` $score^ `:` type($score) `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type(results)
   }];
   let hasVerifier = 1;
   let extraClassDefinition = Attn_FusionRole<"Anchor">.definition;
+  let extraClassDeclaration = [{
+    /// Key/value heads (`kv_heads`, or `heads`).
+    int64_t getNumKvHeads() { return getKvHeads() ? *getKvHeads() : getHeads(); }
+    /// Features per query/key head and per value head.
+    int64_t getKeyHeadDim();
+    int64_t getValueHeadDim();
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -421,8 +462,8 @@ def Attn_KernelOp : Attn_Op<"kernel", [IsolatedFromAbove,
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, Variadic<Attn_F32Tensor>:$inputs);
-  let results = (outs Variadic<Attn_F32Tensor>:$results);
+  let arguments = (ins SymbolNameAttr:$sym_name, Variadic<Attn_AnyTensor>:$inputs);
+  let results = (outs Variadic<Attn_AnyTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)
@@ -445,7 +486,7 @@ def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
     attn.yield %g : tensor<?x?x256xf32>
     ```
   }];
-  let arguments = (ins Variadic<Attn_F32Tensor>:$values);
+  let arguments = (ins Variadic<Attn_AnyTensor>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
   let builders = [OpBuilder<(ins), [{ /* empty yield */ }]>];
 }

@@ -57,7 +57,7 @@ TEST(Sema, Gpt2BlockChecks) {
   const auto *attn = llvm::cast<BuiltinExpr>(a->value.get());
   EXPECT_EQ(attn->builtin, "self_attention");
   EXPECT_EQ(attn->getAttr("heads")->integer, 12);
-  EXPECT_EQ(attn->getAttr("mask")->enumerator, "causal");
+  EXPECT_EQ(attn->getAttr("causal")->integer, 1);
   EXPECT_EQ(attn->getWeight("qkv.weight"), m.lookupWeight("attn.c_attn.weight"));
   EXPECT_EQ(attn->getWeight("qkv.weight")->layout, WeightLayout::inOut);
   EXPECT_EQ(attn->getWeight("qkv.bias"), m.lookupWeight("attn.c_attn.bias"));
@@ -100,7 +100,7 @@ TEST(Sema, BertLayerChecksWithReassignment) {
   const auto *attn = llvm::cast<BuiltinExpr>(
       llvm::cast<AssignStmt>(m.body[1].get())->value.get());
   EXPECT_FALSE(attn->getWeight("qkv.weight"));
-  EXPECT_EQ(attn->getAttr("mask")->enumerator, "none");
+  EXPECT_FALSE(attn->getAttr("causal"));
   EXPECT_EQ(attn->getWeight("q.weight"),
             m.lookupWeight("attention.self.query.weight"));
   EXPECT_EQ(attn->getWeight("q.bias"),
@@ -151,7 +151,7 @@ TEST(Sema, DumpShowsResolvedModel) {
                       "attn.c_attn.weight layout(in, out), qkv.bias = "
                       "attn.c_attn.bias, out.weight = attn.c_proj.weight "
                       "layout(in, out), out.bias = attn.c_proj.bias, heads = "
-                      "12, mask = causal)"),
+                      "12, causal = 1)"),
             std::string::npos)
       << dump;
   EXPECT_NE(dump.find("output y : f32[B, S, 768] = add(x1, f)"),
@@ -515,11 +515,47 @@ TEST(Sema, AttentionMask) {
   EXPECT_TRUE(failsWith(
       model("  y = self_attention(x, heads = 4, qkv = qkv, out = o, mask = "
             "casual)\n  output y"),
-      "16:63", "unknown mask 'casual'; the valid masks are none, causal"));
+      "16:63",
+      "unknown mask 'casual'; a mask is none, causal, padding(LENGTHS), "
+      "window(W), window(LEFT, RIGHT), an f32 tensor added to the scores, or "
+      "several joined with '&'"));
+  // ids is i32[B, S], not one length per sequence.
   EXPECT_TRUE(failsWith(
       model("  y = self_attention(x, heads = 4, qkv = qkv, out = o, mask = "
             "padding(ids))\n  output y"),
-      "16:63", "unknown mask 'padding'; the valid masks are none, causal"));
+      "16:71",
+      "padding lengths must be i32[B], one length per sequence of the batch, "
+      "but this is i32[B, S]"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, qkv = qkv, out = o, mask = "
+            "causal & window(0))\n  output y"),
+      "16:79", "a window size must be an integer >= 1"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, qkv = qkv, out = o, mask = "
+            "causal & causal)\n  output y"),
+      "16:72", "the mask has two 'causal' terms; give each once"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 4, qkv = qkv, out = o, mask = "
+            "x)\n  output y"),
+      "16:63",
+      "an additive mask is f32[S, S], [B, S, S] or [B, 4, S, S], but this is "
+      "f32[B, S, 64]"));
+  EXPECT_TRUE(failsWith(model("  output y = x & x"), "16:16",
+                        "'&' joins the terms of an attention mask"));
+  Loaded l = load(model("  input len : i32[B]\n  input m : f32[B, 4, S, S]\n"
+                        "  y = self_attention(x, heads = 4, qkv = qkv, out = o, "
+                        "mask = causal & padding(len) & window(3, 1) & m)\n"
+                        "  output y"));
+  ASSERT_TRUE(l.model) << l.diags;
+  const auto *attn = llvm::cast<BuiltinExpr>(
+      llvm::cast<AssignStmt>(l.model->body[4].get())->value.get());
+  EXPECT_EQ(attn->getAttr("causal")->integer, 1);
+  EXPECT_EQ(attn->getAttr("window_left")->integer, 3);
+  EXPECT_EQ(attn->getAttr("window_right")->integer, 1);
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->getNamedOperand("lengths"))->name,
+            "len");
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->getNamedOperand("bias"))->name,
+            "m");
 }
 
 TEST(Sema, AttentionNeedsF32) {
