@@ -236,7 +236,14 @@ void scheduleAttentionWeights(Func f, const std::vector<Var> &v,
                               TailStrategy::GuardWithIf);
   a.rowMax.compute_at(a.weights, heads);
   a.rowSum.compute_at(a.weights, heads);
-  scheduleRows(f, v, vectorWidth(a.heads * a.headDim, target));
+  // The weighted values row by row; `f` is whichever output (the attention
+  // or the weights) the kernel yields last, so it is only copied.
+  int features = vectorWidth(a.heads * a.headDim, target);
+  std::vector<Var> r = a.result.args();
+  a.result.compute_root().vectorize(r[0], features);
+  a.result.update().parallel(r[1]).vectorize(r[0], features);
+  parallelOver(f, v[1], v);
+  f.vectorize(v[0], width, TailStrategy::GuardWithIf);
 }
 
 } // namespace

@@ -259,7 +259,7 @@ public:
 /// Something that defines a value name: an input, an assignment or an output.
 class ValueDecl {
 public:
-  enum class Kind { Input, Assign, Output };
+  enum class Kind { Input, Assign, Result, Output };
   virtual ~ValueDecl() = default;
   Kind getKind() const { return kind; }
 
@@ -298,6 +298,18 @@ public:
     return d->getKind() == Kind::Assign;
   }
   ExprPtr value;
+};
+
+/// The second name of `a, w = call(...)`: result `index` of the call that
+/// `of` assigns (an attention's weights).
+class ResultDecl : public ValueDecl {
+public:
+  ResultDecl() : ValueDecl(Kind::Result) {}
+  static bool classof(const ValueDecl *d) {
+    return d->getKind() == Kind::Result;
+  }
+  AssignStmt *of = nullptr;
+  unsigned index = 1;
 };
 
 /// `output y = expr`, or `output y` exporting the current value of `y` (the

@@ -114,6 +114,13 @@ void attnc::dumpModel(const ModelAST &model, llvm::raw_ostream &os) {
       os << '\n';
       continue;
     }
+    if (auto *result = llvm::dyn_cast<ResultDecl>(decl.get())) {
+      os << result->name << " : ";
+      printType(os, result->elementType, result->shape);
+      os << " = result " << result->index << " of " << result->of->name
+         << '\n';
+      continue;
+    }
     const Expr *value = nullptr;
     if (auto *assign = llvm::dyn_cast<AssignStmt>(decl.get())) {
       value = assign->value.get();

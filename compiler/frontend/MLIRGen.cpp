@@ -75,6 +75,8 @@ private:
   const llvm::SourceMgr &sourceMgr;
   llvm::DenseMap<const WeightDecl *, Value> weights;
   llvm::DenseMap<const ValueDecl *, Value> values;
+  /// The op of each call with more than one result.
+  llvm::DenseMap<const BuiltinExpr *, Operation *> calls;
 };
 
 /// The mask terms Sema recorded on an attention.
@@ -105,13 +107,22 @@ Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
     return x ? expr(*x) : Value();
   };
   Value lengths = operand("lengths"), bias = operand("bias");
-  return builder
-      .create<attn::SelfAttentionOp>(
-          loc(e.getLoc()), input.getType(), /*weights=*/Type(), input, wq, bq,
-          wk, bk, wv, bv, wqkv, bqkv, wo, bo, lengths, bias,
-          builder.getI64IntegerAttr(e.getAttr("heads")->integer),
-          maskAttr(e), FloatAttr())
-      .getResult();
+  Type weights;
+  if (e.getAttr("weights")) {
+    // [batch..., heads, S, S]
+    auto x = cast<RankedTensorType>(input.getType());
+    SmallVector<int64_t> shape(x.getShape().drop_back(2));
+    int64_t s = x.getDimSize(x.getRank() - 2);
+    shape.append({e.getAttr("heads")->integer, s, s});
+    weights = RankedTensorType::get(shape, x.getElementType());
+  }
+  auto op = builder.create<attn::SelfAttentionOp>(
+      loc(e.getLoc()), input.getType(), weights, input, wq, bq, wk, bk, wv, bv,
+      wqkv, bqkv, wo, bo, lengths, bias,
+      builder.getI64IntegerAttr(e.getAttr("heads")->integer), maskAttr(e),
+      FloatAttr());
+  calls[&e] = op;
+  return op.getResult();
 }
 
 Value MLIRGenerator::builtin(const BuiltinExpr &e) {
@@ -192,6 +203,9 @@ OwningOpRef<ModuleOp> MLIRGenerator::generate(const ModelAST &model) {
   for (const auto &decl : model.body) {
     if (auto *assign = dyn_cast<AssignStmt>(decl.get())) {
       values[assign] = expr(*assign->value);
+    } else if (auto *result = dyn_cast<ResultDecl>(decl.get())) {
+      auto *call = cast<BuiltinExpr>(result->of->value.get());
+      values[result] = calls.lookup(call)->getResult(result->index);
     } else if (auto *out = dyn_cast<OutputStmt>(decl.get())) {
       Value v = expr(*out->value);
       values[out] = v;

@@ -357,6 +357,21 @@ bool Parser::parseAssignment(ModelAST &model) {
   assign->name = tok().spelling.str();
   assign->nameLoc = tok().getRange();
   consume();
+  // `a, w = self_attention(...)`: the second name takes the call's second
+  // result (the attention weights).
+  std::unique_ptr<ResultDecl> second;
+  if (tok().is(TokenKind::comma)) {
+    consume();
+    if (!tok().is(TokenKind::identifier))
+      return error("expected a second name after ',' (as in 'a, w = "
+                   "self_attention(...)'), found " +
+                   describeTok());
+    second = std::make_unique<ResultDecl>();
+    second->name = tok().spelling.str();
+    second->nameLoc = tok().getRange();
+    second->index = 1;
+    consume();
+  }
   if (!tok().is(TokenKind::equal))
     return error("expected '=' after '" + assign->name +
                  "' (a statement is 'dim', 'input', 'weight', 'output' or "
@@ -368,7 +383,13 @@ bool Parser::parseAssignment(ModelAST &model) {
   if (!assign->value)
     return false;
   assign->range = rangeFrom(start);
+  if (second) {
+    second->of = assign.get();
+    second->range = assign->range;
+  }
   model.body.push_back(std::move(assign));
+  if (second)
+    model.body.push_back(std::move(second));
   return true;
 }
 

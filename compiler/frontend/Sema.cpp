@@ -107,6 +107,7 @@ private:
   ExprPtr checkSelfAttention(CallExpr &call, CallArgs &args);
   bool resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
                    int64_t heads);
+  void checkSecondResult(ResultDecl &result);
 
   // Helpers for builtins.
   bool sortArgs(CallExpr &call, const Signature &sig, CallArgs &args);
@@ -1018,6 +1019,37 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
   return attn;
 }
 
+/// `a, w = self_attention(...)`: `w` is the attention weights, [batch...,
+/// heads, S, S], which the call then computes.
+void Sema::checkSecondResult(ResultDecl &result) {
+  AssignStmt &assign = *result.of;
+  auto *call = llvm::dyn_cast_or_null<BuiltinExpr>(assign.value.get());
+  if (!call || assign.invalid) {
+    result.invalid = true;
+    if (!assign.invalid)
+      error(result.nameLoc.Start,
+            "'" + result.name + "' takes the second result of a call, but '" +
+                assign.name + "' is not assigned a call",
+            result.nameLoc);
+    return;
+  }
+  if (call->builtin != "self_attention") {
+    error(result.nameLoc.Start,
+          "'" + call->builtin + "' has one result; only self_attention has a "
+          "second one, its attention weights ('a, w = self_attention(...)')",
+          result.nameLoc);
+    result.invalid = true;
+    return;
+  }
+  call->attrs.push_back({"weights", BuiltinAttr::getInteger(1)});
+  const Shape &x = call->shape;
+  result.elementType = ElementType::f32;
+  result.shape.assign(x.begin(), x.end() - 2);
+  result.shape.push_back(Extent::fixed(call->getAttr("heads")->integer));
+  result.shape.push_back(x[x.size() - 2]);
+  result.shape.push_back(x[x.size() - 2]);
+}
+
 //===----------------------------------------------------------------------===//
 // The model
 //===----------------------------------------------------------------------===//
@@ -1031,6 +1063,11 @@ bool Sema::run() {
   for (auto &decl : model.body) {
     if (auto *input = llvm::dyn_cast<InputDecl>(decl.get())) {
       checkInput(*input);
+      continue;
+    }
+    if (auto *result = llvm::dyn_cast<ResultDecl>(decl.get())) {
+      checkSecondResult(*result);
+      bindValue(*result);
       continue;
     }
     ExprPtr *value;

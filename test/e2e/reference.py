@@ -110,12 +110,13 @@ def attention_core(q, k, v, heads, mask, mm=np.matmul):
 
 
 def masked_attention(q, k, v, heads, causal=False, window=None, lengths=None,
-                     bias=None):
+                     bias=None, return_weights=False):
     """Attention of q [B, Sq, D] over k, v [B, Sk, D] with every mask term of
     the language (docs/language.md): causal (key j <= query i), window
     (i - left <= j <= i + right), lengths (j < lengths[b]) and an additive
     bias broadcast from [Sq, Sk], [B, Sq, Sk] or [B, H, Sq, Sk]. A query
-    that sees no key gets zeros."""
+    that sees no key gets zeros. With return_weights, also the
+    probabilities [B, H, Sq, Sk]."""
     B, Sq, D = q.shape
     Sk = k.shape[1]
     dh = D // heads
@@ -144,8 +145,8 @@ def masked_attention(q, k, v, heads, causal=False, window=None, lengths=None,
     e = np.exp(scores - m)
     s = e.sum(axis=-1, keepdims=True)
     p = np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
-    o = p @ split(v)
-    return o.transpose(0, 2, 1, 3).reshape(B, Sq, D)
+    o = (p @ split(v)).transpose(0, 2, 1, 3).reshape(B, Sq, D)
+    return (o, p) if return_weights else o
 
 
 # --------------------------------------------------------------- model templates

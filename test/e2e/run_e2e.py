@@ -262,8 +262,8 @@ def run_graph(name, cfg, args, tally):
             tally.fail(f"{name}: compile failed: {why}")
         return
     threads = ["--threads", str(args.threads)] if args.threads else []
-    for B, S in cfg.runs:
-        tag = f"{name} B={B} S={S}"
+
+    def make_inputs(B, S):
         rng = np.random.default_rng(seed_of(args.seed, name, "x", B, S))
         inputs = {}
         for k, make in cfg.inputs.items():
@@ -271,6 +271,25 @@ def run_graph(name, cfg, args, tally):
                 inputs[k] = make(B, S, rng)
             else:                                   # (B, S) -> shape
                 inputs[k] = rng.standard_normal(make(B, S)).astype(np.float32)
+        return inputs
+
+    for B, S, bad, message in cfg.rejects:
+        tag = f"{name} B={B} S={S} {sorted(bad)} (must be refused)"
+        inputs = make_inputs(B, S)
+        inputs.update(bad)
+        in_path = os.path.join(wd, f"reject_B{B}_S{S}.safetensors")
+        st.save(in_path, inputs)
+        p, err = run_cmd([args.attn_run, lib, "--inputs", in_path, "--outputs",
+                          os.path.join(wd, "reject_out.safetensors")] + threads,
+                         args.run_timeout)
+        if err or p.returncode <= 0 or message not in p.stderr:
+            tally.fail(f"{tag}: expected a refusal naming '{message}', got "
+                       f"{err or describe_rc(p.returncode)}: {p.stderr.strip() if p else ''}")
+        else:
+            tally.ok(f"{tag}: refused: {p.stderr.strip().splitlines()[-1]}")
+    for B, S in cfg.runs:
+        tag = f"{name} B={B} S={S}"
+        inputs = make_inputs(B, S)
         in_path = os.path.join(wd, f"in_B{B}_S{S}.safetensors")
         out_path = os.path.join(wd, f"out_B{B}_S{S}.safetensors")
         st.save(in_path, inputs)
@@ -297,6 +316,12 @@ def run_graph(name, cfg, args, tally):
             if not np.isfinite(got).all():
                 tally.fail(f"{tag} {out_name}: non-finite values")
                 continue
+            if out_name in cfg.exact_zeros:
+                stray = int(np.count_nonzero(got[want == 0]))
+                if stray:
+                    tally.fail(f"{tag} {out_name}: {stray} entries that must be exactly "
+                               f"0 (masked) are not")
+                    continue
             err_abs, idx, err_rel, _ = compare(got, np.asarray(want, dtype=np.float64))
             msg = (f"{tag} {out_name}: max abs err {err_abs:.3e} at "
                    f"{tuple(int(i) for i in idx)}; max rel err {err_rel:.3e}; "

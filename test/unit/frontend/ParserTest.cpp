@@ -130,6 +130,21 @@ TEST(Parser, MinusAfterAnOperandSubtracts) {
   EXPECT_EQ(llvm::cast<NumberExpr>(call->args[1].value.get())->value, -1.0);
 }
 
+TEST(Parser, TwoNamesTakeTwoResults) {
+  auto p = parse("model m { input x : f32[2, 4]\n a, w = f(x)\n output w }");
+  ASSERT_TRUE(p->model) << p->diags;
+  const auto &body = p->model->body;
+  ASSERT_EQ(body.size(), 4u);
+  auto *a = llvm::cast<AssignStmt>(body[1].get());
+  auto *w = llvm::cast<ResultDecl>(body[2].get());
+  EXPECT_EQ(w->name, "w");
+  EXPECT_EQ(w->of, a);
+  EXPECT_EQ(w->index, 1u);
+  auto bad = parse("model m { input x : f32[2, 4]\n a, = f(x) }");
+  EXPECT_TRUE(hasDiag(bad->diags, "2:5",
+                      "expected a second name after ','"));
+}
+
 TEST(Parser, EmptyFile) {
   auto p = parse("");
   EXPECT_FALSE(p->model);

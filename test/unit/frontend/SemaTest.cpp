@@ -558,6 +558,19 @@ TEST(Sema, AttentionMask) {
             "m");
 }
 
+TEST(Sema, AttentionWeightsAreASecondResult) {
+  Loaded l = load(model("  a, w = self_attention(x, heads = 4, qkv = qkv, "
+                        "out = o)\n  output w"));
+  ASSERT_TRUE(l.model) << l.diags;
+  const auto *w = llvm::cast<ResultDecl>(l.model->body[3].get());
+  EXPECT_EQ(shapeToString(w->shape), "[B, 4, S, S]");
+  EXPECT_EQ(w->of->name, "a");
+  EXPECT_TRUE(llvm::cast<BuiltinExpr>(w->of->value.get())->getAttr("weights"));
+  EXPECT_TRUE(failsWith(model("  a, w = linear(x, fc)\n  output w"), "16:6",
+                        "'linear' has one result; only self_attention has a "
+                        "second one, its attention weights"));
+}
+
 TEST(Sema, AttentionNeedsF32) {
   EXPECT_TRUE(failsWith(
       model("  y = self_attention(ids, heads = 4, qkv = qkv, out = o)\n"
