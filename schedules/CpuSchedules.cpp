@@ -205,6 +205,8 @@ void scheduleAttention(Func f, const std::vector<Var> &v,
     g.update().reorder(g.args()[0], a.keys.x).vectorize(g.args()[0], rowWidth);
   }
   a.probs.vectorize(a.probs.args()[0], rowWidth);
+  if (a.probs.has_update_definition())
+    a.probs.update().vectorize(a.probs.args()[0], rowWidth);
 
   int rowBlock = dividingFactor(
       tq, std::max(1, accumulators / int(a.headDim / headWidth)));

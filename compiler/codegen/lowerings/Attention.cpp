@@ -156,12 +156,19 @@ LogicalResult lowerFlash(AttentionParts &a) {
   queries(a.with({ii, e, it, h})) = scale == 1.0f ? qv : qv * scale;
 
   RDom r(0, a.dk, b.name("e"));
+  RDom kr(0, tk, b.name("key"));
+  if (a.checkedLengths.defined()) {
+    // Tiles past a sequence's length: their reductions do nothing (the
+    // online softmax's `where` below cannot skip work placed in its loop).
+    Expr seen = kt * tk < a.checkedLengths(a.batch.back());
+    r.where(seen);
+    kr.where(seen);
+  }
   Func dot(b.name("dot"));
   dot(a.with({ii, jj, kt, it, h})) = 0.0f;
   dot(a.with({ii, jj, kt, it, h})) +=
       a.scoreTerm(queries(a.with({ii, r.x, it, h})), h, r.x, key);
 
-  RDom kr(0, tk, b.name("key"));
   auto score = [&](Expr j) {
     return dot(a.with({ii, j, kt, it, h})) + a.bias(row, kt * tk + j, h);
   };
@@ -172,8 +179,15 @@ LogicalResult lowerFlash(AttentionParts &a) {
   tileMax(a.with({ii, kt, it, h})) =
       max(tileMax(a.with({ii, kt, it, h})),
           select(visibleAt, score(kr.x), kLowest));
-  probs(a.with({ii, jj, kt, it, h})) =
+  Expr prob =
       select(visible, exp(score(jj) - tileMax(a.with({ii, kt, it, h}))), 0.0f);
+  if (a.checkedLengths.defined()) {
+    // Only the tiles a sequence's length reaches pay for their exps.
+    probs(a.with({ii, jj, kt, it, h})) = 0.0f;
+    probs(a.with({ii, kr.x, kt, it, h})) = substitute(jj.name(), kr.x, prob);
+  } else {
+    probs(a.with({ii, jj, kt, it, h})) = prob;
+  }
   tileSum(a.with({ii, kt, it, h})) = 0.0f;
   tileSum(a.with({ii, kt, it, h})) += probs(a.with({ii, kr.x, kt, it, h}));
   Func tileOut(b.name("tile_out"));
