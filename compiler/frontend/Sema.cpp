@@ -103,6 +103,7 @@ private:
   ExprPtr checkLinear(CallExpr &call, CallArgs &args);
   ExprPtr checkLayerNorm(CallExpr &call, CallArgs &args);
   ExprPtr checkGelu(CallExpr &call, CallArgs &args);
+  ExprPtr checkDropout(CallExpr &call, CallArgs &args);
   ExprPtr checkFunction(CallExpr &call, CallArgs &args);
   ExprPtr checkSelfAttention(CallExpr &call, CallArgs &args);
   bool resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
@@ -164,6 +165,7 @@ void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
        kLayerNormArgs, &Sema::checkLayerNorm},
       {"gelu", 1, 1, "gelu(x) or gelu(x, approximate = tanh)", kGeluArgs,
        &Sema::checkGelu},
+      {"dropout", 2, 2, "dropout(x, P)", {}, &Sema::checkDropout},
       {"self_attention", 1, 1,
        "self_attention(x, heads = H, qkv = P | q = P, k = P, v = P, out = P, "
        "mask = M)",
@@ -932,6 +934,20 @@ bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
       call.namedOperands.push_back({"bias", std::move(bias)});
   }
   return ok;
+}
+
+/// `dropout(x, p)` is the identity at inference, as in PyTorch's eval mode;
+/// `p` must still be a probability.
+ExprPtr Sema::checkDropout(CallExpr &call, CallArgs &args) {
+  ExprPtr x = checkActivationInput(*args.positional[0], "dropout");
+  Expr &p = *args.positional[1]->value;
+  auto *number = llvm::dyn_cast<NumberExpr>(&p);
+  if (!number || number->value < 0 || number->value >= 1) {
+    errorAt(p, "the dropout probability must be a number in [0, 1), such as "
+               "0.1");
+    return nullptr;
+  }
+  return x;
 }
 
 ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {

@@ -288,7 +288,8 @@ TEST(Sema, UnknownBuiltin) {
                         "unknown builtin 'gleu'; did you mean 'gelu'?"));
   EXPECT_TRUE(failsWith(model("  y = softmax(x)\n  output y"), "16:7",
                         "unknown builtin 'softmax'; the builtins are linear, "
-                        "layer_norm, gelu, self_attention, relu, tanh, silu"));
+                        "layer_norm, gelu, dropout, self_attention, relu, "
+                        "tanh, silu"));
 }
 
 TEST(Sema, NamedArgumentErrors) {
@@ -556,6 +557,15 @@ TEST(Sema, AttentionMask) {
             "len");
   EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->getNamedOperand("bias"))->name,
             "m");
+}
+
+TEST(Sema, DropoutIsTheIdentity) {
+  Loaded l = load(model("  output y = dropout(tanh(x), 0.1)"));
+  ASSERT_TRUE(l.model) << l.diags;
+  const auto *y = llvm::cast<BuiltinExpr>(onlyOutput(*l.model).value.get());
+  EXPECT_EQ(y->builtin, "tanh");
+  EXPECT_TRUE(failsWith(model("  output y = dropout(x, 1.5)"), "16:25",
+                        "the dropout probability must be a number in [0, 1)"));
 }
 
 TEST(Sema, AttentionWeightsAreASecondResult) {
