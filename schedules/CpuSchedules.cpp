@@ -124,13 +124,13 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
       .unroll(rti);
 }
 
-/// Row statistics per parallel row; each sum runs over `lanes` partial sums
-/// in one vector (rfactor) instead of a serial scalar chain.
+/// Row statistics per parallel row; each reduction runs over `lanes` partial
+/// results in one vector (rfactor) instead of a serial scalar chain.
 void scheduleNorm(Func f, const std::vector<Var> &v, NormStage &n,
                   const Target &target, int width) {
   Var rows = scheduleRows(f, v, width);
   int lanes = dividingFactor(n.features, target.natural_vector_size<float>());
-  for (Func sum : {n.rowSum, n.rowSquares}) {
+  for (Func sum : n.rowStats) {
     sum.compute_at(f, rows);
     if (lanes == 1)
       continue;
@@ -297,8 +297,8 @@ void scheduleNaive(KernelStages &s) {
     std::visit(Overloaded{
                    [](GemmStage &g) { g.func.compute_root(); },
                    [](NormStage &n) {
-                     n.rowSum.compute_root();
-                     n.rowSquares.compute_root();
+                     for (Func stat : n.rowStats)
+                       stat.compute_root();
                    },
                    [](AttentionStage &a) {
                      for (Func f : {a.queries, a.dot, a.tileMax, a.probs,

@@ -26,11 +26,12 @@ struct GemmStage {
   int64_t inFeatures, outFeatures;
 };
 
-/// Per-row statistics of a layer norm: the sum, then the sum of squares
-/// about the mean, each reduced over `k` (the `features` of a row).
+/// An op computed row by row from statistics of each row (a layer norm's
+/// sum and centred sum of squares, a softmax's maximum and sum of
+/// exponentials), each reduced over `k` (the `features` of a row) in order.
 struct NormStage {
-  /// The normalised tensor, and its row statistics.
-  Halide::Func result, rowSum, rowSquares;
+  Halide::Func result;
+  std::vector<Halide::Func> rowStats;
   Halide::RDom k;
   int64_t features;
 };

@@ -16,6 +16,13 @@ func.func @functions(%x: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8x
   return %t, %s, %l, %g : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>
 }
 
+// CHECK-LABEL: func.func @softmax
+func.func @softmax(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // CHECK-NEXT: attn.softmax %{{.*}} : tensor<?x?x8xf32>
+  %p = attn.softmax %x : tensor<?x?x8xf32>
+  return %p : tensor<?x?x8xf32>
+}
+
 // CHECK-LABEL: func.func @binary
 func.func @binary(%x: tensor<?x?x8xf32>, %r: tensor<?x8xf32>, %v: tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
   // CHECK-NEXT: attn.sub %{{.*}}, %{{.*}} : tensor<?x?x8xf32>{{$}}

@@ -703,3 +703,11 @@ func.func @mask_window_side(%q: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
   %o = attn.sdpa %q, %q, %q heads(2) mask<window(-3, 0)> {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
+
+// -----
+
+func.func @softmax_dynamic_last_dim(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'attn.softmax' op input needs a static last dim}}
+  %p = attn.softmax %x : tensor<?x?xf32>
+  return %p : tensor<?x?xf32>
+}

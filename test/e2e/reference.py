@@ -54,6 +54,12 @@ def silu(x):
     return x * sigmoid(x)
 
 
+def softmax(s):
+    m = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - m)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 # The language's functions of one tensor, by builtin name (docs/language.md).
 # The e2e configuration `functions` compiles every one of them.
 FUNCTIONS = {
@@ -63,6 +69,7 @@ FUNCTIONS = {
     "tanh": np.tanh,
     "sigmoid": sigmoid,
     "silu": silu,
+    "softmax": softmax,      # over the last dim
 }
 
 
@@ -80,12 +87,6 @@ def linear(x, w, b, layout, mm=np.matmul):
     else:
         raise ValueError(f"unknown layout {layout!r}")
     return y if b is None else y + b
-
-
-def softmax(s):
-    m = s.max(axis=-1, keepdims=True)
-    e = np.exp(s - m)
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def attention_core(q, k, v, heads, mask, mm=np.matmul):

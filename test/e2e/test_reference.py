@@ -366,11 +366,17 @@ def test_functions():
         "tanh": math.tanh,
         "sigmoid": lambda v: 1 / (1 + math.exp(-v)),
         "silu": lambda v: v / (1 + math.exp(-v)),
+        "softmax": None,    # not elementwise: checked on rows below
     }
     check(sorted(defs) == sorted(ref.FUNCTIONS), "every function has a definition here")
     xs = np.linspace(-6, 6, 49)
+    row = [0.5, -1.0, 3.0, 0.0]
+    want = [math.exp(v) / sum(math.exp(u) for u in row) for v in row]
+    got = ref.FUNCTIONS["softmax"](np.array([row, row]))
+    check(float(np.abs(got - np.array([want, want])).max()) < 1e-12,
+          "softmax normalises each row of the last dim")
     for name, f in ref.FUNCTIONS.items():
-        if name in defs:
+        if defs.get(name):
             e = max(abs(float(f(np.array([v]))[0]) - defs[name](v)) for v in xs)
             check(e < 1e-12, f"function {name} matches its definition ({e:.1e})")
     # Distinct functions really differ (a swapped lowering would be caught).

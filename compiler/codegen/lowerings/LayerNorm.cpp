@@ -1,4 +1,4 @@
-//===- compiler/codegen/lowerings/LayerNorm.cpp - attn.layer_norm ---------===//
+//===- compiler/codegen/lowerings/LayerNorm.cpp - row-wise normalisations -===//
 #include "compiler/codegen/Lowering.h"
 
 using namespace mlir;
@@ -30,13 +30,34 @@ static LogicalResult lowerLayerNorm(LayerNormOp op, KernelBuilder &b) {
   Func out(b.name("layer_norm"));
   out(v) = (in.func(v) - mean) * invStd * gamma(v[0]) + beta(v[0]);
   b.stages.stages.push_back(
-      schedules::NormStage{out, rowSum, rowSquares, r, d});
+      schedules::NormStage{out, {rowSum, rowSquares}, r, d});
+  b.define(op.getResult(), {out, in.extents});
+  return success();
+}
+
+/// exp(x - max) / sum(exp(x - max)) over the last dim, as torch.softmax.
+static LogicalResult lowerSoftmax(SoftmaxOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  size_t rank = in.extents.size();
+  std::vector<Var> v = b.vars(rank);
+  std::vector<Var> rows(v.begin() + 1, v.end());
+  int64_t d = op.getType().getShape().back();
+  RDom r(0, int(d), b.name("d"));
+  Func rowMax(b.name("row_max")), rowSum(b.name("row_sum"));
+  rowMax(rows) = Float(32).min();
+  rowMax(rows) = max(rowMax(rows), in.func(b.args(rank, 0, r.x)));
+  rowSum(rows) = 0.0f;
+  rowSum(rows) += exp(in.func(b.args(rank, 0, r.x)) - rowMax(rows));
+  Func out(b.name("softmax"));
+  out(v) = exp(in.func(v) - rowMax(rows)) / rowSum(rows);
+  b.stages.stages.push_back(schedules::NormStage{out, {rowMax, rowSum}, r, d});
   b.define(op.getResult(), {out, in.extents});
   return success();
 }
 
 void registerNormLowerings(LoweringRegistry &registry) {
   registry.add<LayerNormOp>(lowerLayerNorm);
+  registry.add<SoftmaxOp>(lowerSoftmax);
 }
 
 } // namespace attnc::codegen

@@ -253,6 +253,13 @@ void LinearOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
     groups.push_back({{getResult(), d}, {getInput(), d}});
 }
 
+LogicalResult SoftmaxOp::verify() {
+  auto input = getInput().getType();
+  if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1))
+    return emitOpError("input needs a static last dim");
+  return success();
+}
+
 LogicalResult LayerNormOp::verify() {
   auto input = getInput().getType();
   if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1))

@@ -212,6 +212,28 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure,
   }];
 }
 
+def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface,
+                              ["absorbsElementwiseProducer"]>,
+    Attn_BuiltinFunctionOpInterface]> {
+  let summary = "softmax over the last dim";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` over the last dim, as `torch.softmax(x,
+    -1)`: e.g. next-token probabilities from logits. A builtin `softmax(x)`.
+
+    ```mlir
+    %p = attn.softmax %logits : tensor<?x?x50257xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition # [{
+    bool $cppClass::absorbsElementwiseProducer() { return true; }
+  }];
+}
+
 /// An elementwise function of one tensor: an epilogue in kernels, and a
 /// builtin `mnemonic(x)` of the language. Its Halide lowering is one line of
 /// compiler/codegen/lowerings/Elementwise.cpp.
