@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Generate the conformance goldens from Hugging Face transformers modules.
+
+Pinned versions (checked at run time; the goldens record what made them):
+
+    torch==2.15.0
+    transformers==5.23.0
+    (plus safetensors and numpy, any recent version)
+
+Regenerate with (PyPI's torch is a CUDA build, ~4 GB; it runs on the CPU):
+
+    python3 -m venv /tmp/golden-venv
+    /tmp/golden-venv/bin/pip install torch==2.15.0 transformers==5.23.0 safetensors numpy
+    /tmp/golden-venv/bin/python test/conformance/make_goldens.py
+
+Nothing is downloaded: every model is built from a small config with random
+weights (torch.manual_seed fixed), never from_pretrained. For each
+configuration one file goldens/<name>.safetensors holds
+
+  * the layer's parameters under the keys a full model's checkpoint has,
+    taken from the file the model's save_pretrained writes (the same names
+    the .attn model in models/<name>.attn declares):
+      gpt2_block  `h.0.*`                   GPT2Model's file, as the Hub's
+                                            GPT-2 checkpoints (GPT2LMHeadModel's
+                                            adds `transformer.`)
+      bert_layer  `encoder.layer.0.*`       BertModel's file
+      vit_layer   `vit.encoder.layer.0.*`   ViTForImageClassification's file
+                                            (transformers 5 renamed the modules
+                                            to `vit.layers.0.attention.q_proj`
+                                            etc. but still writes, and reads,
+                                            the old keys)
+  * the inputs `input.x` (f32) and, for BERT, `input.lengths` (i32);
+  * the layer's output `expected.y` (f32);
+  * metadata: the torch, transformers, safetensors and numpy versions, the
+    module's class and config, the seed.
+
+Weights. Hugging Face's own initialisation (linear weights N(0, 0.02), biases
+0, LayerNorm weight 1 and bias 0) would make a weak test: attention would be
+nearly uniform (a missing causal mask or a wrong scale would barely show) and
+biases and norm parameters would be invisible. So after construction every
+parameter is redrawn: matrices N(0, 0.2^2), biases N(0, 0.2^2), LayerNorm
+weights 1 + N(0, 0.2^2). Inputs are N(0, 1).
+
+Masks. In transformers 5 the masks are built by the full model
+(GPT2Model.forward, BertModel.forward) and handed to each layer; a layer
+called alone with no mask attends everywhere (eager GPT-2 included). So the
+expected outputs are the layer called with the mask the full model builds:
+GPT-2 a causal additive [1, 1, S, S] mask, BERT the extended additive
+[B, 1, 1, S] mask from the lengths (transformers 5 has no
+get_extended_attention_mask any more; we build it with
+torch.finfo(float32).min on padded keys, as 4.x did) (keys only: padded query rows still attend over the valid keys). As a
+check that these are the masks the real models use, each full model is run
+once with a forward hook on layer 0, and calling the layer with our mask on
+the hooked input must reproduce the hooked output.
+"""
+
+import json
+import os
+import sys
+import tempfile
+
+PINNED_TORCH = "2.15.0"
+PINNED_TRANSFORMERS = "5.23.0"
+SEED = 0
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDENS = os.path.join(HERE, "goldens")
+
+
+def check_versions():
+    missing = []
+    try:
+        import torch
+    except ImportError:
+        missing.append(f"torch=={PINNED_TORCH}")
+    try:
+        import transformers
+    except ImportError:
+        missing.append(f"transformers=={PINNED_TRANSFORMERS}")
+    try:
+        import safetensors  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError:
+        missing.append("safetensors numpy")
+    if missing:
+        sys.exit("error: missing packages; install them with\n"
+                 f"  pip install {' '.join(missing)}")
+    wrong = []
+    if torch.__version__.split("+")[0] != PINNED_TORCH:
+        wrong.append(f"torch {torch.__version__} (pinned: {PINNED_TORCH})")
+    if transformers.__version__ != PINNED_TRANSFORMERS:
+        wrong.append(f"transformers {transformers.__version__} "
+                     f"(pinned: {PINNED_TRANSFORMERS})")
+    if wrong:
+        sys.exit("error: the goldens are generated with pinned versions, found "
+                 + " and ".join(wrong) + ";\ninstall them with\n"
+                 f"  pip install torch=={PINNED_TORCH} "
+                 f"transformers=={PINNED_TRANSFORMERS}\n"
+                 "(or update the pins here and in README.md, regenerate, and "
+                 "review the goldens' change)")
+
+
+def redraw_parameters(module):
+    """Replace Hugging Face's init with one that exercises every parameter."""
+    import torch
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if p.dim() == 2:
+                p.copy_(torch.randn(p.shape) * 0.2)
+            elif name.endswith("bias"):
+                p.copy_(torch.randn(p.shape) * 0.2)
+            else:                                   # a LayerNorm's weight
+                p.copy_(1.0 + torch.randn(p.shape) * 0.2)
+
+
+def output_of(result):
+    # Layers return a tensor in transformers 5 (a tuple in 4.x).
+    return result[0] if isinstance(result, (tuple, list)) else result
+
+
+def hooked_run(model, layer, **inputs):
+    """Run `model`, returning layer's (input hidden states, output) in it."""
+    import torch
+    seen = {}
+
+    def hook(mod, args, kwargs, out):
+        seen["x"] = args[0] if args else kwargs["hidden_states"]
+        seen["y"] = output_of(out)
+
+    handle = layer.register_forward_hook(hook, with_kwargs=True)
+    try:
+        with torch.no_grad():
+            model(**inputs)
+    finally:
+        handle.remove()
+    return seen["x"].detach().clone(), seen["y"].detach().clone()
+
+
+def check_same(what, got, want):
+    import torch
+    err = (got - want).abs().max().item()
+    if not torch.isfinite(got).all() or err > 1e-6:
+        sys.exit(f"error: {what}: the layer called directly with our mask differs from the layer "
+                 f"inside the full model by {err:g}; the mask semantics changed")
+    print(f"  check: {what}: layer called directly == layer inside the full model "
+          f"(max diff {err:.2g})")
+
+
+def checkpoint_tensors(model, prefix, layer):
+    """The layer's tensors as `model.save_pretrained` writes them.
+
+    The keys are the checkpoint's, which need not be the module's own names:
+    transformers 5 renamed ViT's modules (`vit.layers.0.attention.q_proj`)
+    but still reads and writes checkpoints under the old keys
+    (`vit.encoder.layer.0.attention.attention.query`), the ones in users' files.
+    """
+    import numpy as np
+    from safetensors.numpy import load_file
+    with tempfile.TemporaryDirectory() as d:
+        model.save_pretrained(d)
+        saved = {}
+        for f in sorted(os.listdir(d)):
+            if f.endswith(".safetensors"):
+                saved.update(load_file(os.path.join(d, f)))
+    state = {k: np.ascontiguousarray(v, dtype=np.float32)
+             for k, v in sorted(saved.items()) if k.startswith(prefix)}
+    own = layer.state_dict()
+    if len(state) != len(own):
+        sys.exit(f"error: the checkpoint has {len(state)} tensors under {prefix!r}, "
+                 f"the layer {len(own)}: {sorted(state)} vs {sorted(own)}")
+    # Every saved tensor is one of the layer's (renaming only, no reshaping).
+    for k, v in state.items():
+        if not any(tuple(t.shape) == v.shape and np.array_equal(t.numpy(), v)
+                   for t in own.values()):
+            sys.exit(f"error: checkpoint tensor {k} is none of the layer's tensors")
+    return state
+
+
+def causal_mask(S):
+    import torch
+    m = torch.full((S, S), torch.finfo(torch.float32).min).triu(1)
+    return m[None, None]                                # [1, 1, S, S]
+
+
+def padding_mask(lengths, S):
+    import torch
+    keep = (torch.arange(S)[None, :] < lengths[:, None]).float()   # [B, S]
+    return (1.0 - keep)[:, None, None, :] * torch.finfo(torch.float32).min
+
+
+def make_gpt2():
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+    cfg = GPT2Config(n_embd=32, n_head=4, n_layer=1, n_positions=64, vocab_size=50,
+                     bos_token_id=0, eos_token_id=0,
+                     activation_function="gelu_new", resid_pdrop=0.0,
+                     embd_pdrop=0.0, attn_pdrop=0.0, attn_implementation="eager")
+    model = GPT2LMHeadModel(cfg).eval()
+    block = model.transformer.h[0]
+    redraw_parameters(block)
+    x = torch.randn(2, 9, 32)
+    with torch.no_grad():
+        y = output_of(block(x, attention_mask=causal_mask(9)))
+        # No KV cache: appending to one changes the summation order (~1e-6).
+        hx, hy = hooked_run(model, block, inputs_embeds=torch.randn(2, 9, 32),
+                            use_cache=False)
+        check_same("gpt2 h.0 causal", output_of(block(hx, attention_mask=causal_mask(9))), hy)
+    # GPT2Model's file, as the Hub's GPT-2 checkpoints (no `transformer.`).
+    state = checkpoint_tensors(model.transformer, "h.0.", block)
+    return cfg, type(block).__name__, state, {"input.x": x.numpy()}, y.numpy()
+
+
+def make_bert():
+    import torch
+    from transformers import BertConfig, BertModel
+    cfg = BertConfig(hidden_size=32, num_attention_heads=4, intermediate_size=64,
+                     num_hidden_layers=1, hidden_act="gelu", vocab_size=50,
+                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                     attn_implementation="eager")
+    model = BertModel(cfg, add_pooling_layer=False).eval()
+    layer = model.encoder.layer[0]
+    redraw_parameters(layer)
+    x = torch.randn(3, 7, 32)
+    lengths = torch.tensor([7, 4, 1], dtype=torch.int32)
+    with torch.no_grad():
+        y = output_of(layer(x, attention_mask=padding_mask(lengths, 7)))
+        ids = torch.randint(0, cfg.vocab_size, (3, 7))
+        am = (torch.arange(7)[None, :] < lengths[:, None]).long()
+        hx, hy = hooked_run(model, layer, input_ids=ids, attention_mask=am)
+        check_same("bert encoder.layer.0 padding",
+                   output_of(layer(hx, attention_mask=padding_mask(lengths, 7))), hy)
+    state = checkpoint_tensors(model, "encoder.layer.0.", layer)
+    inputs = {"input.x": x.numpy(), "input.lengths": lengths.numpy()}
+    return cfg, type(layer).__name__, state, inputs, y.numpy()
+
+
+def make_vit():
+    import torch
+    from transformers import ViTConfig, ViTForImageClassification
+    # image_size 4 in 2x2 patches: 4 patches + [CLS] = the 5 tokens of x.
+    cfg = ViTConfig(hidden_size=32, num_attention_heads=4, intermediate_size=64,
+                    num_hidden_layers=1, hidden_act="gelu", layer_norm_eps=1e-12,
+                    hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                    image_size=4, patch_size=2, num_labels=2,
+                    attn_implementation="eager")
+    model = ViTForImageClassification(cfg).eval()
+    # transformers 5 names the layers `vit.layers` (4.x: `vit.encoder.layer`).
+    layer = model.vit.layers[0]
+    redraw_parameters(layer)
+    x = torch.randn(2, 5, 32)
+    with torch.no_grad():
+        y = output_of(layer(x))
+        hx, hy = hooked_run(model, layer, pixel_values=torch.randn(2, 3, 4, 4))
+        check_same("vit encoder.layer.0", output_of(layer(hx)), hy)
+    state = checkpoint_tensors(model, "vit.encoder.layer.0.", layer)
+    return cfg, type(layer).__name__, state, {"input.x": x.numpy()}, y.numpy()
+
+
+CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_vit}
+
+
+def main():
+    check_versions()
+    import numpy
+    import safetensors
+    import torch
+    import transformers
+    import numpy as np
+    from safetensors.numpy import load_file
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
+    import safetensors_io as st
+
+    torch.set_num_threads(1)            # one summation order, reproducible
+    os.makedirs(GOLDENS, exist_ok=True)
+    total = 0
+    for name, make in CONFIGS.items():
+        torch.manual_seed(SEED)
+        cfg, cls, state, inputs, y = make()
+        tensors = dict(state)
+        tensors.update(inputs)
+        tensors["expected.y"] = y
+        for k, v in tensors.items():
+            want = "int32" if k == "input.lengths" else "float32"
+            assert str(v.dtype) == want, (k, v.dtype)
+        meta = {  # an ordered dict: the header is written in this order
+            "generator": "test/conformance/make_goldens.py",
+            "torch_version": torch.__version__,
+            "transformers_version": transformers.__version__,
+            "safetensors_version": safetensors.__version__,
+            "numpy_version": numpy.__version__,
+            "module": f"transformers.{cls}",
+            "config": json.dumps(cfg.to_diff_dict(), sort_keys=True),
+            "seed": str(SEED),
+        }
+        path = os.path.join(GOLDENS, name + ".safetensors")
+        # The repo's own writer (test/e2e/safetensors_io.py) keeps the order
+        # of tensors and metadata, so a regeneration is byte-identical
+        # (safetensors' save_file orders the metadata at random); the
+        # reference reader must read back exactly what was written.
+        st.save(path, tensors, metadata=meta)
+        back = load_file(path)
+        assert back.keys() == tensors.keys() and all(
+            back[k].dtype == v.dtype and np.array_equal(back[k], v)
+            for k, v in tensors.items()), path
+        size = os.path.getsize(path)
+        total += size
+        print(f"{name}: {cls}, {len(state)} weights, x {list(inputs['input.x'].shape)}, "
+              f"|y| max {abs(y).max():.3f} -> {os.path.relpath(path)} ({size} bytes)")
+    print(f"total {total} bytes")
+
+
+if __name__ == "__main__":
+    main()
