@@ -43,13 +43,14 @@ this unit-scale data (1e-5 for 1e-12: 4e-5; 1e-6 for 1e-5: 6e-5); run with
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
+
+from run_e2e import Tally, describe_rc, run_cmd as run_process  # noqa: E402
 
 DEFAULT_TOL = 1e-4
 
@@ -68,36 +69,15 @@ INPUT_PREFIX = "input."
 EXPECTED_PREFIX = "expected."
 
 
-class Tally:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def ok(self, msg):
-        self.passed += 1
-        print("PASS " + msg, flush=True)
-
-    def fail(self, msg):
-        self.failed += 1
-        print("FAIL " + msg, flush=True)
-
-
 def run_cmd(cmd, timeout):
-    print("  $ " + " ".join(cmd), flush=True)
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, timeout=timeout)
-    except FileNotFoundError as e:
-        return None, f"cannot execute: {e}"
-    except subprocess.TimeoutExpired:
-        return None, f"timed out after {timeout} s"
-    if p.returncode != 0:
+    """run_e2e's run_cmd, with a failing exit status as the error (and the
+    command's output shown)."""
+    p, err = run_process(cmd, timeout)
+    if err is None and p.returncode != 0:
         sys.stdout.write(p.stdout)
         sys.stdout.write(p.stderr)
-        why = (f"killed by signal {-p.returncode}" if p.returncode < 0
-               else f"exit status {p.returncode}")
-        return p, why
-    return p, None
+        err = describe_rc(p.returncode)
+    return p, err
 
 
 def declared_weights(model_path):
