@@ -380,7 +380,7 @@ LogicalResult mlir::attn::verifyBinaryOp(Operation *op) {
 void SelfAttentionOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
   Value x = getInput(), out = getResult(), bias = getBias(),
         weights = getWeights();
-  int64_t rank = x.getType().cast<RankedTensorType>().getRank();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   int64_t br = bias ? cast<RankedTensorType>(bias.getType()).getRank() : 0;
   for (int64_t d = 0; d < rank; ++d) {
     DimGroup group{{out, d}, {x, d}};
