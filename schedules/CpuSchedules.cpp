@@ -27,17 +27,14 @@ template <typename... Fs> Overloaded(Fs...) -> Overloaded<Fs...>;
 
 /// Static extent of the output features (var 0) of a stage's result.
 int64_t stageFeatures(const Stage &stage) {
-  return std::visit(Overloaded{
-                        [](const GemmStage &g) { return g.outFeatures; },
-                        [](const NormStage &n) { return n.features; },
-                        [](const AttentionStage &a) {
-                          return a.heads * a.headDim;
-                        },
-                        [](const AttentionWeightsStage &a) {
-                          return a.heads * a.headDim;
-                        },
-                    },
-                    stage);
+  return std::visit(
+      Overloaded{
+          [](const GemmStage &g) { return g.outFeatures; },
+          [](const NormStage &n) { return n.features; },
+          [](const AttentionStage &a) { return a.heads * a.headDim; },
+          [](const AttentionWeightsStage &a) { return a.heads * a.headDim; },
+      },
+      stage);
 }
 
 /// The widest power-of-two vector, at most the target's natural width, that
@@ -167,8 +164,8 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
 /// Register blocks: scores are vectors over query rows x unrolled keys, the
 /// output vectors over head dims x unrolled query rows, both within about
 /// `accumulators` registers.
-void scheduleAttention(Func f, const std::vector<Var> &v,
-                       AttentionStage &a, const Target &target) {
+void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
+                       const Target &target) {
   const int tq = AttentionStage::kQueryTile;
   int natural = target.natural_vector_size<float>();
   int accumulators = target.has_feature(Target::AVX512) ? 16 : 8;
@@ -230,8 +227,8 @@ void scheduleAttentionWeights(Func f, const std::vector<Var> &v,
     a.weights.fuse(heads, w[d], fused);
     heads = fused;
   }
-  a.weights.compute_root().parallel(heads).vectorize(
-      w[0], width, TailStrategy::GuardWithIf);
+  a.weights.compute_root().parallel(heads).vectorize(w[0], width,
+                                                     TailStrategy::GuardWithIf);
   a.scores.compute_at(a.weights, heads)
       .vectorize(a.scores.args()[0], width, TailStrategy::GuardWithIf);
   a.scores.update().vectorize(a.scores.args()[0], width,
@@ -272,21 +269,18 @@ void scheduleHand(KernelStages &s, const Target &target) {
     // The output's own dims (the kernel's vars may be more: a rank-4 input).
     std::vector<Var> vars = out.args();
     int width = vectorWidth(features, target);
-    std::visit(Overloaded{
-                   [&](GemmStage &g) {
-                     scheduleGemm(out, vars, features, g, target, width);
-                   },
-                   [&](NormStage &n) {
-                     scheduleNorm(out, vars, n, target, width);
-                   },
-                   [&](AttentionStage &a) {
-                     scheduleAttention(out, vars, a, target);
-                   },
-                   [&](AttentionWeightsStage &a) {
-                     scheduleAttentionWeights(out, vars, a, target);
-                   },
-               },
-               s.stages[i]);
+    std::visit(
+        Overloaded{
+            [&](GemmStage &g) {
+              scheduleGemm(out, vars, features, g, target, width);
+            },
+            [&](NormStage &n) { scheduleNorm(out, vars, n, target, width); },
+            [&](AttentionStage &a) { scheduleAttention(out, vars, a, target); },
+            [&](AttentionWeightsStage &a) {
+              scheduleAttentionWeights(out, vars, a, target);
+            },
+        },
+        s.stages[i]);
   }
   if (s.stages.empty())
     scheduleRows(s.final, s.final.args(), vectorWidth(s.features, target));

@@ -76,8 +76,8 @@ struct AttentionWeightsStage {
 };
 
 /// One anchor of a kernel: what a schedule places as a unit.
-using Stage = std::variant<GemmStage, NormStage, AttentionStage,
-                           AttentionWeightsStage>;
+using Stage =
+    std::variant<GemmStage, NormStage, AttentionStage, AttentionWeightsStage>;
 
 /// The Func a stage produces.
 inline Halide::Func stageResult(const Stage &stage) {

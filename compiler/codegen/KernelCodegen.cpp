@@ -125,17 +125,16 @@ FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
     FailureOr<KernelEstimates> estimates = estimateKernel(kernel);
     if (failed(estimates))
       return failure();
-    std::string error =
-        schedules::scheduleAuto(pipeline, params, estimates->inputs,
-                                estimates->outputs, halideTarget);
+    std::string error = schedules::scheduleAuto(
+        pipeline, params, estimates->inputs, estimates->outputs, halideTarget);
     if (!error.empty())
       return emitError(UnknownLoc::get(kernel.getContext()))
              << "--schedule=auto: " << error;
     break;
   }
   }
-  return ScheduledKernel{pipeline, {params.begin(), params.end()},
-                         halideTarget};
+  return ScheduledKernel{
+      pipeline, {params.begin(), params.end()}, halideTarget};
 }
 
 LogicalResult compileKernel(attn::KernelOp kernel, const KernelTarget &target,
@@ -145,9 +144,8 @@ LogicalResult compileKernel(attn::KernelOp kernel, const KernelTarget &target,
     FailureOr<ScheduledKernel> k = scheduleKernel(kernel, target);
     if (failed(k))
       return failure();
-    k->pipeline.compile_to(
-        {{Halide::OutputFileType::object, objectPath.str()}}, k->args,
-        fnName.str(), k->target);
+    k->pipeline.compile_to({{Halide::OutputFileType::object, objectPath.str()}},
+                           k->args, fnName.str(), k->target);
   } catch (const Halide::Error &e) {
     return kernel.emitError("Halide failed to compile kernel ")
            << kernel.getSymName() << ": " << e.what();
@@ -162,9 +160,8 @@ LogicalResult lowerKernelToStmt(attn::KernelOp kernel,
     FailureOr<ScheduledKernel> k = scheduleKernel(kernel, target);
     if (failed(k))
       return failure();
-    k->pipeline.compile_to_lowered_stmt(stmtPath.str(), k->args,
-                                        Halide::StmtOutputFormat::Text,
-                                        k->target);
+    k->pipeline.compile_to_lowered_stmt(
+        stmtPath.str(), k->args, Halide::StmtOutputFormat::Text, k->target);
   } catch (const Halide::Error &e) {
     return kernel.emitError("Halide failed to lower kernel ")
            << kernel.getSymName() << ": " << e.what();

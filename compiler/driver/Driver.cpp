@@ -31,8 +31,8 @@ static LogicalResult build(func::FuncOp func, const CompileOptions &options) {
   FailureOr<Plan> plan = buildPlan(func, *weights, options.defaultModelName);
   if (failed(plan))
     return failure();
-  LinkOptions link{options.target, options.outputPath,
-                   getVersionString().str(), options.verbose};
+  LinkOptions link{options.target, options.outputPath, getVersionString().str(),
+                   options.verbose};
   return linkModel(func.getContext(), *plan, *weights, link);
 }
 

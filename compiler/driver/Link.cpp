@@ -75,10 +75,9 @@ private:
     if (options.verbose)
       llvm::errs() << "attnc: compiled " << compiled.size()
                    << " distinct kernels for the model's "
-                   << llvm::count_if(plan.kernels,
-                                     [](const PlanKernel &k) {
-                                       return bool(k.op);
-                                     })
+                   << llvm::count_if(
+                          plan.kernels,
+                          [](const PlanKernel &k) { return bool(k.op); })
                    << "\n";
     objects.push_back(tmp.file("halide_runtime.o"));
     if (llvm::Error err =

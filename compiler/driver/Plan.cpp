@@ -58,7 +58,8 @@ private:
           return symbolsError();
         if (!addSymbol(symName.getValue(), bound.getInt()))
           return func.emitOpError("declares symbol '")
-                 << symName.getValue() << "' twice in '" << mlir::attn::kSymbolsAttr << "'";
+                 << symName.getValue() << "' twice in '"
+                 << mlir::attn::kSymbolsAttr << "'";
       }
       return success();
     }

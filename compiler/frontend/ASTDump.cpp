@@ -117,8 +117,7 @@ void attnc::dumpModel(const ModelAST &model, llvm::raw_ostream &os) {
     if (auto *result = llvm::dyn_cast<ResultDecl>(decl.get())) {
       os << result->name << " : ";
       printType(os, result->elementType, result->shape);
-      os << " = result " << result->index << " of " << result->of->name
-         << '\n';
+      os << " = result " << result->index << " of " << result->of->name << '\n';
       continue;
     }
     const Expr *value = nullptr;

@@ -14,10 +14,10 @@
 
 using namespace attnc;
 
-std::unique_ptr<ModelAST> attnc::loadModel(llvm::SourceMgr &sourceMgr,
-                                           unsigned bufferId,
-                                           llvm::raw_ostream &diagOS,
-                                           llvm::ArrayRef<std::string> functions) {
+std::unique_ptr<ModelAST>
+attnc::loadModel(llvm::SourceMgr &sourceMgr, unsigned bufferId,
+                 llvm::raw_ostream &diagOS,
+                 llvm::ArrayRef<std::string> functions) {
   DiagnosticEngine diags(sourceMgr, diagOS);
   std::unique_ptr<ModelAST> model = parseModel(bufferId, diags);
   if (!model || !checkModel(*model, diags, functions))
@@ -25,10 +25,10 @@ std::unique_ptr<ModelAST> attnc::loadModel(llvm::SourceMgr &sourceMgr,
   return model;
 }
 
-std::unique_ptr<ModelAST> attnc::loadModelFile(llvm::StringRef path,
-                                               llvm::SourceMgr &sourceMgr,
-                                               llvm::raw_ostream &diagOS,
-                                               llvm::ArrayRef<std::string> functions) {
+std::unique_ptr<ModelAST>
+attnc::loadModelFile(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
+                     llvm::raw_ostream &diagOS,
+                     llvm::ArrayRef<std::string> functions) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (std::error_code ec = buffer.getError()) {

@@ -27,10 +27,10 @@ std::unique_ptr<ModelAST> loadModel(llvm::SourceMgr &sourceMgr,
                                     llvm::ArrayRef<std::string> functions = {});
 
 /// Reads `path` into `sourceMgr` (`-` is stdin) and loads it as above.
-std::unique_ptr<ModelAST> loadModelFile(llvm::StringRef path,
-                                        llvm::SourceMgr &sourceMgr,
-                                        llvm::raw_ostream &diagOS,
-                                        llvm::ArrayRef<std::string> functions = {});
+std::unique_ptr<ModelAST>
+loadModelFile(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
+              llvm::raw_ostream &diagOS,
+              llvm::ArrayRef<std::string> functions = {});
 
 } // namespace attnc
 

@@ -38,6 +38,8 @@ llvm::StringRef attnc::getTokenKindName(TokenKind kind) {
     return "'output'";
   case TokenKind::kw_layout:
     return "'layout'";
+  case TokenKind::kw_repeat:
+    return "'repeat'";
   case TokenKind::l_brace:
     return "'{'";
   case TokenKind::r_brace:
@@ -193,7 +195,8 @@ private:
       // A '-' right before a digit is a negative literal (`eps = -1.0`)
       // unless it follows an operand, where it subtracts (`x -1.0` is
       // `x - 1.0`).
-      if (!endsOperand(lastKind) && cur != end && (isDigit(*cur) || *cur == '.'))
+      if (!endsOperand(lastKind) && cur != end &&
+          (isDigit(*cur) || *cur == '.'))
         return lexNumber(start);
       return make(TokenKind::minus, start);
     default:
@@ -220,6 +223,20 @@ private:
     bool qualified = false;
     while (cur != end && *cur == '.') {
       const char *dot = cur++;
+      // A `{i}` component is replaced by the index of `repeat N as i`.
+      if (cur != end && *cur == '{') {
+        const char *open = cur++;
+        while (cur != end && isIdentChar(*cur))
+          ++cur;
+        if (cur == end || *cur != '}' || cur == open + 1) {
+          cur = open + 1;
+          return makeError(open, "expected '{NAME}' with the index name of a "
+                                 "'repeat N as NAME' block, e.g. 'h.{i}.ln_1'");
+        }
+        ++cur;
+        qualified = true;
+        continue;
+      }
       if (cur == end || !isIdentChar(*cur)) {
         cur = dot + 1;
         return makeError(dot, "expected a name component after '.' (qualified "
@@ -240,6 +257,7 @@ private:
                          .Case("weight", TokenKind::kw_weight)
                          .Case("output", TokenKind::kw_output)
                          .Case("layout", TokenKind::kw_layout)
+                         .Case("repeat", TokenKind::kw_repeat)
                          .Default(TokenKind::identifier);
     return make(kind, start);
   }

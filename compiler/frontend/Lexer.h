@@ -31,6 +31,7 @@ enum class TokenKind {
   kw_weight,
   kw_output,
   kw_layout,
+  kw_repeat,
   l_brace,
   r_brace,
   l_paren,

@@ -172,9 +172,9 @@ OwningOpRef<ModuleOp> MLIRGenerator::generate(const ModelAST &model) {
   for (const InputDecl *in : model.getInputs())
     argTypes.push_back(tensorType(in->shape, in->elementType));
   builder.setInsertionPointToEnd(module->getBody());
-  auto func = builder.create<func::FuncOp>(
-      loc(model.nameLoc.Start), model.name,
-      builder.getFunctionType(argTypes, {}));
+  auto func =
+      builder.create<func::FuncOp>(loc(model.nameLoc.Start), model.name,
+                                   builder.getFunctionType(argTypes, {}));
 
   SmallVector<Attribute> symbols;
   for (const auto &dim : model.dims)

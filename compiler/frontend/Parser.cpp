@@ -81,6 +81,10 @@ private:
   //===--- Declarations ---------------------------------------------------===//
 
   bool parseStatement(ModelAST &model);
+  bool parseRepeat(ModelAST &model);
+  /// The name a token spells, with each `{i}` component replaced by the
+  /// index of the enclosing `repeat ... as i`.
+  std::string nameOf(const Token &t);
   bool parseDimDecl(ModelAST &model);
   bool parseInputDecl(ModelAST &model);
   bool parseWeightDecl(ModelAST &model);
@@ -109,6 +113,8 @@ private:
   unsigned errorsAtStart;
   /// Set when parsing cannot usefully go on (nesting limit, error limit).
   bool fatal = false;
+  /// The indices of the enclosing `repeat` blocks, innermost last.
+  std::vector<std::pair<std::string, int64_t>> repeatIndices;
 };
 
 } // namespace
@@ -170,6 +176,7 @@ void Parser::skipToNextStatement() {
     case TokenKind::kw_input:
     case TokenKind::kw_weight:
     case TokenKind::kw_output:
+    case TokenKind::kw_repeat:
       return;
     case TokenKind::identifier:
     case TokenKind::qualified_name:
@@ -193,6 +200,8 @@ bool Parser::parseStatement(ModelAST &model) {
     return parseWeightDecl(model);
   case TokenKind::kw_output:
     return parseOutput(model);
+  case TokenKind::kw_repeat:
+    return parseRepeat(model);
   case TokenKind::identifier:
     return parseAssignment(model);
   case TokenKind::qualified_name:
@@ -205,6 +214,120 @@ bool Parser::parseStatement(ModelAST &model) {
                  "or 'NAME = EXPR'), found " +
                  describeTok());
   }
+}
+
+/// The most copies one `repeat` may make: a bound on work, not on models.
+constexpr int64_t kMaxRepeat = 4096;
+
+/// repeat := 'repeat' INT 'as' IDENT '{' statement* '}'
+/// The body is parsed once per index, with `{IDENT}` in qualified names
+/// standing for it, as if it were written out N times.
+bool Parser::parseRepeat(ModelAST &model) {
+  consume();
+  // After an error in the header, the body is skipped whole, so its braces
+  // do not read as the model's.
+  auto skipBody = [&] {
+    while (!tok().is(TokenKind::l_brace) && !tok().is(TokenKind::r_brace) &&
+           !tok().is(TokenKind::eof))
+      consume();
+    for (int depth = 0; !tok().is(TokenKind::eof);) {
+      depth += tok().is(TokenKind::l_brace)   ? 1
+               : tok().is(TokenKind::r_brace) ? -1
+                                              : 0;
+      consume();
+      if (depth <= 0)
+        break;
+    }
+    return false;
+  };
+  Token countTok = tok();
+  int64_t count;
+  if (!parseInteger(count))
+    return skipBody();
+  if (count < 1 || count > kMaxRepeat) {
+    diags.error(countTok.getLoc(),
+                "a repeat count must be in 1.." + llvm::Twine(kMaxRepeat) +
+                    ", got " + llvm::Twine(count),
+                countTok.getRange());
+    return skipBody();
+  }
+  if (!tok().is(TokenKind::identifier) || tok().spelling != "as") {
+    error("expected 'as NAME' after the repeat count (as in 'repeat " +
+          llvm::Twine(count) + " as i { ... }'), found " + describeTok());
+    return skipBody();
+  }
+  consume();
+  if (!tok().is(TokenKind::identifier)) {
+    error("expected the index name after 'as', found " + describeTok());
+    return skipBody();
+  }
+  std::string index = tok().spelling.str();
+  for (const auto &[outer, value] : repeatIndices)
+    if (outer == index) {
+      error("'" + index +
+            "' is already the index of an enclosing repeat; "
+            "give this one another name");
+      return skipBody();
+    }
+  consume();
+  Token open = tok();
+  if (!expect(TokenKind::l_brace, "after 'repeat N as NAME'"))
+    return false;
+  size_t body = pos;
+  unsigned errorsBefore = diags.getNumErrors();
+  for (int64_t i = 0; i < count; ++i) {
+    pos = body;
+    repeatIndices.push_back({index, i});
+    while (!fatal && !tok().is(TokenKind::r_brace) &&
+           !tok().is(TokenKind::eof)) {
+      size_t before = pos;
+      if (parseStatement(model))
+        continue;
+      if (pos == before)
+        consume();
+      skipToNextStatement();
+    }
+    repeatIndices.pop_back();
+    // An error in the body is reported once, not once per copy.
+    if (fatal || diags.getNumErrors() != errorsBefore)
+      break;
+  }
+  if (fatal)
+    return false;
+  if (!tok().is(TokenKind::r_brace)) {
+    error("expected '}' to close the repeat");
+    diags.note(open.getLoc(), "the repeat's body opened here");
+    return false;
+  }
+  consume();
+  return true;
+}
+
+std::string Parser::nameOf(const Token &t) {
+  llvm::StringRef text = t.spelling;
+  std::string result;
+  while (!text.empty()) {
+    size_t open = text.find('{');
+    result += text.substr(0, open).str();
+    if (open == llvm::StringRef::npos)
+      break;
+    size_t close = text.find('}', open);
+    llvm::StringRef index = text.slice(open + 1, close);
+    auto it =
+        llvm::find_if(llvm::reverse(repeatIndices),
+                      [&](const auto &entry) { return entry.first == index; });
+    if (it == repeatIndices.rend()) {
+      diags.error(llvm::SMLoc::getFromPointer(index.data() - 1),
+                  "'{" + index + "}' is outside a 'repeat N as " + index +
+                      " { ... }' block",
+                  t.getRange());
+      result += "{" + index.str() + "}";
+    } else {
+      result += std::to_string(it->second);
+    }
+    text = text.substr(close + 1);
+  }
+  return result;
 }
 
 bool Parser::parseInteger(int64_t &value) {
@@ -338,7 +461,7 @@ bool Parser::parseWeightDecl(ModelAST &model) {
     return error("expected the weight's name (its safetensors key), found " +
                  describeTok());
   auto weight = std::make_unique<WeightDecl>();
-  weight->name = tok().spelling.str();
+  weight->name = nameOf(tok());
   weight->loc = tok().getRange();
   consume();
   if (!expect(TokenKind::colon, "after the weight's name") ||
@@ -488,8 +611,7 @@ ExprPtr Parser::parsePrimary(unsigned nesting, unsigned &depth) {
   case TokenKind::qualified_name: {
     if (peek().is(TokenKind::l_paren))
       return parseCall(nesting, depth);
-    auto name =
-        std::make_unique<NameExpr>(tok().spelling.str(), tok().getRange());
+    auto name = std::make_unique<NameExpr>(nameOf(tok()), tok().getRange());
     consume();
     return name;
   }

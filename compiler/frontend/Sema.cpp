@@ -158,7 +158,11 @@ const llvm::StringRef kAttentionArgs[] = {"heads", "q",   "k",   "v",
 
 void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
   builtins = {
-      {"linear", 2, 3, "linear(x, P), linear(x, W) or linear(x, W, b)", {},
+      {"linear",
+       2,
+       3,
+       "linear(x, P), linear(x, W) or linear(x, W, b)",
+       {},
        &Sema::checkLinear},
       {"layer_norm", 2, 3,
        "layer_norm(x, P, eps = E) or layer_norm(x, gamma, beta, eps = E)",
@@ -173,8 +177,7 @@ void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
   };
   for (const std::string &name : functions)
     if (!lookupBuiltin(name))
-      builtins.push_back(
-          {name, 1, 1, name + "(x)", {}, &Sema::checkFunction});
+      builtins.push_back({name, 1, 1, name + "(x)", {}, &Sema::checkFunction});
 }
 
 const Signature *Sema::lookupBuiltin(llvm::StringRef name) const {
@@ -363,8 +366,9 @@ ExprPtr Sema::checkBinary(std::unique_ptr<BinaryExpr> binary) {
     if (binary->op != '*' || (lhsNumber && rhsNumber)) {
       error(binary->opLoc,
             "'" + op + "' needs two tensors" +
-                (binary->op == '*' ? "" : "; a number may only scale a "
-                                          "tensor, as in 'x * 0.5'"),
+                (binary->op == '*' ? ""
+                                   : "; a number may only scale a "
+                                     "tensor, as in 'x * 0.5'"),
             binary->getRange());
       return nullptr;
     }
@@ -401,15 +405,15 @@ ExprPtr Sema::checkBinary(std::unique_ptr<BinaryExpr> binary) {
   std::string diffs;
   for (size_t i = 0; i < shorter.size(); ++i)
     if (shorter[i] != longer[offset + i])
-      diffs += (diffs.empty() ? "dim " : ", dim ") +
-               std::to_string(offset + i) + " (" +
-               extentToString(a.size() >= b.size() ? a[offset + i] : a[i]) +
-               " vs " +
-               extentToString(a.size() >= b.size() ? b[i] : b[offset + i]) +
-               ")";
+      diffs +=
+          (diffs.empty() ? "dim " : ", dim ") + std::to_string(offset + i) +
+          " (" + extentToString(a.size() >= b.size() ? a[offset + i] : a[i]) +
+          " vs " + extentToString(a.size() >= b.size() ? b[i] : b[offset + i]) +
+          ")";
   if (!diffs.empty()) {
     error(binary->opLoc,
-          "the operands of '" + op + "' must have the same shape, or one "
+          "the operands of '" + op +
+              "' must have the same shape, or one "
               "must be the trailing dims of the other, but " +
               shapeToString(a) + " and " + shapeToString(b) + " differ in " +
               diffs,
@@ -816,8 +820,8 @@ bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
       value = number->intValue;
       return true;
     }
-    errorAt(*arg.value, "a window size must be an integer >= " +
-                            llvm::Twine(min));
+    errorAt(*arg.value,
+            "a window size must be an integer >= " + llvm::Twine(min));
     return ok = false;
   };
   const Extent &seq = query[query.size() - 2];
@@ -836,9 +840,8 @@ bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
       // window(W): the W keys up to the query's own position (Mistral's
       // sliding window); window(L, R): L keys before it to R after it.
       int64_t left = 0, right = 0;
-      bool named = llvm::any_of(fn->args, [](const Argument &a) {
-        return a.isNamed();
-      });
+      bool named =
+          llvm::any_of(fn->args, [](const Argument &a) { return a.isNamed(); });
       if (named || fn->args.empty() || fn->args.size() > 2) {
         errorAt(*term, "write window(W) for the W keys up to each query, or "
                        "window(LEFT, RIGHT) for the keys from LEFT before to "
@@ -915,15 +918,14 @@ bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
                 b.size() <= 4 && b[b.size() - 2] == seq &&
                 b[b.size() - 1] == seq &&
                 (b.size() < 3 || (query.size() >= 3 && b[0] == query[0])) &&
-                (b.size() < 4 ||
-                 (!b[1].isSymbolic() && b[1].size == heads));
+                (b.size() < 4 || (!b[1].isSymbolic() && b[1].size == heads));
     if (!fits) {
       std::string s = extentToString(seq);
       std::string batch =
           query.size() >= 3 ? extentToString(query[0]) : std::string("B");
       errorAt(*bias, "an additive mask is f32[" + s + ", " + s + "], [" +
-                         batch + ", " + s + ", " + s + "] or [" + batch +
-                         ", " + std::to_string(heads) + ", " + s + ", " + s +
+                         batch + ", " + s + ", " + s + "] or [" + batch + ", " +
+                         std::to_string(heads) + ", " + s + ", " + s +
                          "], but this is " +
                          getElementTypeName(bias->elementType).str() +
                          shapeToString(b));
@@ -1050,10 +1052,12 @@ void Sema::checkSecondResult(ResultDecl &result) {
     return;
   }
   if (call->builtin != "self_attention") {
-    error(result.nameLoc.Start,
-          "'" + call->builtin + "' has one result; only self_attention has a "
-          "second one, its attention weights ('a, w = self_attention(...)')",
-          result.nameLoc);
+    error(
+        result.nameLoc.Start,
+        "'" + call->builtin +
+            "' has one result; only self_attention has a "
+            "second one, its attention weights ('a, w = self_attention(...)')",
+        result.nameLoc);
     result.invalid = true;
     return;
   }

@@ -1,6 +1,6 @@
 //===- compiler/passes/CheckShapes.cpp - symbolic dim agreement -----------===//
-#include "dialects/attn/Analysis/DimSymbols.h"
 #include "compiler/passes/Passes.h"
+#include "dialects/attn/Analysis/DimSymbols.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCHECKSHAPESPASS

@@ -61,7 +61,8 @@ struct DecomposeAttention
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<DecomposeSelfAttention>(&getContext());
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -36,8 +36,8 @@ struct FoldScaleIntoQuery : OpRewritePattern<SdpaOp> {
     Value b = query.getBias();
     if (b)
       b = rewriter.create<ScaleOp>(loc, b, factor);
-    Value q = buildLinear(rewriter, loc, query.getInput(), w, b,
-                          query.getLayout());
+    Value q =
+        buildLinear(rewriter, loc, query.getInput(), w, b, query.getLayout());
     rewriter.replaceOp(query, q);
     rewriter.modifyOpInPlace(
         op, [&] { op.setScaleAttr(rewriter.getF32FloatAttr(1.0f)); });
@@ -49,7 +49,8 @@ struct FoldScale : attn::impl::AttnFoldScalePassBase<FoldScale> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldScaleIntoQuery>(&getContext());
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -24,8 +24,9 @@ public:
       return it->second;
     Operation *def = v.getDefiningOp();
     bool result = def && isWeightExpressionOp(def) &&
-                  llvm::all_of(def->getOperands(),
-                               [&](Value operand) { return contains(operand); });
+                  llvm::all_of(def->getOperands(), [&](Value operand) {
+                    return contains(operand);
+                  });
     if (isa_and_nonnull<WeightOp>(def))
       result = true;
     known[v] = result;
@@ -104,8 +105,9 @@ struct FormKernels : attn::impl::AttnFormKernelsPassBase<FormKernels> {
       if (roleOf(&op) == FusionRole::Epilogue) {
         for (Value operand : op.getOperands()) {
           std::optional<unsigned> g = producerGroup(&op, operand);
-          if (g && (groups[*g].elementwise ||
-                    (groups[*g].anchor && groups[*g].anchor.acceptsEpilogues()))) {
+          if (g &&
+              (groups[*g].elementwise ||
+               (groups[*g].anchor && groups[*g].anchor.acceptsEpilogues()))) {
             target = g;
             break;
           }
@@ -178,9 +180,9 @@ struct FormKernels : attn::impl::AttnFormKernelsPassBase<FormKernels> {
 
     Operation *last = group.ops.back();
     builder.setInsertionPointAfter(last);
-    auto kernel = builder.create<KernelOp>(
-        last->getLoc(), ValueRange(escaping).getTypes(),
-        builder.getStringAttr(name), inputs);
+    auto kernel = builder.create<KernelOp>(last->getLoc(),
+                                           ValueRange(escaping).getTypes(),
+                                           builder.getStringAttr(name), inputs);
     Block *block = builder.createBlock(&kernel.getBody());
     IRMapping mapping;
     for (Value in : inputs)

@@ -50,9 +50,9 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
     };
     // Output features are dim 0 of an [out, in] weight, dim 1 of [in, out].
     int64_t outDim = layout == WeightLayout::out_in ? 0 : 1;
-    Value w = concat({projs[0].getWeight(), projs[1].getWeight(),
-                      projs[2].getWeight()},
-                     outDim);
+    Value w = concat(
+        {projs[0].getWeight(), projs[1].getWeight(), projs[2].getWeight()},
+        outDim);
     Value b;
     if (biased)
       b = concat({projs[0].getBias(), projs[1].getBias(), projs[2].getBias()},
@@ -81,7 +81,8 @@ struct FuseQKV : attn::impl::AttnFuseQKVPassBase<FuseQKV> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseProjections>(&getContext());
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -22,7 +22,7 @@ void attn::buildAttnPipeline(OpPassManager &pm,
 }
 
 void attn::registerAttnPipeline() {
-  PassPipelineRegistration<>(
-      "attn-pipeline", "the attnc pipeline from frontend IR to kernels",
-      [](OpPassManager &pm) { buildAttnPipeline(pm); });
+  PassPipelineRegistration<>("attn-pipeline",
+                             "the attnc pipeline from frontend IR to kernels",
+                             [](OpPassManager &pm) { buildAttnPipeline(pm); });
 }

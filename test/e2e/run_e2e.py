@@ -162,6 +162,11 @@ def parse_weight_decls(text):
     compiler's parser.
     """
     text = re.sub(r"#[^\n]*", "", text)
+    # `repeat N as i { ... }` (not nested): the body N times, {i} replaced.
+    text = re.sub(r"repeat\s+(\d+)\s+as\s+(\w+)\s*\{(.*?)\n\s*\}",
+                  lambda m: "\n".join(m.group(3).replace("{" + m.group(2) + "}", str(i))
+                                      for i in range(int(m.group(1)))),
+                  text, flags=re.S)
     decls = []
     for m in _WEIGHT_RE.finditer(text):
         name, dtype, dims, l0, l1 = m.groups()

@@ -4,8 +4,9 @@
 //
 // Loads a model (.attn through the frontend, or .mlir as attn-dialect IR),
 // runs the attn pipeline and links one shared library; --emit stops earlier
-// and prints that stage: ast, mlir, mlir-opt, kernels, halide-stmt. Every error is `file:line:col: error:` with the source line
-// when it has a place in the input, `attnc: error:` otherwise, and exit 1.
+// and prints that stage: ast, mlir, mlir-opt, kernels, halide-stmt. Every error
+// is `file:line:col: error:` with the source line when it has a place in the
+// input, `attnc: error:` otherwise, and exit 1.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/KernelCodegen.h"
@@ -13,9 +14,9 @@
 #include "compiler/driver/InitWeights.h"
 #include "compiler/frontend/Frontend.h"
 #include "compiler/frontend/MLIRGen.h"
-#include "dialects/attn/IR/AttnOps.h"
 #include "compiler/passes/Passes.h"
 #include "dialects/attn/IR/AttnDialect.h"
+#include "dialects/attn/IR/AttnOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -95,26 +96,25 @@ cl::opt<attnc::codegen::ScheduleKind, false,
              cl::cat(attncCategory));
 cl::opt<Emit, false, ListingParser<Emit>> emit(
     "emit", cl::desc("What to produce"),
-    cl::values(
-        clEnumValN(Emit::AST, "ast", "the checked syntax tree (.attn input)"),
-        clEnumValN(Emit::MLIR, "mlir", "attn IR from the frontend"),
-        clEnumValN(Emit::MLIROpt, "mlir-opt",
-                   "attn IR after the optimising passes"),
-        clEnumValN(Emit::Kernels, "kernels",
-                   "attn IR grouped into attn.kernel regions"),
-        clEnumValN(Emit::HalideStmt, "halide-stmt",
-                   "Halide's lowered statement of each distinct kernel"),
-        clEnumValN(Emit::Lib, "lib", "the model library (default)")),
+    cl::values(clEnumValN(Emit::AST, "ast",
+                          "the checked syntax tree (.attn input)"),
+               clEnumValN(Emit::MLIR, "mlir", "attn IR from the frontend"),
+               clEnumValN(Emit::MLIROpt, "mlir-opt",
+                          "attn IR after the optimising passes"),
+               clEnumValN(Emit::Kernels, "kernels",
+                          "attn IR grouped into attn.kernel regions"),
+               clEnumValN(Emit::HalideStmt, "halide-stmt",
+                          "Halide's lowered statement of each distinct kernel"),
+               clEnumValN(Emit::Lib, "lib", "the model library (default)")),
     cl::init(Emit::Lib), cl::cat(attncCategory));
 cl::opt<std::string> initWeights(
     "init-weights",
     cl::desc("Write deterministic random weights for the model and exit"),
     cl::value_desc("out.safetensors"), cl::cat(attncCategory));
-cl::opt<bool> verbose("verbose",
-                      cl::desc("Report what was compiled on stderr"),
+cl::opt<bool> verbose("verbose", cl::desc("Report what was compiled on stderr"),
                       cl::cat(attncCategory));
-cl::alias verboseShort("v", cl::aliasopt(verbose), cl::desc("Alias for --verbose"),
-                       cl::cat(attncCategory));
+cl::alias verboseShort("v", cl::aliasopt(verbose),
+                       cl::desc("Alias for --verbose"), cl::cat(attncCategory));
 cl::opt<uint64_t> seed("seed", cl::init(0),
                        cl::desc("Seed of --init-weights (default 0)"),
                        cl::cat(attncCategory));
@@ -139,9 +139,8 @@ std::unique_ptr<llvm::ToolOutputFile> openOutput() {
 OwningOpRef<ModuleOp> importAttnModel(MLIRContext &context,
                                       llvm::SourceMgr &sourceMgr,
                                       bool &printedAST) {
-  std::unique_ptr<attnc::ModelAST> ast =
-      attnc::loadModelFile(inputPath, sourceMgr, llvm::errs(),
-                           attnc::getDialectFunctions(context));
+  std::unique_ptr<attnc::ModelAST> ast = attnc::loadModelFile(
+      inputPath, sourceMgr, llvm::errs(), attnc::getDialectFunctions(context));
   if (!ast)
     return nullptr;
   if (emit == Emit::AST && initWeights.empty()) {
@@ -206,8 +205,8 @@ int printHalideStmts(func::FuncOp model,
             llvm::sys::fs::createTemporaryFile("attnc", "stmt", stmt))
       return fail("cannot create a temporary file: " + ec.message());
     llvm::FileRemover remover(stmt);
-    if (failed(attnc::codegen::lowerKernelToStmt(kernels.front(), target,
-                                                 stmt)))
+    if (failed(
+            attnc::codegen::lowerKernelToStmt(kernels.front(), target, stmt)))
       return 1;
     auto text = llvm::MemoryBuffer::getFile(stmt);
     if (!text)

@@ -39,9 +39,9 @@ public:
       Var bv("b");
       Expr len = raw(bv);
       checkedLengths = Func(b.name("key_lengths"));
-      checkedLengths(bv) = require(
-          len >= 0 && len <= keyLength, len, "attention key length", len,
-          "at batch index", bv, "is outside 0 ..", keyLength);
+      checkedLengths(bv) =
+          require(len >= 0 && len <= keyLength, len, "attention key length",
+                  len, "at batch index", bv, "is outside 0 ..", keyLength);
     }
     if (Value bias = op.getBias()) {
       biasFunc = b.get(bias).func;
@@ -70,8 +70,7 @@ public:
 
   /// Whether any key of the tile [first, last] may be seen by a query in
   /// [firstRow, lastRow]: the key tiles a query tile skips.
-  Expr tileMayBeSeen(Expr firstRow, Expr lastRow, Expr first,
-                     Expr last) const {
+  Expr tileMayBeSeen(Expr firstRow, Expr lastRow, Expr first, Expr last) const {
     MaskAttr mask = mutableOp().getMask();
     int offset = int(mask.getOffset());
     Expr may = first < keyLength;
@@ -90,8 +89,7 @@ public:
   Expr bias(Expr row, Expr key, Expr h) const {
     if (!biasFunc.defined())
       return 0.0f;
-    std::vector<Expr> at = {min(key, keyLength - 1),
-                            min(row, queryLength - 1)};
+    std::vector<Expr> at = {min(key, keyLength - 1), min(row, queryLength - 1)};
     if (biasRank == 4)
       at.push_back(h);
     if (biasRank >= 3)
@@ -211,10 +209,10 @@ LogicalResult lowerFlash(AttentionParts &a) {
   Expr shrink = exp(max(-abs(diff), -88.0f));
   Expr keep = select(diff >= 0.0f, 1.0f, shrink);
   Expr add = select(diff >= 0.0f, shrink, 1.0f);
-  state(a.with({c, ii, it, h})) = Tuple(
-      max(old[0], m),
-      old[1] * keep + tileSum(a.with({ii, tiles.x, it, h})) * add,
-      old[2] * keep + tileOut(a.with({c, ii, tiles.x, it, h})) * add);
+  state(a.with({c, ii, it, h})) =
+      Tuple(max(old[0], m),
+            old[1] * keep + tileSum(a.with({ii, tiles.x, it, h})) * add,
+            old[2] * keep + tileOut(a.with({c, ii, tiles.x, it, h})) * add);
   const std::vector<Var> &v = a.v;
   Tuple fin = state(a.with({v[0] % a.dv, v[1] % tq, v[1] / tq, v[0] / a.dv}));
   Func out(b.name("attention"));
@@ -236,9 +234,7 @@ LogicalResult lowerWithWeights(AttentionParts &a) {
   KernelBuilder &b = a.b;
   // Weights are [batch..., heads, Sq, Sk]: innermost key j, query i, head h.
   Var j("j"), i("i"), h("h");
-  auto at = [&](Expr jj, Expr ii, Expr hh) {
-    return a.with({jj, ii, hh});
-  };
+  auto at = [&](Expr jj, Expr ii, Expr hh) { return a.with({jj, ii, hh}); };
   RDom r(0, a.dk, b.name("e"));
   float scale = a.op.getScale().convertToFloat();
   Func scores(b.name("scores"));
@@ -251,8 +247,7 @@ LogicalResult lowerWithWeights(AttentionParts &a) {
   Func rowMax(b.name("row_max")), rowSum(b.name("row_sum"));
   rowMax(a.with({i, h})) = kLowest;
   rowMax(a.with({i, h})) =
-      max(rowMax(a.with({i, h})),
-          select(a.visible(i, kr.x), sAt, kLowest));
+      max(rowMax(a.with({i, h})), select(a.visible(i, kr.x), sAt, kLowest));
   Func exps(b.name("exps"));
   exps(at(j, i, h)) =
       select(a.visible(i, j), exp(s - rowMax(a.with({i, h}))), 0.0f);
@@ -260,17 +255,15 @@ LogicalResult lowerWithWeights(AttentionParts &a) {
   rowSum(a.with({i, h})) += exps(at(kr.x, i, h));
   Func probs(b.name("weights"));
   // Masked entries are exactly 0; a row that sees no key is all zeros.
-  probs(at(j, i, h)) =
-      select(rowSum(a.with({i, h})) > 0.0f,
-             exps(at(j, i, h)) / rowSum(a.with({i, h})), 0.0f);
+  probs(at(j, i, h)) = select(rowSum(a.with({i, h})) > 0.0f,
+                              exps(at(j, i, h)) / rowSum(a.with({i, h})), 0.0f);
   const std::vector<Var> &v = a.v;
   Func out(b.name("attention"));
   out(v) = 0.0f;
   out(v) += probs(a.with({kr.x, v[1], v[0] / a.dv})) *
             a.value(v[0] / a.dv, v[0] % a.dv, kr.x);
   b.stages.stages.push_back(schedules::AttentionWeightsStage{
-      out, scores, rowMax, rowSum, probs, a.checkedLengths, kr, a.heads,
-      a.dv});
+      out, scores, rowMax, rowSum, probs, a.checkedLengths, kr, a.heads, a.dv});
   std::vector<Expr> extents = a.queryExtents;
   extents[0] = int(a.heads * a.dv);
   b.define(a.op.getResult(), {out, extents});

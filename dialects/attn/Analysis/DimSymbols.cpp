@@ -15,8 +15,8 @@ FailureOr<DimSymbols> DimSymbols::compute(func::FuncOp func) {
     if (!type)
       return func.emitError("argument ")
              << arg.getArgNumber() << " is not a ranked tensor";
-    auto attr = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
-                                                 kDimSymbolsAttr);
+    auto attr =
+        func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), kDimSymbolsAttr);
     int64_t dynamic = type.getNumDynamicDims();
     if ((attr ? int64_t(attr.size()) : 0) != dynamic)
       return func.emitError("argument ")
@@ -90,9 +90,8 @@ LogicalResult DimSymbols::propagate(Operation *op) {
       StringAttr operandName = names.lookup(ref.value)[ref.dim];
       if (name && name != operandName)
         return op->emitOpError("operand dim ")
-               << ref.dim << " is '" << name.getValue()
-               << "' on one side and '" << operandName.getValue()
-               << "' on the other";
+               << ref.dim << " is '" << name.getValue() << "' on one side and '"
+               << operandName.getValue() << "' on the other";
       name = operandName;
       nameDim = ref.dim;
     }

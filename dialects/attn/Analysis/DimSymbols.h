@@ -1,4 +1,5 @@
-//===- dialects/attn/Analysis/DimSymbols.h - names of dynamic dims -*- C++ -*-===//
+//===- dialects/attn/Analysis/DimSymbols.h - names of dynamic dims -*- C++
+//-*-===//
 //
 // Tensor types only say that a dim is dynamic. The model function's arguments
 // carry `attn.dim_symbols` (one name per dynamic dim, e.g. ["B", "S"]); this

@@ -8,8 +8,8 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-#include "dialects/attn/IR/AttnOpsDialect.cpp.inc"
 #include "dialects/attn/IR/AttnEnums.cpp.inc"
+#include "dialects/attn/IR/AttnOpsDialect.cpp.inc"
 
 using llvm::function_ref;
 #define GET_ATTRDEF_CLASSES
@@ -74,7 +74,9 @@ void MaskAttr::print(AsmPrinter &printer) const {
   SmallVector<std::string, 3> terms;
   if (getCausal())
     terms.push_back("causal");
-  auto side = [](int64_t s) { return s < 0 ? std::string("*") : std::to_string(s); };
+  auto side = [](int64_t s) {
+    return s < 0 ? std::string("*") : std::to_string(s);
+  };
   if (hasWindow())
     terms.push_back("window(" + side(getWindowLeft()) + ", " +
                     side(getWindowRight()) + ")");

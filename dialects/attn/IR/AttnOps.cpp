@@ -77,7 +77,8 @@ LogicalResult ConcatOp::verify() {
     if (type.getRank() != rank)
       return emitOpError("inputs must all have rank ") << rank;
     for (int64_t d = 0; d < rank; ++d)
-      if (d != dim && !extentsAgree(type.getDimSize(d), resultType.getDimSize(d)))
+      if (d != dim &&
+          !extentsAgree(type.getDimSize(d), resultType.getDimSize(d)))
         return emitOpError("inputs differ from the result in dim ") << d;
     if (type.isDynamicDim(dim))
       dynamic = true;
@@ -116,8 +117,8 @@ LogicalResult SliceOp::verify() {
   auto in = getInput().getType();
   int64_t dim = getDimAttr().getInt();
   if (dim < 0 || dim >= in.getRank())
-    return emitOpError("dim ") << dim << " is out of range for rank "
-                               << in.getRank();
+    return emitOpError("dim ")
+           << dim << " is out of range for rank " << in.getRank();
   // The generated getters return uint64_t; read the attributes signed.
   int64_t offset = getOffsetAttr().getInt(), size = getSizeAttr().getInt();
   if (offset < 0 || size <= 0)
@@ -216,11 +217,12 @@ static LogicalResult verifyFeatureMap(Operation *op, RankedTensorType input,
     if (input.getDimSize(d) != result.getDimSize(d))
       return op->emitOpError("result dim ")
              << d << " (" << extentStr(result.getDimSize(d))
-             << ") differs from the input's ("
-             << extentStr(input.getDimSize(d)) << ")";
+             << ") differs from the input's (" << extentStr(input.getDimSize(d))
+             << ")";
   if (result.getDimSize(input.getRank() - 1) != last)
     return op->emitOpError("result feature dim must be ")
-           << last << ", got " << extentStr(result.getDimSize(input.getRank() - 1));
+           << last << ", got "
+           << extentStr(result.getDimSize(input.getRank() - 1));
   return success();
 }
 
@@ -281,10 +283,9 @@ static LogicalResult verifyProjection(Operation *op, StringRef what, Value w,
                                       Value b, int64_t out, int64_t in) {
   auto wt = cast<RankedTensorType>(w.getType());
   if (wt.getDimSize(0) != out || wt.getDimSize(1) != in)
-    return op->emitOpError()
-           << what << " weight must be [" << out << ", " << in
-           << "] ([out, in]), got [" << wt.getDimSize(0) << ", "
-           << wt.getDimSize(1) << "]";
+    return op->emitOpError() << what << " weight must be [" << out << ", " << in
+                             << "] ([out, in]), got [" << wt.getDimSize(0)
+                             << ", " << wt.getDimSize(1) << "]";
   if (b && cast<RankedTensorType>(b.getType()).getDimSize(0) != out)
     return op->emitOpError() << what << " bias must have " << out << " entries";
   return success();
@@ -316,16 +317,17 @@ LogicalResult SelfAttentionOp::verify() {
         failed(verifyProjection(*this, "k", getKWeight(), getKBias(), d, d)) ||
         failed(verifyProjection(*this, "v", getVWeight(), getVBias(), d, d)))
       return failure();
-  } else if (failed(verifyProjection(*this, "qkv", getQkvWeight(),
-                                     getQkvBias(), 3 * d, d))) {
+  } else if (failed(verifyProjection(*this, "qkv", getQkvWeight(), getQkvBias(),
+                                     3 * d, d))) {
     return failure();
   }
-  if (failed(verifyProjection(*this, "out", getOutWeight(), getOutBias(), d, d)))
+  if (failed(
+          verifyProjection(*this, "out", getOutWeight(), getOutBias(), d, d)))
     return failure();
   if (getResult().getType() != input)
     return emitOpError("result type must equal the input type");
-  return verifyAttentionExtras(*this, input, input, getHeads(),
-                               getKeyLengths(), getBias(), getWeights());
+  return verifyAttentionExtras(*this, input, input, getHeads(), getKeyLengths(),
+                               getBias(), getWeights());
 }
 
 ParseResult mlir::attn::parseBinaryOp(OpAsmParser &parser,
@@ -557,8 +559,8 @@ LogicalResult KernelOp::verify() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())
     return emitOpError("body has ")
-           << body.getNumArguments() << " arguments for "
-           << getInputs().size() << " inputs";
+           << body.getNumArguments() << " arguments for " << getInputs().size()
+           << " inputs";
   for (auto [arg, in] : llvm::zip(body.getArguments(), getInputs()))
     if (arg.getType() != in.getType())
       return emitOpError("body argument types must match the inputs");
@@ -571,8 +573,7 @@ LogicalResult KernelOp::verify() {
 std::string KernelOp::getStructuralKey() {
   std::string key;
   llvm::raw_string_ostream os(key);
-  (*this)->print(os,
-                 OpPrintingFlags().printGenericOpForm().useLocalScope());
+  (*this)->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
   std::string name = "\"" + getSymName().str() + "\"";
   if (size_t at = key.find(name); at != std::string::npos)
     key.erase(at, name.size());

@@ -58,9 +58,9 @@ TEST(Lexer, Numbers) {
   // Commas between: a '-' right after a number would subtract.
   Lexed l = lex("768 1e-5 0.5, -1.0 1E+3 .25, -3 1e-12", sm);
   EXPECT_EQ(l.errors, 0u) << l.diags;
-  std::vector<TK> expected = {TK::integer, TK::real,    TK::real, TK::comma,
-                              TK::real,    TK::real,    TK::real, TK::comma,
-                              TK::integer, TK::real,    TK::eof};
+  std::vector<TK> expected = {TK::integer, TK::real, TK::real, TK::comma,
+                              TK::real,    TK::real, TK::real, TK::comma,
+                              TK::integer, TK::real, TK::eof};
   EXPECT_EQ(kinds(l.tokens), expected);
   EXPECT_EQ(l.tokens[1].spelling, "1e-5");
   EXPECT_EQ(l.tokens[4].spelling, "-1.0");
@@ -72,11 +72,23 @@ TEST(Lexer, MinusAfterAnOperandIsAnOperator) {
   Lexed l = lex("x -1 (y) - 2 * z -.5", sm);
   EXPECT_EQ(l.errors, 0u) << l.diags;
   std::vector<TK> expected = {
-      TK::identifier, TK::minus,      TK::integer, TK::l_paren,
-      TK::identifier, TK::r_paren,    TK::minus,   TK::integer,
-      TK::star,       TK::identifier, TK::minus,   TK::real,
-      TK::eof};
+      TK::identifier, TK::minus, TK::integer, TK::l_paren, TK::identifier,
+      TK::r_paren,    TK::minus, TK::integer, TK::star,    TK::identifier,
+      TK::minus,      TK::real,  TK::eof};
   EXPECT_EQ(kinds(l.tokens), expected);
+}
+
+TEST(Lexer, RepeatIndexComponents) {
+  llvm::SourceMgr sm;
+  Lexed l = lex("repeat h.{i}.attn.{j} h.{ h.{}", sm);
+  ASSERT_GE(l.tokens.size(), 2u);
+  EXPECT_EQ(l.tokens[0].kind, TK::kw_repeat);
+  EXPECT_EQ(l.tokens[1].kind, TK::qualified_name);
+  EXPECT_EQ(l.tokens[1].spelling, "h.{i}.attn.{j}");
+  EXPECT_EQ(l.errors, 2u) << l.diags;
+  EXPECT_NE(l.diags.find("expected '{NAME}' with the index name"),
+            std::string::npos)
+      << l.diags;
 }
 
 TEST(Lexer, QualifiedNamesAreOneToken) {

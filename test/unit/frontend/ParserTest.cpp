@@ -141,8 +141,45 @@ TEST(Parser, TwoNamesTakeTwoResults) {
   EXPECT_EQ(w->of, a);
   EXPECT_EQ(w->index, 1u);
   auto bad = parse("model m { input x : f32[2, 4]\n a, = f(x) }");
-  EXPECT_TRUE(hasDiag(bad->diags, "2:5",
-                      "expected a second name after ','"));
+  EXPECT_TRUE(hasDiag(bad->diags, "2:5", "expected a second name after ','"));
+}
+
+TEST(Parser, RepeatWritesItsBodyOncePerIndex) {
+  auto p = parse("model m { input x : f32[2, 4]\n"
+                 " repeat 3 as i {\n"
+                 "  weight h.{i}.w : f32[4, 4]\n"
+                 "  repeat 2 as j { x = linear(x, h.{i}.w) }\n"
+                 " }\n output x }");
+  ASSERT_TRUE(p->model) << p->diags;
+  const ModelAST &m = *p->model;
+  ASSERT_EQ(m.weights.size(), 3u);
+  EXPECT_EQ(m.weights[0]->name, "h.0.w");
+  EXPECT_EQ(m.weights[2]->name, "h.2.w");
+  // input, 3 x 2 assignments, output
+  ASSERT_EQ(m.body.size(), 8u);
+  auto *last = llvm::cast<CallExpr>(
+      llvm::cast<AssignStmt>(m.body[6].get())->value.get());
+  EXPECT_EQ(llvm::cast<NameExpr>(last->args[1].value.get())->name, "h.2.w");
+}
+
+TEST(Parser, RepeatErrors) {
+  auto outside = parse("model m { input x : f32[2, 4]\n output y = "
+                       "linear(x, h.{i}.w) }");
+  EXPECT_TRUE(hasDiag(outside->diags, "2:25",
+                      "'{i}' is outside a 'repeat N as i { ... }' block"));
+  auto count = parse("model m { repeat 0 as i { } }");
+  EXPECT_TRUE(
+      hasDiag(count->diags, "1:18", "a repeat count must be in 1..4096"));
+  EXPECT_EQ(llvm::StringRef(count->diags).count("error:"), 1u) << count->diags;
+  auto as = parse("model m { repeat 2 i { } }");
+  EXPECT_TRUE(
+      hasDiag(as->diags, "1:20", "expected 'as NAME' after the repeat"));
+  auto same = parse("model m { repeat 2 as i { repeat 2 as i { } } }");
+  EXPECT_TRUE(hasDiag(same->diags, "1:39",
+                      "'i' is already the index of an enclosing repeat"));
+  // An error in the body is reported once, not once per copy.
+  auto body = parse("model m { repeat 5 as i { x = } }");
+  EXPECT_EQ(llvm::StringRef(body->diags).count("error:"), 1u) << body->diags;
 }
 
 TEST(Parser, EmptyFile) {

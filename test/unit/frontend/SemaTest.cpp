@@ -58,7 +58,8 @@ TEST(Sema, Gpt2BlockChecks) {
   EXPECT_EQ(attn->builtin, "self_attention");
   EXPECT_EQ(attn->getAttr("heads")->integer, 12);
   EXPECT_EQ(attn->getAttr("causal")->integer, 1);
-  EXPECT_EQ(attn->getWeight("qkv.weight"), m.lookupWeight("attn.c_attn.weight"));
+  EXPECT_EQ(attn->getWeight("qkv.weight"),
+            m.lookupWeight("attn.c_attn.weight"));
   EXPECT_EQ(attn->getWeight("qkv.weight")->layout, WeightLayout::inOut);
   EXPECT_EQ(attn->getWeight("qkv.bias"), m.lookupWeight("attn.c_attn.bias"));
   EXPECT_EQ(attn->getWeight("out.weight"),
@@ -176,9 +177,8 @@ TEST(Sema, ValidSmallModelWithExplicitWeights) {
   const auto *g = llvm::cast<BuiltinExpr>(
       llvm::cast<AssignStmt>(l.model->body[3].get())->value.get());
   EXPECT_EQ(g->builtin, "relu");
-  EXPECT_EQ(
-      llvm::cast<BuiltinExpr>(g->operands[0].get())->getWeight("bias"),
-      nullptr);
+  EXPECT_EQ(llvm::cast<BuiltinExpr>(g->operands[0].get())->getWeight("bias"),
+            nullptr);
 }
 
 //===--- Names ----------------------------------------------------------===//
@@ -543,10 +543,11 @@ TEST(Sema, AttentionMask) {
       "f32[B, S, 64]"));
   EXPECT_TRUE(failsWith(model("  output y = x & x"), "16:16",
                         "'&' joins the terms of an attention mask"));
-  Loaded l = load(model("  input len : i32[B]\n  input m : f32[B, 4, S, S]\n"
-                        "  y = self_attention(x, heads = 4, qkv = qkv, out = o, "
-                        "mask = causal & padding(len) & window(3, 1) & m)\n"
-                        "  output y"));
+  Loaded l =
+      load(model("  input len : i32[B]\n  input m : f32[B, 4, S, S]\n"
+                 "  y = self_attention(x, heads = 4, qkv = qkv, out = o, "
+                 "mask = causal & padding(len) & window(3, 1) & m)\n"
+                 "  output y"));
   ASSERT_TRUE(l.model) << l.diags;
   const auto *attn = llvm::cast<BuiltinExpr>(
       llvm::cast<AssignStmt>(l.model->body[4].get())->value.get());
@@ -555,8 +556,7 @@ TEST(Sema, AttentionMask) {
   EXPECT_EQ(attn->getAttr("window_right")->integer, 1);
   EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->getNamedOperand("lengths"))->name,
             "len");
-  EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->getNamedOperand("bias"))->name,
-            "m");
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->getNamedOperand("bias"))->name, "m");
 }
 
 TEST(Sema, DropoutIsTheIdentity) {
