@@ -146,6 +146,9 @@ Value MLIRGenerator::builtin(const BuiltinExpr &e) {
         builder.getF32FloatAttr(e.getAttr("eps")->real));
   if (e.builtin == "self_attention")
     return selfAttention(e, operands[0]);
+  if (e.builtin == "embedding")
+    return builder.create<attn::EmbeddingOp>(where, type, operands[0],
+                                             weight(e.getWeight("table")));
   if (e.builtin == "scale")
     return builder.create<attn::ScaleOp>(
         where, operands[0], builder.getF32FloatAttr(e.getAttr("factor")->real));

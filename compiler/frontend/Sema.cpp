@@ -104,6 +104,7 @@ private:
   ExprPtr checkLayerNorm(CallExpr &call, CallArgs &args);
   ExprPtr checkGelu(CallExpr &call, CallArgs &args);
   ExprPtr checkDropout(CallExpr &call, CallArgs &args);
+  ExprPtr checkEmbedding(CallExpr &call, CallArgs &args);
   ExprPtr checkFunction(CallExpr &call, CallArgs &args);
   ExprPtr checkSelfAttention(CallExpr &call, CallArgs &args);
   bool resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
@@ -170,6 +171,12 @@ void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
       {"gelu", 1, 1, "gelu(x) or gelu(x, approximate = tanh)", kGeluArgs,
        &Sema::checkGelu},
       {"dropout", 2, 2, "dropout(x, P)", {}, &Sema::checkDropout},
+      {"embedding",
+       2,
+       2,
+       "embedding(ids, P) or embedding(ids, W)",
+       {},
+       &Sema::checkEmbedding},
       {"self_attention", 1, 1,
        "self_attention(x, heads = H, qkv = P | q = P, k = P, v = P, out = P, "
        "mask = M)",
@@ -936,6 +943,52 @@ bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
       call.namedOperands.push_back({"bias", std::move(bias)});
   }
   return ok;
+}
+
+/// `embedding(ids, W)`: rows of the [V, D] table W (or P.weight) picked by
+/// the i32 ids; the result is the ids' shape with D appended.
+ExprPtr Sema::checkEmbedding(CallExpr &call, CallArgs &args) {
+  ExprPtr ids = checkValue(std::move(args.positional[0]->value));
+  Expr &tableArg = *args.positional[1]->value;
+  WeightDecl *table = nullptr;
+  if (auto *name = llvm::dyn_cast<NameExpr>(&tableArg)) {
+    table = weights.lookup(name->name);
+    if (!table)
+      table = weights.lookup(name->name + ".weight");
+    if (table)
+      table->used = true;
+    else
+      reportUnknownWeight(*name, "'embedding'", /*prefixOnly=*/false);
+  } else {
+    errorAt(tableArg, "the second argument of 'embedding' must be a weight "
+                      "or a module prefix");
+  }
+  if (!ids || !table)
+    return nullptr;
+  if (ids->elementType != ElementType::i32) {
+    errorAt(*ids, "'embedding' takes i32 ids, but this is f32" +
+                      shapeToString(ids->shape));
+    return nullptr;
+  }
+  const Shape &t = table->type.shape;
+  if (t.size() != 2) {
+    errorAt(tableArg, "the table of 'embedding' must be 2-D [rows, features], "
+                      "but '" +
+                          table->name + "' is " + shapeToString(t));
+    return nullptr;
+  }
+  if (table->hasLayoutClause) {
+    errorAt(tableArg, "an embedding table is [rows, features]; drop the "
+                      "layout clause of '" +
+                          table->name + "'");
+    return nullptr;
+  }
+  auto embed = std::make_unique<BuiltinExpr>("embedding", call.getRange());
+  embed->shape = ids->shape;
+  embed->shape.push_back(t[1]);
+  embed->operands.push_back(std::move(ids));
+  embed->weights.push_back({"table", table});
+  return embed;
 }
 
 /// `dropout(x, p)` is the identity at inference, as in PyTorch's eval mode;

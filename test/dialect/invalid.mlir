@@ -711,3 +711,11 @@ func.func @softmax_dynamic_last_dim(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %p = attn.softmax %x : tensor<?x?xf32>
   return %p : tensor<?x?xf32>
 }
+
+// -----
+
+func.func @embedding_features(%ids: tensor<?x?xi32>, %wte: tensor<50x8xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{'attn.embedding' op result must be the ids' shape with the table's 8 features}}
+  %e = attn.embedding %ids, %wte : (tensor<?x?xi32>, tensor<50x8xf32>) -> tensor<?x?x4xf32>
+  return %e : tensor<?x?x4xf32>
+}

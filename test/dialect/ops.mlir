@@ -133,3 +133,10 @@ func.func @sdpa_general(%q: tensor<?x?x8xf32>, %m: tensor<?x?x4xf32>, %len: tens
   %a = attn.sdpa %q, %q, %q heads(2) mask<window(*, 0)> score(%s : tensor<4xf32>) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o, %w, %a : tensor<?x?x8xf32>, tensor<?x2x?x?xf32>, tensor<?x?x8xf32>
 }
+
+// CHECK-LABEL: func.func @embedding
+func.func @embedding(%ids: tensor<?x?xi32>, %wte: tensor<50x8xf32>) -> tensor<?x?x8xf32> {
+  // CHECK-NEXT: attn.embedding %{{.*}}, %{{.*}} : (tensor<?x?xi32>, tensor<50x8xf32>) -> tensor<?x?x8xf32>
+  %e = attn.embedding %ids, %wte : (tensor<?x?xi32>, tensor<50x8xf32>) -> tensor<?x?x8xf32>
+  return %e : tensor<?x?x8xf32>
+}

@@ -255,6 +255,25 @@ void LinearOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
     groups.push_back({{getResult(), d}, {getInput(), d}});
 }
 
+LogicalResult EmbeddingOp::verify() {
+  auto ids = getIds().getType();
+  auto table = getTable().getType();
+  SmallVector<int64_t> expected(ids.getShape());
+  expected.push_back(table.getDimSize(1));
+  if (getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be the ids' shape with the table's ")
+           << table.getDimSize(1) << " features";
+  return success();
+}
+
+/// The result has the ids' dims, then the table's feature dim.
+void EmbeddingOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  int64_t rank = getIds().getType().getRank();
+  for (int64_t d = 0; d < rank; ++d)
+    groups.push_back({{getResult(), d}, {getIds(), d}});
+  groups.push_back({{getResult(), rank}, {getTable(), 1}});
+}
+
 LogicalResult SoftmaxOp::verify() {
   auto input = getInput().getType();
   if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1))

@@ -212,6 +212,27 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure,
   }];
 }
 
+def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "rows of a table picked by integer ids";
+  let description = [{
+    `result[..., d] = table[ids[...], d]`: token (or position, or token-type)
+    embeddings, as `torch.nn.Embedding`. An id outside `0 .. V-1` fails the run
+    with an error naming its place and value.
+
+    ```mlir
+    %e = attn.embedding %ids, %wte : (tensor<?x?xi32>, tensor<50257x768xf32>) -> tensor<?x?x768xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I32]>:$ids, Attn_F32Matrix:$table);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat =
+      "$ids `,` $table attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
+}
+
 def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface,
                               ["absorbsElementwiseProducer"]>,

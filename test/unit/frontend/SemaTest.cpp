@@ -288,8 +288,8 @@ TEST(Sema, UnknownBuiltin) {
                         "unknown builtin 'gleu'; did you mean 'gelu'?"));
   EXPECT_TRUE(failsWith(model("  y = softmax(x)\n  output y"), "16:7",
                         "unknown builtin 'softmax'; the builtins are linear, "
-                        "layer_norm, gelu, dropout, self_attention, relu, "
-                        "tanh, silu"));
+                        "layer_norm, gelu, dropout, embedding, "
+                        "self_attention, relu, tanh, silu"));
 }
 
 TEST(Sema, NamedArgumentErrors) {
@@ -557,6 +557,24 @@ TEST(Sema, AttentionMask) {
   EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->getNamedOperand("lengths"))->name,
             "len");
   EXPECT_EQ(llvm::cast<ValueRefExpr>(attn->getNamedOperand("bias"))->name, "m");
+}
+
+TEST(Sema, Embedding) {
+  Loaded l = load(model("  weight wte.weight : f32[100, 64]\n"
+                        "  output y = embedding(ids, wte) + x"));
+  ASSERT_TRUE(l.model) << l.diags;
+  const auto *y = llvm::cast<BuiltinExpr>(onlyOutput(*l.model).value.get());
+  const auto *e = llvm::cast<BuiltinExpr>(y->operands[0].get());
+  EXPECT_EQ(e->builtin, "embedding");
+  EXPECT_EQ(shapeToString(e->shape), "[B, S, 64]");
+  EXPECT_EQ(e->getWeight("table"), l.model->lookupWeight("wte.weight"));
+  EXPECT_TRUE(failsWith(model("  weight wte.weight : f32[100, 64]\n"
+                              "  output y = embedding(x, wte)"),
+                        "17:24",
+                        "'embedding' takes i32 ids, but this is f32[B, S, 64]"));
+  EXPECT_TRUE(failsWith(model("  output y = embedding(ids, ln)"), "16:29",
+                        "the table of 'embedding' must be 2-D [rows, features], "
+                        "but 'ln.weight' is [64]"));
 }
 
 TEST(Sema, DropoutIsTheIdentity) {
