@@ -246,6 +246,30 @@ def compile_model(name, model_path, weights_path, wd, args):
     return lib, None
 
 
+def run_model(args, lib, wd, B, S, inputs, threads, tally, tag):
+    """Runs `lib` on `inputs` with attn-run; returns its outputs by name, or
+    None after recording the failure."""
+    import safetensors_io as st
+    in_path = os.path.join(wd, f"in_B{B}_S{S}.safetensors")
+    out_path = os.path.join(wd, f"out_B{B}_S{S}.safetensors")
+    st.save(in_path, inputs)
+    if os.path.exists(out_path):
+        os.remove(out_path)
+    p, err = run_cmd([args.attn_run, lib, "--inputs", in_path, "--outputs", out_path]
+                     + threads, args.run_timeout)
+    if err or p.returncode != 0:
+        if p is not None:
+            sys.stdout.write(p.stdout)
+            sys.stdout.write(p.stderr)
+        tally.fail(f"{tag}: attn-run failed: {err or describe_rc(p.returncode)}")
+        return None
+    try:
+        return st.load(out_path)
+    except (OSError, ValueError) as e:
+        tally.fail(f"{tag}: cannot read the outputs: {e}")
+        return None
+
+
 def run_graph(name, cfg, args, tally):
     """A GraphConfig: every output against its float64 forward."""
     import numpy as np
@@ -295,20 +319,9 @@ def run_graph(name, cfg, args, tally):
     for B, S in cfg.runs:
         tag = f"{name} B={B} S={S}"
         inputs = make_inputs(B, S)
-        in_path = os.path.join(wd, f"in_B{B}_S{S}.safetensors")
-        out_path = os.path.join(wd, f"out_B{B}_S{S}.safetensors")
-        st.save(in_path, inputs)
-        if os.path.exists(out_path):
-            os.remove(out_path)
-        p, err = run_cmd([args.attn_run, lib, "--inputs", in_path, "--outputs", out_path]
-                         + threads, args.run_timeout)
-        if err or p.returncode != 0:
-            if p is not None:
-                sys.stdout.write(p.stdout)
-                sys.stdout.write(p.stderr)
-            tally.fail(f"{tag}: attn-run failed: {err or describe_rc(p.returncode)}")
+        outs = run_model(args, lib, wd, B, S, inputs, threads, tally, tag)
+        if outs is None:
             continue
-        outs = st.load(out_path)
         expected = cfg.forward(weights, {k: v.astype(np.float64) if v.dtype == np.float32 else v
                                          for k, v in inputs.items()})
         for out_name, want in expected.items():
@@ -393,26 +406,11 @@ def run_config(name, cfg, args, tally):
         tag = f"{name} B={B} S={S}"
         rng = np.random.default_rng(seed_of(args.seed, name, "x", B, S))
         x = rng.standard_normal((B, S, D)).astype(np.float32)
-        in_path = os.path.join(wd, f"in_B{B}_S{S}.safetensors")
-        out_path = os.path.join(wd, f"out_B{B}_S{S}.safetensors")
-        st.save(in_path, {"x": x})
-        if os.path.exists(out_path):
-            os.remove(out_path)
-        p, err = run_cmd(base + ["--inputs", in_path, "--outputs", out_path] + threads,
-                         args.run_timeout)
-        if err or p.returncode != 0:
-            if p is not None:
-                sys.stdout.write(p.stdout)
-                sys.stdout.write(p.stderr)
-            tally.fail(f"{tag}: attn-run failed: {err or describe_rc(p.returncode)}")
-            continue
-        try:
-            outs = st.load(out_path)
-        except (OSError, ValueError) as e:
-            tally.fail(f"{tag}: cannot read the outputs: {e}")
+        outs = run_model(args, lib, wd, B, S, {"x": x}, threads, tally, tag)
+        if outs is None:
             continue
         if "y" not in outs:
-            tally.fail(f"{tag}: no output named 'y' in {out_path} (has {sorted(outs)})")
+            tally.fail(f"{tag}: no output named 'y' (has {sorted(outs)})")
             continue
         y = outs["y"]
         if y.dtype != np.float32 or y.shape != (B, S, D):
