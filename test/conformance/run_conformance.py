@@ -50,7 +50,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
 
-from run_e2e import Tally, describe_rc, run_cmd as run_process  # noqa: E402
+from run_e2e import (Tally, describe_rc, run_cmd as run_process,  # noqa: E402
+                     select_configs, tools_missing)
 
 DEFAULT_TOL = 1e-4
 
@@ -192,20 +193,9 @@ def main(argv=None):
         for name in CONFIGS:
             print(name)
         return 0
-    if not args.config:
-        ap.error("--config NAME is required (see --list)")
-    names = []
-    for c in args.config:
-        if c == "all":
-            names += list(CONFIGS)
-        elif c in CONFIGS:
-            names.append(c)
-        else:
-            ap.error(f"unknown configuration {c!r}; known: {', '.join(CONFIGS)}")
-    for tool in (args.attnc, args.attn_run):
-        if not (os.path.isfile(tool) and os.access(tool, os.X_OK)):
-            print(f"error: {tool} is not an executable file", file=sys.stderr)
-            return 2
+    names = select_configs(ap, args, CONFIGS)
+    if tools_missing(args):
+        return 2
     # One configuration writes straight into --workdir (CTest gives each its
     # own); several get a subdirectory each.
     args.nest_workdir = len(names) > 1 or not args.workdir

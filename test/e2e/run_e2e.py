@@ -457,6 +457,31 @@ def run_config(name, cfg, args, tally):
                      f"{p.stderr.strip().splitlines()[-1]}")
 
 
+def select_configs(ap, args, configs):
+    """The names --config asks for ('all' for every one of `configs`);
+    exits through `ap` with the known names on an unknown one."""
+    if not args.config:
+        ap.error("--config NAME is required (see --list)")
+    names = []
+    for c in args.config:
+        if c == "all":
+            names += list(configs)
+        elif c in configs:
+            names.append(c)
+        else:
+            ap.error(f"unknown configuration {c!r}; known: {', '.join(configs)}")
+    return names
+
+
+def tools_missing(args):
+    """Reports and returns True when attnc or attn-run is not executable."""
+    for tool in (args.attnc, args.attn_run):
+        if not (os.path.isfile(tool) and os.access(tool, os.X_OK)):
+            print(f"error: {tool} is not an executable file", file=sys.stderr)
+            return True
+    return False
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", action="append", metavar="NAME",
@@ -482,16 +507,7 @@ def main(argv=None):
         for name, cfg in CONFIGS.items():
             print(name)
         return 0
-    if not args.config:
-        ap.error("--config NAME is required (see --list)")
-    names = []
-    for c in args.config:
-        if c == "all":
-            names += list(CONFIGS)
-        elif c in CONFIGS:
-            names.append(c)
-        else:
-            ap.error(f"unknown configuration {c!r}; known: {', '.join(CONFIGS)}")
+    names = select_configs(ap, args, CONFIGS)
     if args.print_model:
         for name in names:
             cfg = CONFIGS[name]
@@ -503,10 +519,8 @@ def main(argv=None):
             else:
                 sys.stdout.write(attn_text(name, cfg.spec))
         return 0
-    for tool in (args.attnc, args.attn_run):
-        if not (os.path.isfile(tool) and os.access(tool, os.X_OK)):
-            print(f"error: {tool} is not an executable file", file=sys.stderr)
-            return 2
+    if tools_missing(args):
+        return 2
     args.workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="attnc-e2e-"))
     os.makedirs(args.workdir, exist_ok=True)
 
