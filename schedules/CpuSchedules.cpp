@@ -68,7 +68,10 @@ Var parallelOver(Func f, Var rows, const std::vector<Var> &vars) {
 }
 
 /// An output computed row by row: vectorised over features, parallel rows.
+/// A 1-D output (e.g. position ids) is one short row, left serial.
 Var scheduleRows(Func f, const std::vector<Var> &vars, int width) {
+  if (vars.size() < 2)
+    return vars[0];
   Var rows = parallelOver(f, vars[1], vars);
   if (width > 1)
     f.vectorize(vars[0], width, TailStrategy::ShiftInwards);

@@ -49,6 +49,7 @@ const LoweringRegistry &getLoweringRegistry() {
     registerElementwiseLowerings(r);
     registerLinearLowerings(r);
     registerNormLowerings(r);
+    registerPositionLowerings(r);
     registerShapeLowerings(r);
     return r;
   }();

@@ -81,6 +81,7 @@ void registerAttentionLowerings(LoweringRegistry &registry);
 void registerElementwiseLowerings(LoweringRegistry &registry);
 void registerLinearLowerings(LoweringRegistry &registry);
 void registerNormLowerings(LoweringRegistry &registry);
+void registerPositionLowerings(LoweringRegistry &registry);
 void registerShapeLowerings(LoweringRegistry &registry);
 
 } // namespace attnc::codegen

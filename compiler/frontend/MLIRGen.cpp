@@ -149,14 +149,20 @@ Value MLIRGenerator::builtin(const BuiltinExpr &e) {
   if (e.builtin == "embedding")
     return builder.create<attn::EmbeddingOp>(where, type, operands[0],
                                              weight(e.getWeight("table")));
-  if (e.builtin == "scale")
-    return builder.create<attn::ScaleOp>(
-        where, operands[0], builder.getF32FloatAttr(e.getAttr("factor")->real));
-  // Operators and the dialect's functions of one tensor (`tanh(x)`) are the
-  // op of the same name, with no attributes.
+  // Everything else (operators, `scale`, `positions`, the dialect's
+  // functions of one tensor) is the op of the same name, its constant
+  // arguments attributes of the same names: integers i64, reals f32.
   OperationState state(where, "attn." + e.builtin);
   state.addOperands(operands);
   state.addTypes(type);
+  for (const auto &[name, attr] : e.attrs) {
+    assert(attr.kind != BuiltinAttr::Kind::Enum &&
+           "enumerators are resolved by the builtins that take them");
+    state.addAttribute(name, attr.kind == BuiltinAttr::Kind::Integer
+                                 ? Attribute(builder.getI64IntegerAttr(
+                                       attr.integer))
+                                 : builder.getF32FloatAttr(attr.real));
+  }
   return builder.create(state)->getResult(0);
 }
 

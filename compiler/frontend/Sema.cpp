@@ -105,6 +105,8 @@ private:
   ExprPtr checkGelu(CallExpr &call, CallArgs &args);
   ExprPtr checkDropout(CallExpr &call, CallArgs &args);
   ExprPtr checkEmbedding(CallExpr &call, CallArgs &args);
+  ExprPtr checkPositions(CallExpr &call, CallArgs &args);
+  ExprPtr checkSinusoidal(CallExpr &call, CallArgs &args);
   ExprPtr checkFunction(CallExpr &call, CallArgs &args);
   ExprPtr checkSelfAttention(CallExpr &call, CallArgs &args);
   bool resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
@@ -177,6 +179,10 @@ void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
        "embedding(ids, P) or embedding(ids, W)",
        {},
        &Sema::checkEmbedding},
+      {"positions", 1, 1, "positions(S) with S a declared dim", {},
+       &Sema::checkPositions},
+      {"sinusoidal", 2, 2, "sinusoidal(positions, D) with D even", {},
+       &Sema::checkSinusoidal},
       {"self_attention", 1, 1,
        "self_attention(x, heads = H, qkv = P | q = P, k = P, v = P, out = P, "
        "mask = M)",
@@ -989,6 +995,74 @@ ExprPtr Sema::checkEmbedding(CallExpr &call, CallArgs &args) {
   embed->operands.push_back(std::move(ids));
   embed->weights.push_back({"table", table});
   return embed;
+}
+
+/// `positions(S)`: 0 .. S-1 as i32[S], as `torch.arange(S)`. The extent is
+/// taken from an input that has dim S (inputs are what bind dims).
+ExprPtr Sema::checkPositions(CallExpr &call, CallArgs &args) {
+  Expr &arg = *args.positional[0]->value;
+  auto *name = llvm::dyn_cast<NameExpr>(&arg);
+  DimDecl *dim = name ? dims.lookup(name->name) : nullptr;
+  if (!dim) {
+    std::string suggestion =
+        name ? didYouMean(closestName(name->name, dims.keys())) : "";
+    errorAt(arg, "the argument of 'positions' must be a declared dim, such as "
+                 "'positions(S)'" +
+                     suggestion);
+    return nullptr;
+  }
+  for (const InputDecl *input : model.getInputs())
+    for (auto [d, extent] : llvm::enumerate(input->type.shape)) {
+      if (extent.name != dim->name)
+        continue;
+      auto positions =
+          std::make_unique<BuiltinExpr>("positions", call.getRange());
+      positions->elementType = ElementType::i32;
+      Extent e;
+      e.dim = dim;
+      e.name = dim->name;
+      positions->shape.push_back(e);
+      // The input lends its extent only; its data is never read.
+      auto ref = std::make_unique<ValueRefExpr>(input->name, input,
+                                                arg.getRange());
+      ref->elementType = input->type.elementType;
+      ref->shape = input->type.shape;
+      positions->operands.push_back(std::move(ref));
+      positions->attrs.push_back({"dim", BuiltinAttr::getInteger(d)});
+      return positions;
+    }
+  errorAt(arg, "no input has dim '" + dim->name +
+                   "', so its extent is unknown when the model runs; "
+                   "declare an input with it, such as 'input ids : i32[B, " +
+                   dim->name + "]'");
+  return nullptr;
+}
+
+/// `sinusoidal(p, D)`: the encoding of Vaswani et al. of i32 positions of
+/// any shape, with D (even) features appended.
+ExprPtr Sema::checkSinusoidal(CallExpr &call, CallArgs &args) {
+  ExprPtr positions = checkValue(std::move(args.positional[0]->value));
+  Expr &featuresArg = *args.positional[1]->value;
+  auto *number = llvm::dyn_cast<NumberExpr>(&featuresArg);
+  bool validFeatures = number && number->isInteger && number->intValue > 0 &&
+                       number->intValue <= kMaxExtent &&
+                       number->intValue % 2 == 0;
+  if (!validFeatures)
+    errorAt(featuresArg, "the feature count of 'sinusoidal' must be an even "
+                         "positive integer, such as 512");
+  if (!positions || !validFeatures)
+    return nullptr;
+  if (positions->elementType != ElementType::i32) {
+    errorAt(*positions, "'sinusoidal' takes i32 positions, such as "
+                        "'positions(S)', but this is f32" +
+                            shapeToString(positions->shape));
+    return nullptr;
+  }
+  auto encoding = std::make_unique<BuiltinExpr>("sinusoidal", call.getRange());
+  encoding->shape = positions->shape;
+  encoding->shape.push_back(Extent::fixed(number->intValue));
+  encoding->operands.push_back(std::move(positions));
+  return encoding;
 }
 
 /// `dropout(x, p)` is the identity at inference, as in PyTorch's eval mode;

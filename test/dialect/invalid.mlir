@@ -719,3 +719,35 @@ func.func @embedding_features(%ids: tensor<?x?xi32>, %wte: tensor<50x8xf32>) -> 
   %e = attn.embedding %ids, %wte : (tensor<?x?xi32>, tensor<50x8xf32>) -> tensor<?x?x4xf32>
   return %e : tensor<?x?x4xf32>
 }
+
+// -----
+
+func.func @positions_dim(%ids: tensor<?x?xi32>) -> tensor<?xi32> {
+  // expected-error @+1 {{'attn.positions' op dim 2 is outside the input's rank 2}}
+  %p = attn.positions %ids {dim = 2 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  return %p : tensor<?xi32>
+}
+
+// -----
+
+func.func @positions_extent(%ids: tensor<?x7xi32>) -> tensor<?xi32> {
+  // expected-error @+1 {{'attn.positions' op result must have the extent of input dim 1}}
+  %p = attn.positions %ids {dim = 1 : i64} : (tensor<?x7xi32>) -> tensor<?xi32>
+  return %p : tensor<?xi32>
+}
+
+// -----
+
+func.func @sinusoidal_odd(%p: tensor<?xi32>) -> tensor<?x7xf32> {
+  // expected-error @+1 {{'attn.sinusoidal' op the feature dim must be a static even size, got 7}}
+  %pe = attn.sinusoidal %p : (tensor<?xi32>) -> tensor<?x7xf32>
+  return %pe : tensor<?x7xf32>
+}
+
+// -----
+
+func.func @sinusoidal_shape(%p: tensor<?x?xi32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.sinusoidal' op result must be the positions' shape with one more (feature) dim}}
+  %pe = attn.sinusoidal %p : (tensor<?x?xi32>) -> tensor<?x8xf32>
+  return %pe : tensor<?x8xf32>
+}

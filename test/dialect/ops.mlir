@@ -140,3 +140,14 @@ func.func @embedding(%ids: tensor<?x?xi32>, %wte: tensor<50x8xf32>) -> tensor<?x
   %e = attn.embedding %ids, %wte : (tensor<?x?xi32>, tensor<50x8xf32>) -> tensor<?x?x8xf32>
   return %e : tensor<?x?x8xf32>
 }
+
+// CHECK-LABEL: func.func @positions
+func.func @positions(%ids: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+  // CHECK-NEXT: %[[P:.*]] = attn.positions %{{.*}} {dim = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  %p = attn.positions %ids {dim = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  // CHECK-NEXT: attn.sinusoidal %[[P]] : (tensor<?xi32>) -> tensor<?x8xf32>
+  %pe = attn.sinusoidal %p : (tensor<?xi32>) -> tensor<?x8xf32>
+  // CHECK-NEXT: attn.sinusoidal %{{.*}} : (tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  %pi = attn.sinusoidal %ids : (tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  return %pi : tensor<?x?x8xf32>
+}

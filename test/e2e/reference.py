@@ -60,6 +60,19 @@ def softmax(s):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def sinusoidal(positions, d):
+    """Vaswani et al.'s encoding of integer positions: features 2i and 2i+1
+    are sin and cos of p / 10000^(2i/d), interleaved (the PyTorch tutorial's
+    PositionalEncoding)."""
+    p = np.asarray(positions, dtype=np.float64)[..., None]
+    i = np.arange(d // 2, dtype=np.float64)
+    angle = p / 10000.0 ** (2.0 * i / d)
+    out = np.empty(angle.shape[:-1] + (d,))
+    out[..., 0::2] = np.sin(angle)
+    out[..., 1::2] = np.cos(angle)
+    return out
+
+
 # The language's functions of one tensor, by builtin name (docs/language.md).
 # The e2e configuration `functions` compiles every one of them.
 FUNCTIONS = {

@@ -384,8 +384,25 @@ def test_functions():
           "gelu and gelu_tanh differ by more than 2 tolerances somewhere")
 
 
+def test_sinusoidal():
+    """reference.sinusoidal against the paper's formula on Python floats:
+    PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(...)."""
+    d, positions = 6, [[0, 1, 7], [40, 2, 999]]
+    got = ref.sinusoidal(np.array(positions, np.int32), d)
+    check(got.shape == (2, 3, d), "sinusoidal appends the feature dim")
+    err = 0.0
+    for b, row in enumerate(positions):
+        for s, pos in enumerate(row):
+            for i in range(d // 2):
+                angle = pos / 10000 ** (2 * i / d)
+                err = max(err, abs(got[b, s, 2 * i] - math.sin(angle)),
+                          abs(got[b, s, 2 * i + 1] - math.cos(angle)))
+    check(err < 1e-12, f"sinusoidal matches the paper's formula ({err:.1e})")
+
+
 def main():
     test_functions()
+    test_sinusoidal()
     test_against_naive()
     test_causal()
     test_layouts_and_packing()

@@ -274,6 +274,41 @@ void EmbeddingOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
   groups.push_back({{getResult(), rank}, {getTable(), 1}});
 }
 
+LogicalResult PositionsOp::verify() {
+  auto input = getInput().getType();
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= input.getRank())
+    return emitOpError("dim ") << dim << " is outside the input's rank "
+                               << input.getRank();
+  if (getType().getDimSize(0) != input.getDimSize(dim))
+    return emitOpError("result must have the extent of input dim ") << dim;
+  return success();
+}
+
+void PositionsOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  groups.push_back({{getResult(), 0}, {getInput(), int64_t(getDim())}});
+}
+
+LogicalResult SinusoidalOp::verify() {
+  auto positions = getPositions().getType();
+  auto result = getType();
+  if (result.getRank() != positions.getRank() + 1 ||
+      result.getShape().drop_back() != positions.getShape())
+    return emitOpError("result must be the positions' shape with one more "
+                       "(feature) dim");
+  int64_t features = result.getDimSize(result.getRank() - 1);
+  if (ShapedType::isDynamic(features) || features <= 0 || features % 2)
+    return emitOpError("the feature dim must be a static even size, got ")
+           << features;
+  return success();
+}
+
+void SinusoidalOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  int64_t rank = getPositions().getType().getRank();
+  for (int64_t d = 0; d < rank; ++d)
+    groups.push_back({{getResult(), d}, {getPositions(), d}});
+}
+
 LogicalResult SoftmaxOp::verify() {
   auto input = getInput().getType();
   if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1))

@@ -233,6 +233,47 @@ def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure,
   let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
 
+def Attn_PositionsOp : Attn_Op<"positions", [Pure,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "the positions 0, 1, ... n-1 along one dim of a tensor";
+  let description = [{
+    `result[j] = j` for `j < n`, where `n` is the extent of dim `dim` of
+    `input`, as `torch.arange(x.size(dim))`: position ids for a model that
+    takes none as an input. Only `input`'s extent is read, never its data.
+
+    ```mlir
+    %p = attn.positions %ids {dim = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins Attn_AnyTensor:$input, I64Attr:$dim);
+  let results = (outs 1DTensorOf<[I32]>:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
+}
+
+def Attn_SinusoidalOp : Attn_Op<"sinusoidal", [Pure,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "sinusoidal position encoding (Vaswani et al.)";
+  let description = [{
+    For integer positions `p` and `D` features (the result's last dim, even):
+    `result[..., 2i] = sin(p / 10000^(2i/D))` and
+    `result[..., 2i+1] = cos(p / 10000^(2i/D))`, interleaved as in
+    "Attention Is All You Need" and PyTorch's transformer tutorial.
+
+    ```mlir
+    %pe = attn.sinusoidal %p : (tensor<?xi32>) -> tensor<?x512xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I32]>:$positions);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$positions attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
+}
+
 def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface,
                               ["absorbsElementwiseProducer"]>,

@@ -288,7 +288,7 @@ TEST(Sema, UnknownBuiltin) {
                         "unknown builtin 'gleu'; did you mean 'gelu'?"));
   EXPECT_TRUE(failsWith(model("  y = softmax(x)\n  output y"), "16:7",
                         "unknown builtin 'softmax'; the builtins are linear, "
-                        "layer_norm, gelu, dropout, embedding, "
+                        "layer_norm, gelu, dropout, embedding, positions, sinusoidal, "
                         "self_attention, relu, tanh, silu"));
 }
 
@@ -575,6 +575,35 @@ TEST(Sema, Embedding) {
   EXPECT_TRUE(failsWith(model("  output y = embedding(ids, ln)"), "16:29",
                         "the table of 'embedding' must be 2-D [rows, features], "
                         "but 'ln.weight' is [64]"));
+}
+
+TEST(Sema, PositionsAndSinusoidal) {
+  Loaded l = load(model("  output y = x + sinusoidal(positions(S), 64)"));
+  ASSERT_TRUE(l.model) << l.diags;
+  const auto *y = llvm::cast<BuiltinExpr>(onlyOutput(*l.model).value.get());
+  const auto *pe = llvm::cast<BuiltinExpr>(y->operands[1].get());
+  EXPECT_EQ(pe->builtin, "sinusoidal");
+  EXPECT_EQ(shapeToString(pe->shape), "[S, 64]");
+  const auto *p = llvm::cast<BuiltinExpr>(pe->operands[0].get());
+  EXPECT_EQ(p->builtin, "positions");
+  EXPECT_EQ(p->elementType, ElementType::i32);
+  EXPECT_EQ(shapeToString(p->shape), "[S]");
+  // The extent comes from the first input with dim S: x, its dim 1.
+  EXPECT_EQ(llvm::cast<ValueRefExpr>(p->operands[0].get())->name, "x");
+  EXPECT_EQ(p->getAttr("dim")->integer, 1);
+
+  EXPECT_TRUE(failsWith(model("  output y = sinusoidal(positions(Q), 8)"),
+                        "16:35",
+                        "the argument of 'positions' must be a declared dim"));
+  EXPECT_TRUE(failsWith(model("  dim T <= 8\n"
+                              "  output y = sinusoidal(positions(T), 8)"),
+                        "17:35", "no input has dim 'T'"));
+  EXPECT_TRUE(failsWith(model("  output y = sinusoidal(positions(S), 7)"),
+                        "16:39",
+                        "the feature count of 'sinusoidal' must be an even "
+                        "positive integer"));
+  EXPECT_TRUE(failsWith(model("  output y = sinusoidal(x, 8)"), "16:25",
+                        "'sinusoidal' takes i32 positions"));
 }
 
 TEST(Sema, DropoutIsTheIdentity) {
