@@ -50,20 +50,28 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
 
-from run_e2e import (Tally, describe_rc, run_cmd as run_process,  # noqa: E402
-                     select_configs, tools_missing)
+from run_e2e import (Tally, describe_rc, parse_weight_decls,  # noqa: E402
+                     run_cmd as run_process, select_configs, tools_missing)
 
 DEFAULT_TOL = 1e-4
 
-# name -> what it covers. Model: models/<name>.attn; golden:
-# goldens/<name>.safetensors. The list must equal CMakeLists.txt's.
+# name -> (what it covers, the golden's tensors the model knowingly ignores).
+# Model: models/<name>.attn; golden: goldens/<name>.safetensors. The list
+# must equal CMakeLists.txt's. A checkpoint may hold tensors a model does not
+# use (a pooler, a head); each one must be listed here, so none is dropped
+# without a word.
 CONFIGS = {
-    "gpt2_block": "GPT2LMHeadModel's h.0 (GPT2Block): pre-norm, causal, packed "
-                  "Conv1D Q|K|V [in, out], gelu_new",
-    "bert_layer": "BertModel's encoder.layer.0 (BertLayer): post-norm, padding "
-                  "mask from lengths, separate Q/K/V, erf gelu",
-    "vit_layer": "ViT's vit.encoder.layer.0 (ViTLayer): pre-norm, unmasked, "
-                 "separate Q/K/V, erf gelu, eps 1e-12",
+    "gpt2_block": ("GPT2LMHeadModel's h.0 (GPT2Block): pre-norm, causal, packed "
+                   "Conv1D Q|K|V [in, out], gelu_new", ()),
+    "bert_layer": ("BertModel's encoder.layer.0 (BertLayer): post-norm, padding "
+                   "mask from lengths, separate Q/K/V, erf gelu", ()),
+    "vit_layer": ("ViT's vit.encoder.layer.0 (ViTLayer): pre-norm, unmasked, "
+                  "separate Q/K/V, erf gelu, eps 1e-12", ()),
+    "gpt2_lm": ("the whole GPT2LMHeadModel, 2 layers: token + position "
+                "embeddings, causal blocks, ln_f, head tied to wte -> logits", ()),
+    "bert_model": ("the whole BertModel (no pooler), 2 layers: word + token-type "
+                   "+ position embeddings, LayerNorm, padded post-norm layers "
+                   "-> last_hidden_state", ()),
 }
 
 INPUT_PREFIX = "input."
@@ -82,14 +90,22 @@ def run_cmd(cmd, timeout):
 
 
 def declared_weights(model_path):
-    """The weight names a .attn file declares (`weight NAME : ...`)."""
-    names = set()
+    """The weight names a .attn file declares (`weight NAME : ...`), with
+    `repeat N as i` bodies written out (run_e2e's parse_weight_decls)."""
     with open(model_path) as f:
-        for line in f:
-            m = re.match(r"\s*weight\s+([A-Za-z_][A-Za-z0-9_.]*)\s*:", line.split("#")[0])
-            if m:
-                names.add(m.group(1))
-    return names
+        return {name for name, _, _ in parse_weight_decls(f.read())}
+
+
+_INPUT_RE = re.compile(r"^[ \t]*input[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]*(f32|i32)\b",
+                       re.M)
+
+
+def declared_inputs(model_path):
+    """name -> numpy dtype name for every `input NAME : f32|i32[...]`."""
+    with open(model_path) as f:
+        text = re.sub(r"#[^\n]*", "", f.read())
+    return {m.group(1): {"f32": "float32", "i32": "int32"}[m.group(2)]
+            for m in _INPUT_RE.finditer(text)}
 
 
 def run_config(name, args, tally):
@@ -100,7 +116,8 @@ def run_config(name, args, tally):
     golden_path = os.path.join(HERE, "goldens", name + ".safetensors")
     wd = os.path.join(args.workdir, name) if args.nest_workdir else args.workdir
     os.makedirs(wd, exist_ok=True)
-    print(f"== {name}: {CONFIGS[name]} (workdir {wd})", flush=True)
+    about, ignored = CONFIGS[name]
+    print(f"== {name}: {about} (workdir {wd})", flush=True)
 
     golden, meta = st.load(golden_path, with_metadata=True)
     print(f"  golden: {os.path.relpath(golden_path, REPO)}, made with torch "
@@ -117,14 +134,33 @@ def run_config(name, args, tally):
         tally.fail(f"{name}: golden has no {INPUT_PREFIX}* or no {EXPECTED_PREFIX}* tensors")
         return
 
+    # Every declared weight must be in the golden; every golden tensor the
+    # model does not declare must be a known-ignored one of CONFIGS.
     declared = declared_weights(model_path)
-    unused = sorted(weights - declared)
     missing = sorted(declared - weights)
-    if unused or missing:
-        tally.fail(f"{name}: weights: golden tensors the model does not declare: "
-                   f"{unused or 'none'}; declared but not in the golden: {missing or 'none'}")
+    unused = weights - declared
+    unlisted = sorted(unused - set(ignored))
+    stale = sorted(set(ignored) - unused)
+    if missing or unlisted or stale:
+        tally.fail(f"{name}: weights: declared but not in the golden: {missing or 'none'}; "
+                   f"golden tensors the model ignores that CONFIGS does not list: "
+                   f"{unlisted or 'none'}; listed as ignored but not ignored: "
+                   f"{stale or 'none'}")
     else:
-        tally.ok(f"{name}: the model declares exactly the golden's {len(weights)} weights")
+        tally.ok(f"{name}: the model declares {len(declared)} of the golden's "
+                 f"{len(weights)} weights"
+                 + (f" and ignores exactly the listed {sorted(ignored)}" if ignored
+                    else ", all of them"))
+
+    # The golden supplies exactly the model's inputs, each with its dtype.
+    want_inputs = declared_inputs(model_path)
+    bad = [f"{k}: golden {inputs[k].dtype if k in inputs else 'absent'}, "
+           f"model {want_inputs.get(k, 'absent')}"
+           for k in sorted(set(want_inputs) | set(inputs))
+           if k not in inputs or str(inputs[k].dtype) != want_inputs.get(k)]
+    if bad:
+        tally.fail(f"{name}: inputs differ: {'; '.join(bad)}")
+        return
 
     lib = os.path.join(wd, "m.so")
     if os.path.exists(lib):
@@ -150,7 +186,8 @@ def run_config(name, args, tally):
         tally.fail(f"{name}: attn-run failed: {err or 'no outputs written'}")
         return
     got = st.load(out_path)
-    shapes = ", ".join(f"{k} {list(v.shape)}" for k, v in inputs.items())
+    shapes = ", ".join(f"{k} {list(v.shape)}" if v.dtype == np.float32 else
+                       f"{k} {v.dtype}{list(v.shape)}" for k, v in inputs.items())
     for out, want in expected.items():
         tag = f"{name} {out} ({shapes})"
         if out not in got:
