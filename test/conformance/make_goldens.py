@@ -17,9 +17,9 @@ Nothing is downloaded: every model is built from a small config with random
 weights (torch.manual_seed fixed), never from_pretrained. For each
 configuration one file goldens/<name>.safetensors holds
 
-  * the layer's parameters under the keys a full model's checkpoint has,
-    taken from the file the model's save_pretrained writes (the same names
-    the .attn model in models/<name>.attn declares):
+  * the module's parameters under the keys a checkpoint has, taken from the
+    file the model's save_pretrained writes (the same names the .attn model
+    in models/<name>.attn declares):
       gpt2_block  `h.0.*`                   GPT2Model's file, as the Hub's
                                             GPT-2 checkpoints (GPT2LMHeadModel's
                                             adds `transformer.`)
@@ -29,29 +29,60 @@ configuration one file goldens/<name>.safetensors holds
                                             to `vit.layers.0.attention.q_proj`
                                             etc. but still writes, and reads,
                                             the old keys)
-  * the inputs `input.x` (f32) and, for BERT, `input.lengths` (i32);
-  * the layer's output `expected.y` (f32);
+      gpt2_lm     all 28 of the file:       GPT2LMHeadModel's own file:
+                  `transformer.wte`, `.wpe`, `transformer.` keys and no
+                  `.h.{0,1}.*`, `.ln_f`     `lm_head.weight` (tied to
+                                            transformer.wte.weight, saved once)
+      bert_model  all 37 of the file:       BertModel's file (no pooler:
+                  `embeddings.*`,           add_pooling_layer=False; the
+                  `encoder.layer.{0,1}.*`   position_ids buffer is not saved)
+  * the inputs `input.<name>`: `input.x` (f32) for the layers, and i32 ones:
+    `input.lengths` (bert_layer, bert_model), `input.ids` and `input.pos`
+    (0 .. S-1, Hugging Face's default position_ids, which our models take as
+    an input) for the whole models, `input.token_type_ids` (bert_model);
+  * the outputs `expected.<name>` (f32): `expected.y` (the layers' output,
+    BertModel's last_hidden_state) or `expected.logits` (GPT2LMHeadModel);
   * metadata: the torch, transformers, safetensors and numpy versions, the
     module's class and config, the seed.
+
+The whole models:
+  gpt2_lm     GPT2LMHeadModel, n_embd 32, 4 heads, 2 layers, n_inner 64 (not
+              4 * n_embd, to keep the golden under 100 KB), n_positions 64,
+              vocab 50, gelu_new, eager, dropout 0; input_ids [2, 9], no
+              attention_mask, use_cache=False; expected.logits [2, 9, 50].
+  bert_model  BertModel(add_pooling_layer=False), hidden 32, 4 heads,
+              intermediate 64, 2 layers, erf gelu, eager, dropout 0, vocab 50,
+              type_vocab_size 2, max_position_embeddings 64 (not 512: the
+              golden would be 4x larger); input_ids [3, 7], token_type_ids
+              random 0/1, attention_mask 1s then 0s from lengths [7, 4, 1];
+              expected.y = last_hidden_state [3, 7, 32], padded rows included.
+They are run whole, exactly as users call them, so their masks, position ids
+and embeddings are the models' own.
 
 Weights. Hugging Face's own initialisation (linear weights N(0, 0.02), biases
 0, LayerNorm weight 1 and bias 0) would make a weak test: attention would be
 nearly uniform (a missing causal mask or a wrong scale would barely show) and
 biases and norm parameters would be invisible. So after construction every
 parameter is redrawn: matrices N(0, 0.2^2), biases N(0, 0.2^2), LayerNorm
-weights 1 + N(0, 0.2^2). Inputs are N(0, 1).
+weights 1 + N(0, 0.2^2). Embedding tables (token, position, token type; the
+tied head is the token table) are N(0, 1), as the layers' inputs: each table
+is then as large as the others and as the blocks' outputs, so forgetting one
+changes the embeddings by O(1) (with N(0, 0.2^2) the blocks' outputs would
+dominate GPT-2's residual stream). Inputs x are N(0, 1); ids uniform over
+the vocabulary.
 
 Masks. In transformers 5 the masks are built by the full model
 (GPT2Model.forward, BertModel.forward) and handed to each layer; a layer
 called alone with no mask attends everywhere (eager GPT-2 included). So the
-expected outputs are the layer called with the mask the full model builds:
-GPT-2 a causal additive [1, 1, S, S] mask, BERT the extended additive
-[B, 1, 1, S] mask from the lengths (transformers 5 has no
+expected outputs of the layer goldens are the layer called with the mask the
+full model builds: GPT-2 a causal additive [1, 1, S, S] mask, BERT the
+extended additive [B, 1, 1, S] mask from the lengths (transformers 5 has no
 get_extended_attention_mask any more; we build it with
-torch.finfo(float32).min on padded keys, as 4.x did) (keys only: padded query rows still attend over the valid keys). As a
-check that these are the masks the real models use, each full model is run
-once with a forward hook on layer 0, and calling the layer with our mask on
-the hooked input must reproduce the hooked output.
+torch.finfo(float32).min on padded keys, as 4.x did) (keys only: padded query
+rows still attend over the valid keys). As a check that these are the masks
+the real models use, each full model is run once with a forward hook on
+layer 0, and calling the layer with our mask on the hooked input must
+reproduce the hooked output. The whole-model goldens need no such check.
 """
 
 import json
@@ -280,8 +311,8 @@ def make_gpt2_lm():
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
     # n_inner 64 (GPT-2 has 4 * n_embd = 128) keeps the golden under 100 KB.
-    cfg = GPT2Config(n_embd=32, n_head=4, n_layer=2, n_inner=64, n_positions=64, vocab_size=50,
-                     bos_token_id=0, eos_token_id=0,
+    cfg = GPT2Config(n_embd=32, n_head=4, n_layer=2, n_inner=64, n_positions=64,
+                     vocab_size=50, bos_token_id=0, eos_token_id=0,
                      activation_function="gelu_new", resid_pdrop=0.0,
                      embd_pdrop=0.0, attn_pdrop=0.0, attn_implementation="eager")
     model = GPT2LMHeadModel(cfg).eval()
