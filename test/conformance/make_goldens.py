@@ -17,9 +17,9 @@ Nothing is downloaded: every model is built from a small config with random
 weights (torch.manual_seed fixed), never from_pretrained. For each
 configuration one file goldens/<name>.safetensors holds
 
-  * the layer's parameters under the keys a full model's checkpoint has,
-    taken from the file the model's save_pretrained writes (the same names
-    the .attn model in models/<name>.attn declares):
+  * the module's parameters under the keys a checkpoint has, taken from the
+    file the model's save_pretrained writes (the same names the .attn model
+    in models/<name>.attn declares):
       gpt2_block  `h.0.*`                   GPT2Model's file, as the Hub's
                                             GPT-2 checkpoints (GPT2LMHeadModel's
                                             adds `transformer.`)
@@ -29,29 +29,60 @@ configuration one file goldens/<name>.safetensors holds
                                             to `vit.layers.0.attention.q_proj`
                                             etc. but still writes, and reads,
                                             the old keys)
-  * the inputs `input.x` (f32) and, for BERT, `input.lengths` (i32);
-  * the layer's output `expected.y` (f32);
+      gpt2_lm     all 28 of the file:       GPT2LMHeadModel's own file:
+                  `transformer.wte`, `.wpe`, `transformer.` keys and no
+                  `.h.{0,1}.*`, `.ln_f`     `lm_head.weight` (tied to
+                                            transformer.wte.weight, saved once)
+      bert_model  all 37 of the file:       BertModel's file (no pooler:
+                  `embeddings.*`,           add_pooling_layer=False; the
+                  `encoder.layer.{0,1}.*`   position_ids buffer is not saved)
+  * the inputs `input.<name>`: `input.x` (f32) for the layers, and i32 ones:
+    `input.lengths` (bert_layer, bert_model), `input.ids` and `input.pos`
+    (0 .. S-1, Hugging Face's default position_ids, which our models take as
+    an input) for the whole models, `input.token_type_ids` (bert_model);
+  * the outputs `expected.<name>` (f32): `expected.y` (the layers' output,
+    BertModel's last_hidden_state) or `expected.logits` (GPT2LMHeadModel);
   * metadata: the torch, transformers, safetensors and numpy versions, the
     module's class and config, the seed.
+
+The whole models:
+  gpt2_lm     GPT2LMHeadModel, n_embd 32, 4 heads, 2 layers, n_inner 64 (not
+              4 * n_embd, to keep the golden under 100 KB), n_positions 64,
+              vocab 50, gelu_new, eager, dropout 0; input_ids [2, 9], no
+              attention_mask, use_cache=False; expected.logits [2, 9, 50].
+  bert_model  BertModel(add_pooling_layer=False), hidden 32, 4 heads,
+              intermediate 64, 2 layers, erf gelu, eager, dropout 0, vocab 50,
+              type_vocab_size 2, max_position_embeddings 64 (not 512: the
+              golden would be 4x larger); input_ids [3, 7], token_type_ids
+              random 0/1, attention_mask 1s then 0s from lengths [7, 4, 1];
+              expected.y = last_hidden_state [3, 7, 32], padded rows included.
+They are run whole, exactly as users call them, so their masks, position ids
+and embeddings are the models' own.
 
 Weights. Hugging Face's own initialisation (linear weights N(0, 0.02), biases
 0, LayerNorm weight 1 and bias 0) would make a weak test: attention would be
 nearly uniform (a missing causal mask or a wrong scale would barely show) and
 biases and norm parameters would be invisible. So after construction every
 parameter is redrawn: matrices N(0, 0.2^2), biases N(0, 0.2^2), LayerNorm
-weights 1 + N(0, 0.2^2). Inputs are N(0, 1).
+weights 1 + N(0, 0.2^2). Embedding tables (token, position, token type; the
+tied head is the token table) are N(0, 1), as the layers' inputs: each table
+is then as large as the others and as the blocks' outputs, so forgetting one
+changes the embeddings by O(1) (with N(0, 0.2^2) the blocks' outputs would
+dominate GPT-2's residual stream). Inputs x are N(0, 1); ids uniform over
+the vocabulary.
 
 Masks. In transformers 5 the masks are built by the full model
 (GPT2Model.forward, BertModel.forward) and handed to each layer; a layer
 called alone with no mask attends everywhere (eager GPT-2 included). So the
-expected outputs are the layer called with the mask the full model builds:
-GPT-2 a causal additive [1, 1, S, S] mask, BERT the extended additive
-[B, 1, 1, S] mask from the lengths (transformers 5 has no
+expected outputs of the layer goldens are the layer called with the mask the
+full model builds: GPT-2 a causal additive [1, 1, S, S] mask, BERT the
+extended additive [B, 1, 1, S] mask from the lengths (transformers 5 has no
 get_extended_attention_mask any more; we build it with
-torch.finfo(float32).min on padded keys, as 4.x did) (keys only: padded query rows still attend over the valid keys). As a
-check that these are the masks the real models use, each full model is run
-once with a forward hook on layer 0, and calling the layer with our mask on
-the hooked input must reproduce the hooked output.
+torch.finfo(float32).min on padded keys, as 4.x did) (keys only: padded query
+rows still attend over the valid keys). As a check that these are the masks
+the real models use, each full model is run once with a forward hook on
+layer 0, and calling the layer with our mask on the hooked input must
+reproduce the hooked output. The whole-model goldens need no such check.
 """
 
 import json
@@ -100,11 +131,23 @@ def check_versions():
 
 
 def redraw_parameters(module):
-    """Replace Hugging Face's init with one that exercises every parameter."""
+    """Replace Hugging Face's init with one that exercises every parameter.
+
+    Embedding tables (token, position, token-type; GPT-2's head is tied to
+    its token table, one Parameter, redrawn once) are N(0, 1): the inputs of
+    the layer goldens are N(0, 1), and unit-scale embeddings keep each table
+    as large as the others and as the blocks' outputs (~1 with these weights),
+    so a forgotten position or token-type embedding changes the first layer
+    norm's input by O(1) rather than by a few per cent.
+    """
     import torch
+    tables = {id(m.weight) for m in module.modules()
+              if isinstance(m, torch.nn.Embedding)}
     with torch.no_grad():
         for name, p in module.named_parameters():
-            if p.dim() == 2:
+            if id(p) in tables:
+                p.copy_(torch.randn(p.shape))
+            elif p.dim() == 2:
                 p.copy_(torch.randn(p.shape) * 0.2)
             elif name.endswith("bias"):
                 p.copy_(torch.randn(p.shape) * 0.2)
@@ -152,6 +195,9 @@ def checkpoint_tensors(model, prefix, layer):
     transformers 5 renamed ViT's modules (`vit.layers.0.attention.q_proj`)
     but still reads and writes checkpoints under the old keys
     (`vit.encoder.layer.0.attention.attention.query`), the ones in users' files.
+    `layer` may be the whole model (prefix ""): tied tensors (GPT-2's
+    lm_head.weight is transformer.wte.weight) count once, as the file holds
+    them once.
     """
     import numpy as np
     from safetensors.numpy import load_file
@@ -163,15 +209,19 @@ def checkpoint_tensors(model, prefix, layer):
                 saved.update(load_file(os.path.join(d, f)))
     state = {k: np.ascontiguousarray(v, dtype=np.float32)
              for k, v in sorted(saved.items()) if k.startswith(prefix)}
-    own = layer.state_dict()
+    own, seen = [], set()
+    for k, t in layer.state_dict().items():
+        if t.data_ptr() not in seen:                # a tied tensor once
+            seen.add(t.data_ptr())
+            own.append(t)
     if len(state) != len(own):
         sys.exit(f"error: the checkpoint has {len(state)} tensors under {prefix!r}, "
-                 f"the layer {len(own)}: {sorted(state)} vs {sorted(own)}")
+                 f"the module {len(own)}: {sorted(state)} vs {sorted(layer.state_dict())}")
     # Every saved tensor is one of the layer's (renaming only, no reshaping).
     for k, v in state.items():
         if not any(tuple(t.shape) == v.shape and np.array_equal(t.numpy(), v)
-                   for t in own.values()):
-            sys.exit(f"error: checkpoint tensor {k} is none of the layer's tensors")
+                   for t in own):
+            sys.exit(f"error: checkpoint tensor {k} is none of the module's tensors")
     return state
 
 
@@ -206,7 +256,7 @@ def make_gpt2():
         check_same("gpt2 h.0 causal", output_of(block(hx, attention_mask=causal_mask(9))), hy)
     # GPT2Model's file, as the Hub's GPT-2 checkpoints (no `transformer.`).
     state = checkpoint_tensors(model.transformer, "h.0.", block)
-    return cfg, type(block).__name__, state, {"input.x": x.numpy()}, y.numpy()
+    return cfg, type(block).__name__, state, {"input.x": x.numpy()}, {"y": y.numpy()}
 
 
 def make_bert():
@@ -230,7 +280,7 @@ def make_bert():
                    output_of(layer(hx, attention_mask=padding_mask(lengths, 7))), hy)
     state = checkpoint_tensors(model, "encoder.layer.0.", layer)
     inputs = {"input.x": x.numpy(), "input.lengths": lengths.numpy()}
-    return cfg, type(layer).__name__, state, inputs, y.numpy()
+    return cfg, type(layer).__name__, state, inputs, {"y": y.numpy()}
 
 
 def make_vit():
@@ -252,10 +302,69 @@ def make_vit():
         hx, hy = hooked_run(model, layer, pixel_values=torch.randn(2, 3, 4, 4))
         check_same("vit encoder.layer.0", output_of(layer(hx)), hy)
     state = checkpoint_tensors(model, "vit.encoder.layer.0.", layer)
-    return cfg, type(layer).__name__, state, {"input.x": x.numpy()}, y.numpy()
+    return cfg, type(layer).__name__, state, {"input.x": x.numpy()}, {"y": y.numpy()}
 
 
-CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_vit}
+def make_gpt2_lm():
+    """The whole GPT2LMHeadModel: ids -> logits, tied head, no mask input."""
+    import numpy as np
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+    # n_inner 64 (GPT-2 has 4 * n_embd = 128) keeps the golden under 100 KB.
+    cfg = GPT2Config(n_embd=32, n_head=4, n_layer=2, n_inner=64, n_positions=64,
+                     vocab_size=50, bos_token_id=0, eos_token_id=0,
+                     activation_function="gelu_new", resid_pdrop=0.0,
+                     embd_pdrop=0.0, attn_pdrop=0.0, attn_implementation="eager")
+    model = GPT2LMHeadModel(cfg).eval()
+    assert model.lm_head.weight is model.transformer.wte.weight, "head not tied"
+    redraw_parameters(model)
+    B, S = 2, 9
+    ids = torch.randint(0, cfg.vocab_size, (B, S))
+    with torch.no_grad():
+        # No attention_mask (the causal mask is the model's own), no KV cache
+        # (appending to one changes the summation order), position ids 0..S-1
+        # (the model's default, given explicitly to our model as `pos`).
+        logits = model(input_ids=ids, use_cache=False).logits
+    # GPT2LMHeadModel's own file: `transformer.` keys and no lm_head.weight
+    # (tied to transformer.wte.weight, saved once).
+    state = checkpoint_tensors(model, "", model)
+    assert "lm_head.weight" not in state and "transformer.wte.weight" in state
+    inputs = {"input.ids": ids.to(torch.int32).numpy(),
+              "input.pos": np.arange(S, dtype=np.int32)}
+    return cfg, type(model).__name__, state, inputs, {"logits": logits.numpy()}
+
+
+def make_bert_model():
+    """The whole BertModel (no pooler): ids, token types, padding -> last_hidden_state."""
+    import numpy as np
+    import torch
+    from transformers import BertConfig, BertModel
+    # max_position_embeddings 64 (BERT's 512 would make the golden 4x larger).
+    cfg = BertConfig(hidden_size=32, num_attention_heads=4, intermediate_size=64,
+                     num_hidden_layers=2, hidden_act="gelu", vocab_size=50,
+                     type_vocab_size=2, max_position_embeddings=64,
+                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                     attn_implementation="eager")
+    model = BertModel(cfg, add_pooling_layer=False).eval()
+    redraw_parameters(model)
+    B, S = 3, 7
+    lengths = torch.tensor([7, 4, 1], dtype=torch.int32)
+    ids = torch.randint(0, cfg.vocab_size, (B, S))
+    types = torch.randint(0, cfg.type_vocab_size, (B, S))
+    assert 0 < int(types.sum()) < B * S, "token types must mix 0 and 1"
+    am = (torch.arange(S)[None, :] < lengths[:, None]).long()
+    with torch.no_grad():
+        y = model(input_ids=ids, token_type_ids=types, attention_mask=am).last_hidden_state
+    state = checkpoint_tensors(model, "", model)
+    inputs = {"input.ids": ids.to(torch.int32).numpy(),
+              "input.token_type_ids": types.to(torch.int32).numpy(),
+              "input.pos": np.arange(S, dtype=np.int32),
+              "input.lengths": lengths.numpy()}
+    return cfg, type(model).__name__, state, inputs, {"y": y.numpy()}
+
+
+CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_vit,
+           "gpt2_lm": make_gpt2_lm, "bert_model": make_bert_model}
 
 
 def main():
@@ -274,13 +383,15 @@ def main():
     total = 0
     for name, make in CONFIGS.items():
         torch.manual_seed(SEED)
-        cfg, cls, state, inputs, y = make()
+        cfg, cls, state, inputs, outputs = make()
         tensors = dict(state)
         tensors.update(inputs)
-        tensors["expected.y"] = y
+        tensors.update({"expected." + k: v for k, v in outputs.items()})
+        # Weights and outputs are float32; inputs float32 (activations) or
+        # int32 (ids, positions, token types, lengths), as the model declares.
         for k, v in tensors.items():
-            want = "int32" if k == "input.lengths" else "float32"
-            assert str(v.dtype) == want, (k, v.dtype)
+            allowed = ("float32", "int32") if k.startswith("input.") else ("float32",)
+            assert str(v.dtype) in allowed, (k, v.dtype)
         meta = {  # an ordered dict: the header is written in this order
             "generator": "test/conformance/make_goldens.py",
             "torch_version": torch.__version__,
@@ -303,8 +414,11 @@ def main():
             for k, v in tensors.items()), path
         size = os.path.getsize(path)
         total += size
-        print(f"{name}: {cls}, {len(state)} weights, x {list(inputs['input.x'].shape)}, "
-              f"|y| max {abs(y).max():.3f} -> {os.path.relpath(path)} ({size} bytes)")
+        shapes = ", ".join(f"{k[len('input.'):]} {v.dtype}{list(v.shape)}"
+                           for k, v in inputs.items())
+        outs = ", ".join(f"|{k}| max {abs(v).max():.3f}" for k, v in outputs.items())
+        print(f"{name}: {cls}, {len(state)} weights, {shapes}, {outs} -> "
+              f"{os.path.relpath(path)} ({size} bytes)")
     print(f"total {total} bytes")
 
 

@@ -5,6 +5,7 @@ in terms of B and S, and the forward returns every output by name.
 """
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -244,6 +245,125 @@ def _embeddings():
                                  f"token id {V} at batch 1 position 3 is outside 0 .. {V - 1}"),))
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _model_text(path):
+    with open(os.path.join(REPO, path)) as f:
+        return f.read()
+
+
+def _gpt2():
+    """models/gpt2.attn, GPT-2 small whole (12 layers, D 768, vocab 50257):
+    token + position embeddings, causal pre-norm blocks with the tanh GELU,
+    ln_f and the head tied to wte, against a float64 forward. Full size, so
+    the runs are short (a compile takes ~35 s, the library is ~650 MB)."""
+    V, P, D, F, H, L = 50257, 1024, 768, 3072, 12, 12
+    weights = [("wte.weight", (V, D), "out_in"), ("wpe.weight", (P, D), "out_in")]
+    for i in range(L):
+        p = f"h.{i}."
+        weights += [(p + "ln_1.weight", (D,), None), (p + "ln_1.bias", (D,), None),
+                    (p + "attn.c_attn.weight", (D, 3 * D), "in_out"),
+                    (p + "attn.c_attn.bias", (3 * D,), None),
+                    (p + "attn.c_proj.weight", (D, D), "in_out"),
+                    (p + "attn.c_proj.bias", (D,), None),
+                    (p + "ln_2.weight", (D,), None), (p + "ln_2.bias", (D,), None),
+                    (p + "mlp.c_fc.weight", (D, F), "in_out"), (p + "mlp.c_fc.bias", (F,), None),
+                    (p + "mlp.c_proj.weight", (F, D), "in_out"),
+                    (p + "mlp.c_proj.bias", (D,), None)]
+    weights += [("ln_f.weight", (D,), None), ("ln_f.bias", (D,), None)]
+
+    def forward(w, inp):
+        f = lambda k: w[k].astype(np.float64)              # noqa: E731
+        wte = f("wte.weight")
+        x = wte[inp["ids"]] + f("wpe.weight")[inp["pos"]]
+        for i in range(L):
+            p = f"h.{i}."
+            h = ref.layer_norm(x, f(p + "ln_1.weight"), f(p + "ln_1.bias"), 1e-5)
+            qkv = ref.linear(h, f(p + "attn.c_attn.weight"), f(p + "attn.c_attn.bias"), "in_out")
+            a = ref.attention_core(qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:], H,
+                                   "causal")
+            x = x + ref.linear(a, f(p + "attn.c_proj.weight"), f(p + "attn.c_proj.bias"),
+                               "in_out")
+            h = ref.layer_norm(x, f(p + "ln_2.weight"), f(p + "ln_2.bias"), 1e-5)
+            u = ref.gelu_tanh(ref.linear(h, f(p + "mlp.c_fc.weight"), f(p + "mlp.c_fc.bias"),
+                                         "in_out"))
+            x = x + ref.linear(u, f(p + "mlp.c_proj.weight"), f(p + "mlp.c_proj.bias"),
+                               "in_out")
+        h = ref.layer_norm(x, f("ln_f.weight"), f("ln_f.bias"), 1e-5)
+        return {"logits": ref.linear(h, wte, None, "out_in")}
+
+    def ids(B, S, rng):
+        return rng.integers(0, V, size=(B, S)).astype(np.int32)
+
+    def positions(B, S, rng):
+        return np.arange(S, dtype=np.int32)
+
+    return GraphConfig(text=_model_text("models/gpt2.attn"),
+                       inputs={"ids": ids, "pos": positions}, forward=forward,
+                       weights=tuple(weights), runs=((1, 1), (2, 33)))
+
+
+def _bert_base():
+    """models/bert_base.attn, the BERT-base encoder whole (12 layers, D 768,
+    vocab 30522): word + token-type + position embeddings, LayerNorm, post-norm
+    layers with a padding mask (a length of 0 and of S included), against a
+    float64 forward. Full size, so the runs are short."""
+    V, T, P, D, F, H, L = 30522, 2, 512, 768, 3072, 12, 12
+    e = "embeddings."
+    weights = [(e + "word_embeddings.weight", (V, D), "out_in"),
+               (e + "position_embeddings.weight", (P, D), "out_in"),
+               (e + "token_type_embeddings.weight", (T, D), "out_in"),
+               (e + "LayerNorm.weight", (D,), None), (e + "LayerNorm.bias", (D,), None)]
+    for i in range(L):
+        p = f"encoder.layer.{i}."
+        for m, (n_out, n_in) in (("attention.self.query", (D, D)), ("attention.self.key", (D, D)),
+                                 ("attention.self.value", (D, D)),
+                                 ("attention.output.dense", (D, D))):
+            weights += [(p + m + ".weight", (n_out, n_in), "out_in"), (p + m + ".bias", (n_out,), None)]
+        weights += [(p + "attention.output.LayerNorm.weight", (D,), None),
+                    (p + "attention.output.LayerNorm.bias", (D,), None),
+                    (p + "intermediate.dense.weight", (F, D), "out_in"),
+                    (p + "intermediate.dense.bias", (F,), None),
+                    (p + "output.dense.weight", (D, F), "out_in"), (p + "output.dense.bias", (D,), None),
+                    (p + "output.LayerNorm.weight", (D,), None),
+                    (p + "output.LayerNorm.bias", (D,), None)]
+
+    def forward(w, inp):
+        f = lambda k: w[k].astype(np.float64)              # noqa: E731
+        x = (f(e + "word_embeddings.weight")[inp["ids"]]
+             + f(e + "token_type_embeddings.weight")[inp["token_type_ids"]]
+             + f(e + "position_embeddings.weight")[inp["pos"]])
+        x = ref.layer_norm(x, f(e + "LayerNorm.weight"), f(e + "LayerNorm.bias"), 1e-12)
+        for i in range(L):
+            p = f"encoder.layer.{i}."
+            lin = lambda h, m: ref.linear(h, f(p + m + ".weight"), f(p + m + ".bias"),  # noqa: E731
+                                          "out_in")
+            a = ref.masked_attention(lin(x, "attention.self.query"), lin(x, "attention.self.key"),
+                                     lin(x, "attention.self.value"), H, lengths=inp["lengths"])
+            x = ref.layer_norm(x + lin(a, "attention.output.dense"),
+                               f(p + "attention.output.LayerNorm.weight"),
+                               f(p + "attention.output.LayerNorm.bias"), 1e-12)
+            u = lin(ref.gelu(lin(x, "intermediate.dense")), "output.dense")
+            x = ref.layer_norm(x + u, f(p + "output.LayerNorm.weight"),
+                               f(p + "output.LayerNorm.bias"), 1e-12)
+        return {"y": x}
+
+    def ids(B, S, rng):
+        return rng.integers(0, V, size=(B, S)).astype(np.int32)
+
+    def token_types(B, S, rng):
+        return rng.integers(0, T, size=(B, S)).astype(np.int32)
+
+    def positions(B, S, rng):
+        return np.arange(S, dtype=np.int32)
+
+    return GraphConfig(text=_model_text("models/bert_base.attn"),
+                       inputs={"ids": ids, "token_type_ids": token_types, "pos": positions,
+                               "lengths": _lengths},
+                       forward=forward, weights=tuple(weights), runs=((1, 1), (3, 33)))
+
+
 def _positions():
     """Positions with no input (`positions(S)`, torch.arange) into a learned
     table, and the sinusoidal encoding of Vaswani et al. of those and of
@@ -285,4 +405,6 @@ GRAPHS = {
     "attention_weights": _attention_weights(),
     "embeddings": _embeddings(),
     "positions": _positions(),
+    "gpt2": _gpt2(),
+    "bert_base": _bert_base(),
 }

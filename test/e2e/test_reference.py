@@ -336,8 +336,10 @@ def test_tolerance():
 def test_cmake_lists_configs():
     with open(os.path.join(HERE, "CMakeLists.txt")) as f:
         text = f.read()
-    m = re.search(r"set\(ATTNC_E2E_CONFIGS([^)]*)\)", text)
-    listed = m.group(1).split() if m else []
+    listed = []
+    for var in ("ATTNC_E2E_CONFIGS", "ATTNC_E2E_WHOLE_MODEL_CONFIGS"):
+        m = re.search(r"set\(" + var + r"([^)]*)\)", text)
+        listed += m.group(1).split() if m else []
     check(listed == list(run_e2e.CONFIGS),
           f"CMakeLists.txt lists run_e2e.py's configurations ({len(listed)} vs "
           f"{len(run_e2e.CONFIGS)})")
