@@ -6,6 +6,7 @@
 #include "compiler/driver/WeightFolder.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -24,10 +25,33 @@ FailureOr<func::FuncOp> getModelFunction(ModuleOp module) {
          << " functions and none named @model";
 }
 
+/// `attnc --verbose`: how many of the file's tensors the model ignores, and
+/// the first few of them (a whole checkpoint for part of a model is fine).
+static void reportUnusedTensors(const WeightSection &weights,
+                                llvm::StringRef path) {
+  const std::vector<std::string> &unused = weights.unusedTensors;
+  llvm::errs() << llvm::formatv(
+      "attnc: the model reads {0} of the {1} tensors in '{2}'",
+      weights.fileTensors - unused.size(), weights.fileTensors, path);
+  if (unused.empty()) {
+    llvm::errs() << "\n";
+    return;
+  }
+  constexpr size_t kShown = 5;
+  llvm::errs() << "; " << unused.size() << " are not used: ";
+  for (size_t i = 0; i < std::min(unused.size(), kShown); ++i)
+    llvm::errs() << (i ? ", " : "") << "'" << unused[i] << "'";
+  if (unused.size() > kShown)
+    llvm::errs() << ", ...";
+  llvm::errs() << "\n";
+}
+
 static LogicalResult build(func::FuncOp func, const CompileOptions &options) {
   FailureOr<WeightSection> weights = foldWeights(func, options.weightsPath);
   if (failed(weights))
     return failure();
+  if (options.verbose)
+    reportUnusedTensors(*weights, options.weightsPath);
   FailureOr<Plan> plan = buildPlan(func, *weights, options.defaultModelName);
   if (failed(plan))
     return failure();

@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
@@ -161,6 +162,12 @@ FailureOr<WeightSection> foldWeights(func::FuncOp func,
     return failure();
 
   WeightSection section;
+  llvm::StringSet<> declared;
+  func.walk([&](WeightOp op) { declared.insert(op.getName()); });
+  for (const st::Tensor &t : file->tensors())
+    if (!declared.contains(t.name))
+      section.unusedTensors.push_back(t.name);
+  section.fileTensors = file->tensors().size();
   Evaluator evaluator(*file);
   BlobBuilder blob(section.blob);
   // Kernels read weights; a model may also return one.

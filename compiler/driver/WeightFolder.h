@@ -12,6 +12,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace attnc::driver {
@@ -26,6 +27,11 @@ constexpr uint64_t kWeightAlignment = 64;
 struct WeightSection {
   std::vector<uint8_t> blob;
   llvm::DenseMap<mlir::Value, uint64_t> offsets;
+  /// The file's tensors the model declares no weight for (a checkpoint may
+  /// hold a pooler, a head, buffers), in file order; `attnc --verbose` lists
+  /// them.
+  std::vector<std::string> unusedTensors;
+  size_t fileTensors = 0;
 };
 
 /// Reads `weightsPath` and folds `func`'s weight expressions. A missing,

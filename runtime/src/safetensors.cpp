@@ -65,32 +65,41 @@ bool writeAll(int fd, const void *data, std::size_t size) {
   return true;
 }
 
+struct DTypeInfo {
+  DType dtype;
+  const char *name;
+  std::size_t size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {DType::F32, "F32", 4},         {DType::I32, "I32", 4},
+    {DType::F64, "F64", 8},         {DType::F16, "F16", 2},
+    {DType::BF16, "BF16", 2},       {DType::F8_E4M3, "F8_E4M3", 1},
+    {DType::F8_E5M2, "F8_E5M2", 1}, {DType::I64, "I64", 8},
+    {DType::I16, "I16", 2},         {DType::I8, "I8", 1},
+    {DType::U64, "U64", 8},         {DType::U32, "U32", 4},
+    {DType::U16, "U16", 2},         {DType::U8, "U8", 1},
+    {DType::BOOL, "BOOL", 1},
+};
 } // namespace
 
 const char *dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "F32";
-  case DType::I32:
-    return "I32";
-  }
+  for (const DTypeInfo &info : kDTypes)
+    if (info.dtype == dtype)
+      return info.name;
   return "?";
 }
 
 std::size_t itemSize(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  }
+  for (const DTypeInfo &info : kDTypes)
+    if (info.dtype == dtype)
+      return info.size;
   return 0;
 }
 
 std::optional<DType> parseDType(std::string_view name) {
-  if (name == "F32")
-    return DType::F32;
-  if (name == "I32")
-    return DType::I32;
+  for (const DTypeInfo &info : kDTypes)
+    if (name == info.name)
+      return info.dtype;
   return std::nullopt;
 }
 
@@ -188,8 +197,7 @@ Expected<File> File::open(const std::string &path) {
     std::optional<DType> dtype = parseDType(dtypeStr);
     if (!dtype)
       return fail(where + " has dtype " + dtypeStr +
-                  ", which attn does not support (it reads F32 and I32): "
-                  "convert the tensor to F32");
+                  ", which is not a safetensors dtype: the file is corrupt");
     if (shapeIt == entry.end() || !shapeIt->is_array())
       return fail(where + " has no \"shape\" array");
     Tensor t{name, *dtype, {}, nullptr, 0};

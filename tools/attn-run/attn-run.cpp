@@ -138,8 +138,11 @@ void printInfo(const attn_model *model) {
   }
 }
 
+/// The runtime's dtype of a file's tensor, or -1 for one models never take.
 int32_t toModelDtype(st::DType dtype) {
-  return dtype == st::DType::I32 ? ATTN_I32 : ATTN_F32;
+  return dtype == st::DType::F32   ? ATTN_F32
+         : dtype == st::DType::I32 ? ATTN_I32
+                                   : -1;
 }
 
 /// A 64-byte aligned output buffer, freed with free().
@@ -176,6 +179,11 @@ int run(const Options &o) {
       throw Failure{"'" + o.inputs + "' has no tensor named '" + info.name +
                     "' for the model's input " + describe(info) + " (it has " +
                     file->tensorNames() + "): add it or rename a tensor"};
+    if (toModelDtype(t->dtype) < 0)
+      throw Failure{"'" + o.inputs + "': tensor '" + info.name +
+                    "' has dtype " + st::dtypeName(t->dtype) +
+                    ", but the model's input is " + describe(info) +
+                    ": convert it to " + dtypeName(info.dtype)};
     inputs.push_back({info.name, toModelDtype(t->dtype),
                       int32_t(t->shape.size()), t->shape.data(),
                       const_cast<void *>(t->data)});

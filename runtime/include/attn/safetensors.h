@@ -23,9 +23,28 @@
 
 namespace attn::safetensors {
 
-enum class DType { F32, I32 };
+/// Every dtype of the format. attn computes on F32 and I32 only; a file may
+/// hold the others (an I64 buffer in a checkpoint, say) as long as the tensors
+/// attn reads are F32 or I32, and the readers of a tensor check its dtype.
+enum class DType {
+  F32,
+  I32,
+  F64,
+  F16,
+  BF16,
+  F8_E4M3,
+  F8_E5M2,
+  I64,
+  I16,
+  I8,
+  U64,
+  U32,
+  U16,
+  U8,
+  BOOL
+};
 
-/// "F32", "I32": the names the format uses.
+/// "F32", "I64", ...: the names the format uses.
 const char *dtypeName(DType dtype);
 std::size_t itemSize(DType dtype);
 std::optional<DType> parseDType(std::string_view name);

@@ -109,6 +109,21 @@ TEST_F(AttnRunTest, MissingInputIsNamed) {
   EXPECT_FALSE(fs::exists(path("o")));
 }
 
+TEST_F(AttnRunTest, InputOfAnotherDtypeIsRefused) {
+  Writer w;
+  std::vector<int64_t> wide(6, 1);
+  EXPECT_TRUE(w.add("x", DType::F32, {2, 3, 4}, x.data(), 96).ok());
+  EXPECT_TRUE(w.add("mask", DType::I64, {2, 3}, wide.data(), 48).ok());
+  std::string in = path("i64.safetensors");
+  ASSERT_TRUE(w.write(in).ok());
+  Result r = attnRun(std::string(FAKE_MODEL) + " --inputs " + in +
+                     " --outputs " + path("o"));
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, AllOf(HasSubstr("tensor 'mask' has dtype I64"),
+                              HasSubstr("convert it to F32")));
+  EXPECT_FALSE(fs::exists(path("o")));
+}
+
 TEST_F(AttnRunTest, InfoShowsDynamicDims) {
   Result r = attnRun(std::string(FAKE_MODEL) + " --info");
   ASSERT_EQ(r.exitCode, 0) << r.output;

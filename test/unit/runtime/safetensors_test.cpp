@@ -166,10 +166,27 @@ TEST_F(SafetensorsTest, MissingFieldsAndBadShape) {
                 {"tensor 't'", "data_offsets"}));
 }
 
-TEST_F(SafetensorsTest, UnsupportedDtypeIsNamed) {
+TEST_F(SafetensorsTest, UnknownDtypeIsNamed) {
   std::string p =
-      writeRaw(R"({"h":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}})", 4);
-  EXPECT_TRUE(failsWith(File::open(p), {"tensor 'h'", "BF16", "F32"}));
+      writeRaw(R"({"h":{"dtype":"F12","shape":[2],"data_offsets":[0,4]}})", 4);
+  EXPECT_TRUE(failsWith(File::open(p), {"tensor 'h'", "F12", "corrupt"}));
+}
+
+// A checkpoint holds more than attn computes on (an I64 position buffer, BF16
+// copies): the file opens, sizes are checked with each dtype's item size, and
+// the readers of a tensor check its dtype.
+TEST_F(SafetensorsTest, OtherDtypesAreReadAndSized) {
+  std::string p =
+      writeRaw(R"({"ids":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},)"
+               R"("h":{"dtype":"BF16","shape":[2],"data_offsets":[16,20]}})",
+               20);
+  Expected<File> f = File::open(p);
+  ASSERT_TRUE(f.ok()) << f.message();
+  EXPECT_EQ(f->find("ids")->dtype, DType::I64);
+  EXPECT_STREQ(dtypeName(f->find("h")->dtype), "BF16");
+  std::string wrong = writeRaw(
+      R"({"ids":{"dtype":"I64","shape":[2],"data_offsets":[0,8]}})", 8);
+  EXPECT_TRUE(failsWith(File::open(wrong), {"tensor 'ids'", "needs 16"}));
 }
 
 TEST_F(SafetensorsTest, OffsetsDisagreeWithShape) {
