@@ -37,9 +37,10 @@ configuration one file goldens/<name>.safetensors holds
                   `embeddings.*`,           add_pooling_layer=False; the
                   `encoder.layer.{0,1}.*`   position_ids buffer is not saved)
   * the inputs `input.<name>`: `input.x` (f32) for the layers, and i32 ones:
-    `input.lengths` (bert_layer, bert_model), `input.ids` and `input.pos`
-    (0 .. S-1, Hugging Face's default position_ids, which our models take as
-    an input) for the whole models, `input.token_type_ids` (bert_model);
+    `input.lengths` (bert_layer, bert_model), `input.ids` for the whole
+    models (their positions are Hugging Face's default position_ids,
+    0 .. S-1, `positions(S)` in our models), `input.token_type_ids`
+    (bert_model);
   * the outputs `expected.<name>` (f32): `expected.y` (the layers' output,
     BertModel's last_hidden_state) or `expected.logits` (GPT2LMHeadModel);
   * metadata: the torch, transformers, safetensors and numpy versions, the
@@ -322,15 +323,14 @@ def make_gpt2_lm():
     ids = torch.randint(0, cfg.vocab_size, (B, S))
     with torch.no_grad():
         # No attention_mask (the causal mask is the model's own), no KV cache
-        # (appending to one changes the summation order), position ids 0..S-1
-        # (the model's default, given explicitly to our model as `pos`).
+        # (appending to one changes the summation order), the default
+        # position ids 0..S-1 (`positions(S)` in our model).
         logits = model(input_ids=ids, use_cache=False).logits
     # GPT2LMHeadModel's own file: `transformer.` keys and no lm_head.weight
     # (tied to transformer.wte.weight, saved once).
     state = checkpoint_tensors(model, "", model)
     assert "lm_head.weight" not in state and "transformer.wte.weight" in state
-    inputs = {"input.ids": ids.to(torch.int32).numpy(),
-              "input.pos": np.arange(S, dtype=np.int32)}
+    inputs = {"input.ids": ids.to(torch.int32).numpy()}
     return cfg, type(model).__name__, state, inputs, {"logits": logits.numpy()}
 
 
@@ -358,7 +358,6 @@ def make_bert_model():
     state = checkpoint_tensors(model, "", model)
     inputs = {"input.ids": ids.to(torch.int32).numpy(),
               "input.token_type_ids": types.to(torch.int32).numpy(),
-              "input.pos": np.arange(S, dtype=np.int32),
               "input.lengths": lengths.numpy()}
     return cfg, type(model).__name__, state, inputs, {"y": y.numpy()}
 

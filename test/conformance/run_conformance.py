@@ -16,7 +16,7 @@ the inputs `input.<name>` and the outputs `expected.<name>`):
   2. compile:  attnc models/<name>.attn --weights goldens/<name>.safetensors
                -o WORKDIR/m.so  (attnc reads only the declared weights; the
                golden's inputs and expected outputs are ignored);
-  3. write the inputs under the model's input names (`x`, `ids`, `pos`,
+  3. write the inputs under the model's input names (`x`, `ids`,
      `token_type_ids`, `lengths`), run attn-run m.so --inputs in.safetensors
      --outputs out.safetensors;
   4. compare each output (`y`, `logits`) with `expected.<name>`, every
