@@ -1,13 +1,16 @@
 //===- compiler/frontend/MLIRGen.cpp - AST -> attn dialect ----------------===//
 #include "compiler/frontend/MLIRGen.h"
 
+#include "compiler/passes/Builders.h"
 #include "dialects/attn/Analysis/DimSymbols.h"
 #include "dialects/attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+
 #include "llvm/ADT/DenseMap.h"
+#include <cmath>
 
 using namespace mlir;
 namespace attn = mlir::attn;
@@ -69,14 +72,15 @@ private:
   Value expr(const Expr &e);
   Value builtin(const BuiltinExpr &e);
   Value selfAttention(const BuiltinExpr &e, Value input);
+  Value crossAttention(const BuiltinExpr &e, Value input, Value memory);
   attn::MaskAttr maskAttr(const BuiltinExpr &e);
 
   OpBuilder builder;
   const llvm::SourceMgr &sourceMgr;
   llvm::DenseMap<const WeightDecl *, Value> weights;
   llvm::DenseMap<const ValueDecl *, Value> values;
-  /// The op of each call with more than one result.
-  llvm::DenseMap<const BuiltinExpr *, Operation *> calls;
+  /// The results of each call with more than one.
+  llvm::DenseMap<const BuiltinExpr *, SmallVector<Value, 2>> calls;
 };
 
 /// The mask terms Sema recorded on an attention.
@@ -121,8 +125,57 @@ Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
       wqkv, bqkv, wo, bo, lengths, bias,
       builder.getI64IntegerAttr(e.getAttr("heads")->integer), maskAttr(e),
       FloatAttr());
-  calls[&e] = op;
+  calls[&e] = SmallVector<Value, 2>(op->getResults());
   return op.getResult();
+}
+
+/// Queries projected from `input`, keys and values from `memory`, then
+/// attn.sdpa and the output projection: cross-attention has no op of its
+/// own, its parts are those of a decomposed self-attention.
+Value MLIRGenerator::crossAttention(const BuiltinExpr &e, Value input,
+                                    Value memory) {
+  Location where = loc(e.getLoc());
+  auto project = [&](Value x, StringRef role) -> Value {
+    const WeightDecl *w = e.getWeight((role + ".weight").str());
+    if (!w)
+      return {};
+    return attn::buildLinear(builder, where, x, outInWeight(w),
+                             weight(e.getWeight((role + ".bias").str())),
+                             attn::WeightLayout::out_in);
+  };
+  Value q = project(input, "q");
+  Value k = project(memory, "k"), v = project(memory, "v");
+  if (Value kv = project(memory, "kv")) {
+    // K then V, as PyTorch's packed in_proj rows after Q's.
+    int64_t d = cast<RankedTensorType>(input.getType()).getShape().back();
+    int64_t last = cast<RankedTensorType>(kv.getType()).getRank() - 1;
+    k = attn::buildSlice(builder, where, kv, last, 0, d);
+    v = attn::buildSlice(builder, where, kv, last, d, d);
+  }
+  auto operand = [&](StringRef role) -> Value {
+    const Expr *x = e.getNamedOperand(role);
+    return x ? expr(*x) : Value();
+  };
+  Value lengths = operand("lengths"), bias = operand("bias");
+  int64_t heads = e.getAttr("heads")->integer;
+  auto queries = cast<RankedTensorType>(input.getType());
+  Type weights;
+  if (e.getAttr("weights")) {
+    // [batch..., heads, S, T]
+    auto keys = cast<RankedTensorType>(memory.getType());
+    SmallVector<int64_t> shape(queries.getShape().drop_back(2));
+    shape.append({heads, queries.getDimSize(queries.getRank() - 2),
+                  keys.getDimSize(keys.getRank() - 2)});
+    weights = RankedTensorType::get(shape, queries.getElementType());
+  }
+  int64_t headDim = queries.getShape().back() / heads;
+  auto sdpa = builder.create<attn::SdpaOp>(
+      where, queries, weights, q, k, v, lengths, bias, /*score=*/Value(),
+      builder.getI64IntegerAttr(heads), /*kv_heads=*/IntegerAttr(), maskAttr(e),
+      builder.getF32FloatAttr(1.0f / std::sqrt(float(headDim))));
+  Value out = project(sdpa.getResult(), "out");
+  calls[&e] = {out, sdpa.getWeights()};
+  return out;
 }
 
 Value MLIRGenerator::builtin(const BuiltinExpr &e) {
@@ -146,6 +199,8 @@ Value MLIRGenerator::builtin(const BuiltinExpr &e) {
         builder.getF32FloatAttr(e.getAttr("eps")->real));
   if (e.builtin == "self_attention")
     return selfAttention(e, operands[0]);
+  if (e.builtin == "cross_attention")
+    return crossAttention(e, operands[0], operands[1]);
   if (e.builtin == "embedding")
     return builder.create<attn::EmbeddingOp>(where, type, operands[0],
                                              weight(e.getWeight("table")));
@@ -158,10 +213,10 @@ Value MLIRGenerator::builtin(const BuiltinExpr &e) {
   for (const auto &[name, attr] : e.attrs) {
     assert(attr.kind != BuiltinAttr::Kind::Enum &&
            "enumerators are resolved by the builtins that take them");
-    state.addAttribute(name, attr.kind == BuiltinAttr::Kind::Integer
-                                 ? Attribute(builder.getI64IntegerAttr(
-                                       attr.integer))
-                                 : builder.getF32FloatAttr(attr.real));
+    state.addAttribute(name,
+                       attr.kind == BuiltinAttr::Kind::Integer
+                           ? Attribute(builder.getI64IntegerAttr(attr.integer))
+                           : builder.getF32FloatAttr(attr.real));
   }
   return builder.create(state)->getResult(0);
 }
@@ -214,7 +269,7 @@ OwningOpRef<ModuleOp> MLIRGenerator::generate(const ModelAST &model) {
       values[assign] = expr(*assign->value);
     } else if (auto *result = dyn_cast<ResultDecl>(decl.get())) {
       auto *call = cast<BuiltinExpr>(result->of->value.get());
-      values[result] = calls.lookup(call)->getResult(result->index);
+      values[result] = calls.lookup(call)[result->index];
     } else if (auto *out = dyn_cast<OutputStmt>(decl.get())) {
       Value v = expr(*out->value);
       values[out] = v;

@@ -109,8 +109,10 @@ private:
   ExprPtr checkSinusoidal(CallExpr &call, CallArgs &args);
   ExprPtr checkFunction(CallExpr &call, CallArgs &args);
   ExprPtr checkSelfAttention(CallExpr &call, CallArgs &args);
+  ExprPtr checkCrossAttention(CallExpr &call, CallArgs &args);
+  int64_t checkHeads(CallExpr &call, CallArgs &args, int64_t modelDim);
   bool resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
-                   int64_t heads);
+                   const Extent &keys, int64_t heads);
   void checkSecondResult(ResultDecl &result);
 
   // Helpers for builtins.
@@ -120,8 +122,8 @@ private:
   WeightDecl *lookupWeightArg(const Expr &arg, llvm::StringRef role);
   void reportUnknownWeight(const NameExpr &name, llvm::StringRef role,
                            bool prefixOnly);
-  bool resolveProjection(Argument &arg, int64_t modelDim, int64_t outFactor,
-                         BuiltinExpr &call);
+  bool resolveProjection(Argument &arg, int64_t in, int64_t out,
+                         BuiltinExpr &call, llvm::StringRef inWhat = "d_model");
   bool checkMatrix(const WeightDecl &weight, const Expr &at,
                    llvm::StringRef role, int64_t in, int64_t out,
                    llvm::StringRef inWhat);
@@ -158,6 +160,8 @@ const llvm::StringRef kLayerNormArgs[] = {"eps"};
 const llvm::StringRef kGeluArgs[] = {"approximate"};
 const llvm::StringRef kAttentionArgs[] = {"heads", "q",   "k",   "v",
                                           "qkv",   "out", "mask"};
+const llvm::StringRef kCrossAttentionArgs[] = {"heads", "q",   "k",   "v",
+                                               "kv",    "out", "mask"};
 
 void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
   builtins = {
@@ -179,14 +183,26 @@ void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
        "embedding(ids, P) or embedding(ids, W)",
        {},
        &Sema::checkEmbedding},
-      {"positions", 1, 1, "positions(S) with S a declared dim", {},
+      {"positions",
+       1,
+       1,
+       "positions(S) with S a declared dim",
+       {},
        &Sema::checkPositions},
-      {"sinusoidal", 2, 2, "sinusoidal(positions, D) with D even", {},
+      {"sinusoidal",
+       2,
+       2,
+       "sinusoidal(positions, D) with D even",
+       {},
        &Sema::checkSinusoidal},
       {"self_attention", 1, 1,
        "self_attention(x, heads = H, qkv = P | q = P, k = P, v = P, out = P, "
        "mask = M)",
        kAttentionArgs, &Sema::checkSelfAttention},
+      {"cross_attention", 2, 2,
+       "cross_attention(x, memory, heads = H, q = P, kv = P | k = P, v = P, "
+       "out = P, mask = M)",
+       kCrossAttentionArgs, &Sema::checkCrossAttention},
   };
   for (const std::string &name : functions)
     if (!lookupBuiltin(name))
@@ -765,8 +781,10 @@ ExprPtr Sema::checkGelu(CallExpr &call, CallArgs &args) {
   return fn;
 }
 
-bool Sema::resolveProjection(Argument &arg, int64_t modelDim, int64_t outFactor,
-                             BuiltinExpr &call) {
+/// A projection `P` (`P.weight` [out, in], optional `P.bias` [out]); `in` <
+/// 0 when the input's features are unknown (an earlier error).
+bool Sema::resolveProjection(Argument &arg, int64_t in, int64_t out,
+                             BuiltinExpr &call, llvm::StringRef inWhat) {
   std::string role = "'" + arg.name + "'";
   auto *name = llvm::dyn_cast<NameExpr>(arg.value.get());
   if (!name) {
@@ -791,11 +809,10 @@ bool Sema::resolveProjection(Argument &arg, int64_t modelDim, int64_t outFactor,
   call.weights.push_back({arg.name + ".weight", weight});
   if (bias)
     call.weights.push_back({arg.name + ".bias", bias});
-  if (modelDim < 0)
+  if (in < 0 || out < 0)
     return true;
-  int64_t out = outFactor * modelDim;
   std::string weightRole = role + " weight";
-  if (!checkMatrix(*weight, *name, weightRole, modelDim, out, "d_model"))
+  if (!checkMatrix(*weight, *name, weightRole, in, out, inWhat))
     return false;
   return !bias ||
          checkVector(*bias, *name, role + " bias", out,
@@ -806,8 +823,10 @@ bool Sema::resolveProjection(Argument &arg, int64_t modelDim, int64_t outFactor,
 /// window(LEFT, RIGHT), or an f32 tensor added to the scores. Records the
 /// terms on `call` as attributes (causal, window_left, window_right) and
 /// operands (lengths, bias) of an attention over `query`'s sequence.
+/// The mask terms of an attention of `query` [.., S, D] over keys of the
+/// sequence extent `keys` (S for self-attention, the memory's T).
 bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
-                       int64_t heads) {
+                       const Extent &keys, int64_t heads) {
   // The terms' owning slots, so a tensor term can be checked (and moved).
   std::vector<ExprPtr *> slots;
   std::function<void(ExprPtr &)> flatten = [&](ExprPtr &e) {
@@ -920,7 +939,7 @@ bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
       ok = false;
       continue;
     }
-    // An additive mask: [S, S], [B, S, S] or [B, heads, S, S].
+    // An additive mask: [S, T], [B, S, T] or [B, heads, S, T].
     ExprPtr bias = checkValue(std::move(*slot));
     if (!bias) {
       ok = false;
@@ -929,17 +948,16 @@ bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
     const Shape &b = bias->shape;
     bool fits = bias->elementType == ElementType::f32 && b.size() >= 2 &&
                 b.size() <= 4 && b[b.size() - 2] == seq &&
-                b[b.size() - 1] == seq &&
+                b[b.size() - 1] == keys &&
                 (b.size() < 3 || (query.size() >= 3 && b[0] == query[0])) &&
                 (b.size() < 4 || (!b[1].isSymbolic() && b[1].size == heads));
     if (!fits) {
-      std::string s = extentToString(seq);
+      std::string st = extentToString(seq) + ", " + extentToString(keys);
       std::string batch =
           query.size() >= 3 ? extentToString(query[0]) : std::string("B");
-      errorAt(*bias, "an additive mask is f32[" + s + ", " + s + "], [" +
-                         batch + ", " + s + ", " + s + "] or [" + batch + ", " +
-                         std::to_string(heads) + ", " + s + ", " + s +
-                         "], but this is " +
+      errorAt(*bias, "an additive mask is f32[" + st + "], [" + batch + ", " +
+                         st + "] or [" + batch + ", " + std::to_string(heads) +
+                         ", " + st + "], but this is " +
                          getElementTypeName(bias->elementType).str() +
                          shapeToString(b));
       ok = false;
@@ -1023,8 +1041,8 @@ ExprPtr Sema::checkPositions(CallExpr &call, CallArgs &args) {
       e.name = dim->name;
       positions->shape.push_back(e);
       // The input lends its extent only; its data is never read.
-      auto ref = std::make_unique<ValueRefExpr>(input->name, input,
-                                                arg.getRange());
+      auto ref =
+          std::make_unique<ValueRefExpr>(input->name, input, arg.getRange());
       ref->elementType = input->type.elementType;
       ref->shape = input->type.shape;
       positions->operands.push_back(std::move(ref));
@@ -1079,34 +1097,132 @@ ExprPtr Sema::checkDropout(CallExpr &call, CallArgs &args) {
   return x;
 }
 
+/// The `heads = H` of an attention: a positive divisor of d_model (when that
+/// is known, >= 0), or 0 after reporting an error.
+int64_t Sema::checkHeads(CallExpr &call, CallArgs &args, int64_t modelDim) {
+  Argument *arg = args.get("heads");
+  if (!arg) {
+    error(call.calleeLoc.Start,
+          "'" + call.callee + "' requires 'heads = N' (the number of heads)",
+          call.getRange());
+    return 0;
+  }
+  auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
+  if (!number || !number->isInteger || number->intValue <= 0) {
+    errorAt(*arg->value, "'heads' must be a positive integer");
+    return 0;
+  }
+  if (modelDim > 0 && modelDim % number->intValue != 0) {
+    errorAt(*arg->value, "d_model " + llvm::Twine(modelDim) +
+                             " is not divisible by heads = " +
+                             llvm::Twine(number->intValue));
+    return 0;
+  }
+  return number->intValue;
+}
+
+/// `cross_attention(x, memory, ...)`: queries from x [.., S, D], keys and
+/// values from memory [.., T, Dm] (same batch dims, its own sequence dim);
+/// q and out are [D, D], k and v [D, Dm] (kv packed: [2D, Dm]).
+ExprPtr Sema::checkCrossAttention(CallExpr &call, CallArgs &args) {
+  ExprPtr x = checkActivationInput(*args.positional[0], "cross_attention");
+  ExprPtr memory = checkActivationInput(*args.positional[1], "cross_attention");
+  int64_t modelDim = -1, memoryDim = -1;
+  if (x && !getFeatureDim(*x, "cross_attention", modelDim))
+    x = nullptr;
+  if (memory && !getFeatureDim(*memory, "cross_attention", memoryDim))
+    memory = nullptr;
+  if (x && memory) {
+    const Shape &a = x->shape, &m = memory->shape;
+    bool sameBatch =
+        a.size() == m.size() && std::equal(a.begin(), a.end() - 2, m.begin());
+    if (!sameBatch) {
+      errorAt(*memory,
+              "the memory of 'cross_attention' must have the batch dims of "
+              "its queries and its own sequence dim, " +
+                  shapeToString(Shape(a.begin(), a.end() - 2)) +
+                  " then [T, features], but the queries are " +
+                  shapeToString(a) + " and the memory " + shapeToString(m));
+      memory = nullptr;
+    }
+  }
+  int64_t heads = checkHeads(call, args, modelDim);
+  bool ok = x && memory && heads > 0;
+
+  auto attn = std::make_unique<BuiltinExpr>("cross_attention", call.getRange());
+  if (Argument *q = args.get("q")) {
+    ok &= resolveProjection(*q, modelDim, modelDim, *attn);
+  } else {
+    error(call.calleeLoc.Start,
+          "'cross_attention' requires 'q = P' (the query projection)",
+          call.getRange());
+    ok = false;
+  }
+  Argument *kv = args.get("kv"), *k = args.get("k"), *v = args.get("v");
+  int64_t kvOut = modelDim < 0 ? -1 : 2 * modelDim;
+  if (kv && (k || v)) {
+    error(kv->nameLoc.Start,
+          "give either 'kv' or 'k' and 'v' to 'cross_attention', not both",
+          kv->nameLoc);
+    ok = false;
+  } else if (kv) {
+    ok &= resolveProjection(*kv, memoryDim, kvOut, *attn,
+                            "the memory's features");
+  } else if (k && v) {
+    ok &= resolveProjection(*k, memoryDim, modelDim, *attn,
+                            "the memory's features");
+    ok &= resolveProjection(*v, memoryDim, modelDim, *attn,
+                            "the memory's features");
+  } else {
+    error(call.calleeLoc.Start,
+          "'cross_attention' needs its key and value projections: 'kv = P' "
+          "(packed, K then V) or 'k = P, v = P'",
+          call.getRange());
+    ok = false;
+  }
+  if (Argument *out = args.get("out")) {
+    ok &= resolveProjection(*out, modelDim, modelDim, *attn);
+  } else {
+    error(call.calleeLoc.Start,
+          "'cross_attention' requires 'out = P' (the output projection)",
+          call.getRange());
+    ok = false;
+  }
+  if (Argument *mask = args.get("mask"); mask && x && memory) {
+    ok &= resolveMask(mask->value, *attn, x->shape,
+                      memory->shape[memory->shape.size() - 2], heads);
+    // Positions of the queries and of the memory are unrelated: a causal or
+    // window term would compare them as if they were one sequence.
+    for (llvm::StringRef term : {"causal", "window_left"})
+      if (attn->getAttr(term)) {
+        errorAt(
+            *mask->value,
+            "'cross_attention' masks only the memory: " +
+                llvm::StringRef(term == "causal" ? "'causal'" : "'window'") +
+                " compares query and key positions, which are in "
+                "different sequences; use padding(lengths) or an "
+                "additive tensor");
+        ok = false;
+        break;
+      }
+  }
+  if (!ok)
+    return nullptr;
+  attn->shape = x->shape;
+  attn->operands.push_back(std::move(x));
+  attn->operands.push_back(std::move(memory));
+  attn->attrs.insert(attn->attrs.begin(),
+                     {"heads", BuiltinAttr::getInteger(heads)});
+  return attn;
+}
+
 ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
   ExprPtr x = checkActivationInput(*args.positional[0], "self_attention");
   int64_t modelDim = -1;
   if (x && !getFeatureDim(*x, "self_attention", modelDim))
     x = nullptr;
-  bool ok = x != nullptr;
-
-  int64_t heads = 0;
-  if (Argument *arg = args.get("heads")) {
-    auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
-    if (!number || !number->isInteger || number->intValue <= 0) {
-      errorAt(*arg->value, "'heads' must be a positive integer");
-      ok = false;
-    } else {
-      heads = number->intValue;
-      if (modelDim > 0 && modelDim % heads != 0) {
-        errorAt(*arg->value,
-                "d_model " + llvm::Twine(modelDim) +
-                    " is not divisible by heads = " + llvm::Twine(heads));
-        ok = false;
-      }
-    }
-  } else {
-    error(call.calleeLoc.Start,
-          "'self_attention' requires 'heads = N' (the number of heads)",
-          call.getRange());
-    ok = false;
-  }
+  int64_t heads = checkHeads(call, args, modelDim);
+  bool ok = x != nullptr && heads > 0;
 
   auto attn = std::make_unique<BuiltinExpr>("self_attention", call.getRange());
   Argument *qkv = args.get("qkv");
@@ -1120,10 +1236,10 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
           qkv->nameLoc);
     ok = false;
   } else if (qkv) {
-    ok &= resolveProjection(*qkv, modelDim, 3, *attn);
+    ok &= resolveProjection(*qkv, modelDim, 3 * modelDim, *attn);
   } else if (numSeparate == 3) {
     for (Argument *arg : separate)
-      ok &= resolveProjection(*arg, modelDim, 1, *attn);
+      ok &= resolveProjection(*arg, modelDim, modelDim, *attn);
   } else if (numSeparate) {
     const llvm::StringRef names[] = {"q", "k", "v"};
     std::vector<llvm::StringRef> missing;
@@ -1144,7 +1260,7 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
   }
 
   if (Argument *out = args.get("out")) {
-    ok &= resolveProjection(*out, modelDim, 1, *attn);
+    ok &= resolveProjection(*out, modelDim, modelDim, *attn);
   } else {
     error(call.calleeLoc.Start,
           "'self_attention' requires 'out = P' (the output projection)",
@@ -1153,7 +1269,8 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
   }
 
   if (Argument *mask = args.get("mask"); mask && x)
-    ok &= resolveMask(mask->value, *attn, x->shape, heads);
+    ok &= resolveMask(mask->value, *attn, x->shape,
+                      x->shape[x->shape.size() - 2], heads);
 
   if (!ok)
     return nullptr;
@@ -1178,23 +1295,26 @@ void Sema::checkSecondResult(ResultDecl &result) {
             result.nameLoc);
     return;
   }
-  if (call->builtin != "self_attention") {
-    error(
-        result.nameLoc.Start,
-        "'" + call->builtin +
-            "' has one result; only self_attention has a "
-            "second one, its attention weights ('a, w = self_attention(...)')",
-        result.nameLoc);
+  bool cross = call->builtin == "cross_attention";
+  if (call->builtin != "self_attention" && !cross) {
+    error(result.nameLoc.Start,
+          "'" + call->builtin +
+              "' has one result; only self_attention and cross_attention "
+              "have a second one, their attention weights ('a, w = "
+              "self_attention(...)')",
+          result.nameLoc);
     result.invalid = true;
     return;
   }
   call->attrs.push_back({"weights", BuiltinAttr::getInteger(1)});
+  // [batch..., heads, S, S], or [batch..., heads, S, T] over a memory.
   const Shape &x = call->shape;
+  const Shape &keys = cross ? call->operands[1]->shape : x;
   result.elementType = ElementType::f32;
   result.shape.assign(x.begin(), x.end() - 2);
   result.shape.push_back(Extent::fixed(call->getAttr("heads")->integer));
   result.shape.push_back(x[x.size() - 2]);
-  result.shape.push_back(x[x.size() - 2]);
+  result.shape.push_back(keys[keys.size() - 2]);
 }
 
 //===----------------------------------------------------------------------===//

@@ -18,24 +18,39 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
+    // Q, K and V projected from one input (self-attention) become one GEMM;
+    // K and V from one input apart from Q's (cross-attention: the memory)
+    // become one GEMM of their own.
+    SmallVector<OpOperand *, 3> operands = {
+        &op.getQueryMutable(), &op.getKeyMutable(), &op.getValueMutable()};
     SmallVector<LinearOp, 3> projs;
-    for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
-      auto linear = operand.getDefiningOp<LinearOp>();
-      if (!linear || !linear->hasOneUse())
+    auto fusible = [&](ArrayRef<OpOperand *> group) {
+      projs.clear();
+      for (OpOperand *operand : group) {
+        auto linear = operand->get().getDefiningOp<LinearOp>();
+        if (!linear || !linear->hasOneUse() ||
+            linear.getLayout() == WeightLayout::panels)
+          return false;
+        if (!projs.empty() &&
+            (linear.getInput() != projs[0].getInput() ||
+             linear.getLayout() != projs[0].getLayout() ||
+             bool(linear.getBias()) != bool(projs[0].getBias())))
+          return false;
+        projs.push_back(linear);
+      }
+      return true;
+    };
+    ArrayRef<OpOperand *> group = operands;
+    if (!fusible(group)) {
+      group = group.drop_front();
+      if (!fusible(group))
         return rewriter.notifyMatchFailure(
-            op, "q, k and v are not projections used only here");
-      projs.push_back(linear);
+            op, "no two of q, k and v are projections of one input, in one "
+                "layout, used only here");
     }
     Value input = projs[0].getInput();
     WeightLayout layout = projs[0].getLayout();
     bool biased = bool(projs[0].getBias());
-    for (LinearOp p : projs)
-      if (p.getInput() != input || p.getLayout() != layout ||
-          bool(p.getBias()) != biased)
-        return rewriter.notifyMatchFailure(
-            op, "projections differ in input, layout or bias");
-    if (layout == WeightLayout::panels)
-      return rewriter.notifyMatchFailure(op, "weights already in panels");
 
     Location loc = op.getLoc();
     auto concat = [&](ArrayRef<Value> parts, int64_t dim) -> Value {
@@ -50,26 +65,27 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
     };
     // Output features are dim 0 of an [out, in] weight, dim 1 of [in, out].
     int64_t outDim = layout == WeightLayout::out_in ? 0 : 1;
-    Value w = concat(
-        {projs[0].getWeight(), projs[1].getWeight(), projs[2].getWeight()},
-        outDim);
+    SmallVector<Value, 3> ws, bs;
+    for (LinearOp p : projs) {
+      ws.push_back(p.getWeight());
+      bs.push_back(p.getBias());
+    }
+    Value w = concat(ws, outDim);
     Value b;
     if (biased)
-      b = concat({projs[0].getBias(), projs[1].getBias(), projs[2].getBias()},
-                 0);
-    Value qkv = buildLinear(rewriter, loc, input, w, b, layout);
-    int64_t last = op.getQuery().getType().getRank() - 1;
+      b = concat(bs, 0);
+    Value fused = buildLinear(rewriter, loc, input, w, b, layout);
+    int64_t last = cast<RankedTensorType>(fused.getType()).getRank() - 1;
     SmallVector<Value, 3> parts;
     int64_t offset = 0;
     for (LinearOp p : projs) {
       int64_t features = p.getOutFeatures();
-      parts.push_back(buildSlice(rewriter, loc, qkv, last, offset, features));
+      parts.push_back(buildSlice(rewriter, loc, fused, last, offset, features));
       offset += features;
     }
     rewriter.modifyOpInPlace(op, [&] {
-      op.getQueryMutable().assign(parts[0]);
-      op.getKeyMutable().assign(parts[1]);
-      op.getValueMutable().assign(parts[2]);
+      for (auto [operand, part] : llvm::zip(group, parts))
+        operand->set(part);
     });
     for (LinearOp p : projs)
       rewriter.eraseOp(p);

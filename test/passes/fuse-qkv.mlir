@@ -62,14 +62,15 @@ func.func @narrow_projections(%x: tensor<?x?x8xf32>, %wq: tensor<4x8xf32>, %wk: 
 
 // -----
 
-// Cross attention: the key and value read another input. Not fused.
+// Cross attention: the key and value read another input (the memory). They
+// become one GEMM of their own; the query stays apart.
 // CHECK-LABEL: func.func @different_inputs
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x8xf32>, %[[Y:[^:]*]]: tensor<?x?x8xf32>, %[[W:[^:]*]]: tensor<8x8xf32>)
-// CHECK-NOT: attn.concat
-// CHECK-NOT: attn.slice
 // CHECK: %[[Q:.*]] = attn.linear %[[X]], %[[W]]
-// CHECK-NEXT: %[[K:.*]] = attn.linear %[[Y]], %[[W]]
-// CHECK-NEXT: %[[V:.*]] = attn.linear %[[Y]], %[[W]]
+// CHECK-NEXT: %[[WKV:.*]] = attn.concat %[[W]], %[[W]] {dim = 0 : i64} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<16x8xf32>
+// CHECK-NEXT: %[[KV:.*]] = attn.linear %[[Y]], %[[WKV]] {{.*}} -> tensor<?x?x16xf32>
+// CHECK-NEXT: %[[K:.*]] = attn.slice %[[KV]] {dim = 2 : i64, offset = 0 : i64, size = 8 : i64}
+// CHECK-NEXT: %[[V:.*]] = attn.slice %[[KV]] {dim = 2 : i64, offset = 8 : i64, size = 8 : i64}
 // CHECK-NEXT: attn.sdpa %[[Q]], %[[K]], %[[V]]
 func.func @different_inputs(%x: tensor<?x?x8xf32>, %y: tensor<?x?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
   %q = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>

@@ -278,8 +278,8 @@ LogicalResult PositionsOp::verify() {
   auto input = getInput().getType();
   int64_t dim = getDim();
   if (dim < 0 || dim >= input.getRank())
-    return emitOpError("dim ") << dim << " is outside the input's rank "
-                               << input.getRank();
+    return emitOpError("dim ")
+           << dim << " is outside the input's rank " << input.getRank();
   if (getType().getDimSize(0) != input.getDimSize(dim))
     return emitOpError("result must have the extent of input dim ") << dim;
   return success();

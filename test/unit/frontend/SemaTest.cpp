@@ -286,10 +286,11 @@ TEST(Sema, I32InputWhereF32IsNeeded) {
 TEST(Sema, UnknownBuiltin) {
   EXPECT_TRUE(failsWith(model("  y = gleu(x)\n  output y"), "16:7",
                         "unknown builtin 'gleu'; did you mean 'gelu'?"));
-  EXPECT_TRUE(failsWith(model("  y = softmax(x)\n  output y"), "16:7",
-                        "unknown builtin 'softmax'; the builtins are linear, "
-                        "layer_norm, gelu, dropout, embedding, positions, sinusoidal, "
-                        "self_attention, relu, tanh, silu"));
+  EXPECT_TRUE(
+      failsWith(model("  y = softmax(x)\n  output y"), "16:7",
+                "unknown builtin 'softmax'; the builtins are linear, "
+                "layer_norm, gelu, dropout, embedding, positions, sinusoidal, "
+                "self_attention, cross_attention, relu, tanh, silu"));
 }
 
 TEST(Sema, NamedArgumentErrors) {
@@ -568,13 +569,14 @@ TEST(Sema, Embedding) {
   EXPECT_EQ(e->builtin, "embedding");
   EXPECT_EQ(shapeToString(e->shape), "[B, S, 64]");
   EXPECT_EQ(e->getWeight("table"), l.model->lookupWeight("wte.weight"));
-  EXPECT_TRUE(failsWith(model("  weight wte.weight : f32[100, 64]\n"
-                              "  output y = embedding(x, wte)"),
-                        "17:24",
-                        "'embedding' takes i32 ids, but this is f32[B, S, 64]"));
-  EXPECT_TRUE(failsWith(model("  output y = embedding(ids, ln)"), "16:29",
-                        "the table of 'embedding' must be 2-D [rows, features], "
-                        "but 'ln.weight' is [64]"));
+  EXPECT_TRUE(failsWith(
+      model("  weight wte.weight : f32[100, 64]\n"
+            "  output y = embedding(x, wte)"),
+      "17:24", "'embedding' takes i32 ids, but this is f32[B, S, 64]"));
+  EXPECT_TRUE(
+      failsWith(model("  output y = embedding(ids, ln)"), "16:29",
+                "the table of 'embedding' must be 2-D [rows, features], "
+                "but 'ln.weight' is [64]"));
 }
 
 TEST(Sema, PositionsAndSinusoidal) {
@@ -606,6 +608,52 @@ TEST(Sema, PositionsAndSinusoidal) {
                         "'sinusoidal' takes i32 positions"));
 }
 
+/// Lines 16-18 declare a memory with its own sequence dim T; a test's call
+/// is on line 19.
+std::string crossModel(llvm::StringRef call) {
+  return model("  dim T <= 32\n"
+               "  input mem : f32[B, T, 64]\n"
+               "  weight kv.weight : f32[128, 64]\n" +
+               call.str());
+}
+
+TEST(Sema, CrossAttention) {
+  Loaded l =
+      load(crossModel("  input len : i32[B]\n"
+                      "  a, w = cross_attention(x, mem, heads = 4, q = q, "
+                      "kv = kv, out = o, mask = padding(len))\n"
+                      "  output w"));
+  ASSERT_TRUE(l.model) << l.diags;
+  const ResultDecl *w = nullptr;
+  for (const auto &decl : l.model->body)
+    if (auto *result = llvm::dyn_cast<ResultDecl>(decl.get()))
+      w = result;
+  ASSERT_TRUE(w);
+  EXPECT_EQ(shapeToString(w->shape), "[B, 4, S, T]");
+
+  EXPECT_TRUE(
+      failsWith(crossModel("  output y = cross_attention(x, mem, heads "
+                           "= 4, q = q, kv = kv, out = o, mask = causal)"),
+                "19:81",
+                "'cross_attention' masks only the memory: 'causal' "
+                "compares query and key positions"));
+  EXPECT_TRUE(failsWith(
+      crossModel("  output y = cross_attention(x, mem, heads "
+                 "= 4, q = q, out = o)"),
+      "19:14", "'cross_attention' needs its key and value projections"));
+  EXPECT_TRUE(failsWith(crossModel("  output y = cross_attention(x, mem, heads "
+                                   "= 4, q = q, kv = qkv, out = o)"),
+                        "19:61",
+                        "'kv' weight 'qkv.weight' is [192, 64] but "
+                        "must be [128, 64]"));
+  EXPECT_TRUE(failsWith(crossModel("  output y = cross_attention(x, ids, heads "
+                                   "= 4, q = q, kv = kv, out = o)"),
+                        "19:33", "cross_attention"));
+  // Two sequence dims mixed up: S and T are different extents.
+  EXPECT_TRUE(
+      failsWith(crossModel("  output y = x + mem"), "19:16", "dim 1 (S vs T)"));
+}
+
 TEST(Sema, DropoutIsTheIdentity) {
   Loaded l = load(model("  output y = dropout(tanh(x), 0.1)"));
   ASSERT_TRUE(l.model) << l.diags;
@@ -624,8 +672,9 @@ TEST(Sema, AttentionWeightsAreASecondResult) {
   EXPECT_EQ(w->of->name, "a");
   EXPECT_TRUE(llvm::cast<BuiltinExpr>(w->of->value.get())->getAttr("weights"));
   EXPECT_TRUE(failsWith(model("  a, w = linear(x, fc)\n  output w"), "16:6",
-                        "'linear' has one result; only self_attention has a "
-                        "second one, its attention weights"));
+                        "'linear' has one result; only self_attention and "
+                        "cross_attention have a second one, their attention "
+                        "weights"));
 }
 
 TEST(Sema, AttentionNeedsF32) {
