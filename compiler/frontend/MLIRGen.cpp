@@ -135,19 +135,33 @@ Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
 Value MLIRGenerator::crossAttention(const BuiltinExpr &e, Value input,
                                     Value memory) {
   Location where = loc(e.getLoc());
+  int64_t d = cast<RankedTensorType>(input.getType()).getShape().back();
+  auto linear = [&](Value x, Value w, Value b) {
+    return attn::buildLinear(builder, where, x, w, b,
+                             attn::WeightLayout::out_in);
+  };
   auto project = [&](Value x, StringRef role) -> Value {
     const WeightDecl *w = e.getWeight((role + ".weight").str());
     if (!w)
       return {};
-    return attn::buildLinear(builder, where, x, outInWeight(w),
-                             weight(e.getWeight((role + ".bias").str())),
-                             attn::WeightLayout::out_in);
+    return linear(x, outInWeight(w),
+                  weight(e.getWeight((role + ".bias").str())));
   };
   Value q = project(input, "q");
+  Value kv = project(memory, "kv");
   Value k = project(memory, "k"), v = project(memory, "v");
-  if (Value kv = project(memory, "kv")) {
+  if (const WeightDecl *w = e.getWeight("qkv.weight")) {
+    // nn.MultiheadAttention's in_proj: rows [0, D) for the queries, [D, 3D)
+    // for the memory's keys and values.
+    Value packed = outInWeight(w), bias = weight(e.getWeight("qkv.bias"));
+    auto rows = [&](Value t, int64_t offset, int64_t size) -> Value {
+      return t ? attn::buildSlice(builder, where, t, 0, offset, size) : Value();
+    };
+    q = linear(input, rows(packed, 0, d), rows(bias, 0, d));
+    kv = linear(memory, rows(packed, d, 2 * d), rows(bias, d, 2 * d));
+  }
+  if (kv) {
     // K then V, as PyTorch's packed in_proj rows after Q's.
-    int64_t d = cast<RankedTensorType>(input.getType()).getShape().back();
     int64_t last = cast<RankedTensorType>(kv.getType()).getRank() - 1;
     k = attn::buildSlice(builder, where, kv, last, 0, d);
     v = attn::buildSlice(builder, where, kv, last, d, d);

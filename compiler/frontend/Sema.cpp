@@ -161,7 +161,7 @@ const llvm::StringRef kGeluArgs[] = {"approximate"};
 const llvm::StringRef kAttentionArgs[] = {"heads", "q",   "k",   "v",
                                           "qkv",   "out", "mask"};
 const llvm::StringRef kCrossAttentionArgs[] = {"heads", "q",   "k",   "v",
-                                               "kv",    "out", "mask"};
+                                               "kv",    "qkv", "out", "mask"};
 
 void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
   builtins = {
@@ -200,8 +200,8 @@ void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
        "mask = M)",
        kAttentionArgs, &Sema::checkSelfAttention},
       {"cross_attention", 2, 2,
-       "cross_attention(x, memory, heads = H, q = P, kv = P | k = P, v = P, "
-       "out = P, mask = M)",
+       "cross_attention(x, memory, heads = H, q = P, kv = P | k = P, v = P | "
+       "qkv = P, out = P, mask = M)",
        kCrossAttentionArgs, &Sema::checkCrossAttention},
   };
   for (const std::string &name : functions)
@@ -792,7 +792,12 @@ bool Sema::resolveProjection(Argument &arg, int64_t in, int64_t out,
             role + " must be a module prefix such as 'attn.c_attn'");
     return false;
   }
+  // A module's P.weight and P.bias, or nn.MultiheadAttention's packed
+  // in_proj_weight and in_proj_bias (P = `self_attn.in_proj`).
+  llvm::StringRef separator = ".";
   WeightDecl *weight = weights.lookup(name->name + ".weight");
+  if (!weight && (weight = weights.lookup(name->name + "_weight")))
+    separator = "_";
   if (!weight) {
     llvm::StringRef prefix = name->name;
     if (weights.count(name->name) && prefix.consume_back(".weight"))
@@ -803,7 +808,7 @@ bool Sema::resolveProjection(Argument &arg, int64_t in, int64_t out,
     return false;
   }
   weight->used = true;
-  WeightDecl *bias = weights.lookup(name->name + ".bias");
+  WeightDecl *bias = weights.lookup(name->name + separator.str() + "bias");
   if (bias)
     bias->used = true;
   call.weights.push_back({arg.name + ".weight", weight});
@@ -1150,17 +1155,41 @@ ExprPtr Sema::checkCrossAttention(CallExpr &call, CallArgs &args) {
   bool ok = x && memory && heads > 0;
 
   auto attn = std::make_unique<BuiltinExpr>("cross_attention", call.getRange());
-  if (Argument *q = args.get("q")) {
+  Argument *q = args.get("q"), *kv = args.get("kv"), *k = args.get("k"),
+           *v = args.get("v"), *qkv = args.get("qkv");
+  if (qkv && (q || kv || k || v)) {
+    error(qkv->nameLoc.Start,
+          "give 'cross_attention' either 'qkv' (packed) or 'q' and 'kv' (or "
+          "'k' and 'v'), not both",
+          qkv->nameLoc);
+    ok = false;
+  } else if (qkv) {
+    // nn.MultiheadAttention's in_proj: rows [0, D) project the queries, rows
+    // [D, 3D) the memory's keys and values, so both have D features.
+    ok &= resolveProjection(*qkv, modelDim, modelDim < 0 ? -1 : 3 * modelDim,
+                            *attn);
+    if (ok && memoryDim != modelDim) {
+      errorAt(*qkv->value, "a packed 'qkv' projects the queries and the "
+                           "memory with one matrix, so both need d_model " +
+                               llvm::Twine(modelDim) +
+                               " features, but the memory has " +
+                               llvm::Twine(memoryDim) +
+                               "; give 'q' and 'kv' (or 'k' and 'v')");
+      ok = false;
+    }
+  } else if (q) {
     ok &= resolveProjection(*q, modelDim, modelDim, *attn);
   } else {
     error(call.calleeLoc.Start,
-          "'cross_attention' requires 'q = P' (the query projection)",
+          "'cross_attention' requires 'q = P' (the query projection), or "
+          "'qkv = P' (packed, as nn.MultiheadAttention's in_proj)",
           call.getRange());
     ok = false;
   }
-  Argument *kv = args.get("kv"), *k = args.get("k"), *v = args.get("v");
   int64_t kvOut = modelDim < 0 ? -1 : 2 * modelDim;
-  if (kv && (k || v)) {
+  if (qkv) {
+    // The packed projection has them.
+  } else if (kv && (k || v)) {
     error(kv->nameLoc.Start,
           "give either 'kv' or 'k' and 'v' to 'cross_attention', not both",
           kv->nameLoc);

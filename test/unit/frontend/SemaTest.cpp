@@ -649,6 +649,15 @@ TEST(Sema, CrossAttention) {
   EXPECT_TRUE(failsWith(crossModel("  output y = cross_attention(x, ids, heads "
                                    "= 4, q = q, kv = kv, out = o)"),
                         "19:33", "cross_attention"));
+  // nn.MultiheadAttention's packed in_proj_weight / in_proj_bias.
+  EXPECT_TRUE(load(model("  weight mha.in_proj_weight : f32[192, 64]\n"
+                         "  weight mha.in_proj_bias : f32[192]\n"
+                         "  output y = cross_attention(x, x, heads = 4, qkv = "
+                         "mha.in_proj, out = o)"))
+                  .model);
+  EXPECT_TRUE(failsWith(crossModel("  output y = cross_attention(x, mem, heads "
+                                   "= 4, qkv = qkv, kv = kv, out = o)"),
+                        "19:49", "give 'cross_attention' either 'qkv'"));
   // Two sequence dims mixed up: S and T are different extents.
   EXPECT_TRUE(
       failsWith(crossModel("  output y = x + mem"), "19:16", "dim 1 (S vs T)"));
