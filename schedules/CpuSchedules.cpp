@@ -184,7 +184,8 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
   Var tasks = parallelOver(f, h, v);
   if (a.keyLengths.defined())
     a.keyLengths.compute_root();
-  a.keySource.in(a.dot).compute_at(f, tasks).vectorize(v[0], headWidth);
+  a.keySource.in(a.dot).compute_at(f, tasks).vectorize(
+      v[0], dividingFactor(a.keyHeadDim, natural));
   a.valueSource.in(a.tileOut).compute_at(f, tasks).vectorize(v[0], headWidth);
   a.queries.compute_at(f, it).vectorize(a.queries.args()[0], rowWidth);
   a.state.compute_at(f, it).vectorize(a.state.args()[0], headWidth);

@@ -59,6 +59,8 @@ struct AttentionStage {
   int64_t heads;
   /// Features per value head (and so per output head).
   int headDim;
+  /// Features per key (and query) head: the head dim of the scores.
+  int keyHeadDim;
 };
 
 /// Attention that also returns its probabilities (explicit softmax), per

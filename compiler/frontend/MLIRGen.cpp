@@ -73,6 +73,11 @@ private:
   Value builtin(const BuiltinExpr &e);
   Value selfAttention(const BuiltinExpr &e, Value input);
   Value crossAttention(const BuiltinExpr &e, Value input, Value memory);
+  Value attention(const BuiltinExpr &e, ArrayRef<Value> qkv);
+  FloatAttr scaleAttr(const BuiltinExpr &e) {
+    const BuiltinAttr *scale = e.getAttr("scale");
+    return scale ? builder.getF32FloatAttr(scale->real) : FloatAttr();
+  }
   attn::MaskAttr maskAttr(const BuiltinExpr &e);
 
   OpBuilder builder;
@@ -124,7 +129,7 @@ Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
       loc(e.getLoc()), input.getType(), weights, input, wq, bq, wk, bk, wv, bv,
       wqkv, bqkv, wo, bo, lengths, bias,
       builder.getI64IntegerAttr(e.getAttr("heads")->integer), maskAttr(e),
-      FloatAttr());
+      scaleAttr(e));
   calls[&e] = SmallVector<Value, 2>(op->getResults());
   return op.getResult();
 }
@@ -186,10 +191,62 @@ Value MLIRGenerator::crossAttention(const BuiltinExpr &e, Value input,
   auto sdpa = builder.create<attn::SdpaOp>(
       where, queries, weights, q, k, v, lengths, bias, /*score=*/Value(),
       builder.getI64IntegerAttr(heads), /*kv_heads=*/IntegerAttr(), maskAttr(e),
-      builder.getF32FloatAttr(1.0f / std::sqrt(float(headDim))));
+      e.getAttr("scale")
+          ? scaleAttr(e)
+          : builder.getF32FloatAttr(1.0f / std::sqrt(float(headDim))));
   Value out = project(sdpa.getResult(), "out");
   calls[&e] = {out, sdpa.getWeights()};
   return out;
+}
+
+/// attn.sdpa of tensors already projected, with Luong's general score as a
+/// projection of the keys and Bahdanau's additive one as projections of both
+/// and sdpa's score vector.
+Value MLIRGenerator::attention(const BuiltinExpr &e, ArrayRef<Value> qkv) {
+  Location where = loc(e.getLoc());
+  Value q = qkv[0], k = qkv[1], v = qkv[2], scoreVector;
+  auto project = [&](Value x, StringRef role) -> Value {
+    const WeightDecl *w = e.getWeight((role + ".weight").str());
+    return attn::buildLinear(builder, where, x, outInWeight(w),
+                             weight(e.getWeight((role + ".bias").str())),
+                             attn::WeightLayout::out_in);
+  };
+  StringRef score = e.getAttr("score")->enumerator;
+  if (score == "general")
+    k = project(k, "w");
+  if (score == "additive") {
+    q = project(q, "w_query");
+    k = project(k, "w_key");
+    // [1, A]; the nn.Linear's bias moves every score alike: no effect.
+    scoreVector = outInWeight(e.getWeight("w_score.weight"));
+  }
+  auto operand = [&](StringRef role) -> Value {
+    const Expr *x = e.getNamedOperand(role);
+    return x ? expr(*x) : Value();
+  };
+  int64_t heads = e.getAttr("heads")->integer;
+  auto queries = cast<RankedTensorType>(q.getType());
+  float scale = 1.0f;
+  if (const BuiltinAttr *given = e.getAttr("scale"))
+    scale = float(given->real);
+  else if (score == "dot")
+    scale = 1.0f / std::sqrt(float(queries.getShape().back() / heads));
+  Type weights;
+  if (e.getAttr("weights")) {
+    // [batch..., heads, S, T]
+    auto keys = cast<RankedTensorType>(k.getType());
+    SmallVector<int64_t> shape(queries.getShape().drop_back(2));
+    shape.append({heads, queries.getDimSize(queries.getRank() - 2),
+                  keys.getDimSize(keys.getRank() - 2)});
+    weights = RankedTensorType::get(shape, queries.getElementType());
+  }
+  auto sdpa = builder.create<attn::SdpaOp>(
+      where, tensorType(e.shape, e.elementType), weights, q, k, v,
+      operand("lengths"), operand("bias"), scoreVector,
+      builder.getI64IntegerAttr(heads), IntegerAttr(), maskAttr(e),
+      builder.getF32FloatAttr(scale));
+  calls[&e] = SmallVector<Value, 2>(sdpa->getResults());
+  return sdpa.getResult();
 }
 
 Value MLIRGenerator::builtin(const BuiltinExpr &e) {
@@ -215,6 +272,8 @@ Value MLIRGenerator::builtin(const BuiltinExpr &e) {
     return selfAttention(e, operands[0]);
   if (e.builtin == "cross_attention")
     return crossAttention(e, operands[0], operands[1]);
+  if (e.builtin == "attention")
+    return attention(e, operands);
   if (e.builtin == "embedding")
     return builder.create<attn::EmbeddingOp>(where, type, operands[0],
                                              weight(e.getWeight("table")));

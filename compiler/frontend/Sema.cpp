@@ -12,6 +12,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <cmath>
 #include <functional>
 
 using namespace attnc;
@@ -110,6 +111,8 @@ private:
   ExprPtr checkFunction(CallExpr &call, CallArgs &args);
   ExprPtr checkSelfAttention(CallExpr &call, CallArgs &args);
   ExprPtr checkCrossAttention(CallExpr &call, CallArgs &args);
+  ExprPtr checkAttention(CallExpr &call, CallArgs &args);
+  bool checkScale(CallArgs &args, BuiltinExpr &attn);
   int64_t checkHeads(CallExpr &call, CallArgs &args, int64_t modelDim);
   bool resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
                    const Extent &keys, int64_t heads);
@@ -158,10 +161,12 @@ private:
 
 const llvm::StringRef kLayerNormArgs[] = {"eps"};
 const llvm::StringRef kGeluArgs[] = {"approximate"};
-const llvm::StringRef kAttentionArgs[] = {"heads", "q",   "k",   "v",
-                                          "qkv",   "out", "mask"};
-const llvm::StringRef kCrossAttentionArgs[] = {"heads", "q",   "k",   "v",
-                                               "kv",    "qkv", "out", "mask"};
+const llvm::StringRef kAttentionArgs[] = {"heads", "q",   "k",    "v",
+                                          "qkv",   "out", "mask", "scale"};
+const llvm::StringRef kCrossAttentionArgs[] = {
+    "heads", "q", "k", "v", "kv", "qkv", "out", "mask", "scale"};
+const llvm::StringRef kPlainAttentionArgs[] = {
+    "heads", "mask", "scale", "score", "w", "w_query", "w_key", "w_score"};
 
 void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
   builtins = {
@@ -203,6 +208,10 @@ void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
        "cross_attention(x, memory, heads = H, q = P, kv = P | k = P, v = P | "
        "qkv = P, out = P, mask = M)",
        kCrossAttentionArgs, &Sema::checkCrossAttention},
+      {"attention", 3, 3,
+       "attention(q, k, v, heads = H, mask = M, scale = X, score = dot | "
+       "general | additive)",
+       kPlainAttentionArgs, &Sema::checkAttention},
   };
   for (const std::string &name : functions)
     if (!lookupBuiltin(name))
@@ -814,12 +823,12 @@ bool Sema::resolveProjection(Argument &arg, int64_t in, int64_t out,
   call.weights.push_back({arg.name + ".weight", weight});
   if (bias)
     call.weights.push_back({arg.name + ".bias", bias});
-  if (in < 0 || out < 0)
+  if (in < 0)
     return true;
   std::string weightRole = role + " weight";
   if (!checkMatrix(*weight, *name, weightRole, in, out, inWhat))
     return false;
-  return !bias ||
+  return !bias || out < 0 ||
          checkVector(*bias, *name, role + " bias", out,
                      "the projection's " + std::to_string(out) + " outputs");
 }
@@ -1126,6 +1135,161 @@ int64_t Sema::checkHeads(CallExpr &call, CallArgs &args, int64_t modelDim) {
   return number->intValue;
 }
 
+/// `scale = X`: the factor of the scores in place of the default (1 /
+/// sqrt(head dim) for dot products), recorded as the attribute "scale".
+bool Sema::checkScale(CallArgs &args, BuiltinExpr &attn) {
+  Argument *arg = args.get("scale");
+  if (!arg)
+    return true;
+  auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
+  if (!number || !(number->value > 0) || !std::isfinite(number->value)) {
+    errorAt(*arg->value, "'scale' must be a positive number, such as 1 or "
+                         "0.125 (the default is 1 / sqrt(head dim))");
+    return false;
+  }
+  attn.attrs.push_back({"scale", BuiltinAttr::getReal(number->value)});
+  return true;
+}
+
+/// The weight `P.weight` (or nn.MultiheadAttention's `P_weight`) of a
+/// projection argument, or null.
+static WeightDecl *
+projectionWeight(const llvm::StringMap<WeightDecl *> &weights,
+                 const Argument &arg) {
+  auto *name = llvm::dyn_cast<NameExpr>(arg.value.get());
+  if (!name)
+    return nullptr;
+  if (WeightDecl *w = weights.lookup(name->name + ".weight"))
+    return w;
+  return weights.lookup(name->name + "_weight");
+}
+
+/// `attention(q, k, v, ...)` on tensors already projected: q [.., S, Dq],
+/// k [.., T, Dk], v [.., T, Dv] (one batch), the result [.., S, Dv]. The
+/// score of a query and a key is
+///   dot       q . k, scaled by 1 / sqrt(Dq / heads) (Dk = Dq);
+///   general   q . (W k + b) with `w = P`, P.weight [Dq, Dk] (Luong);
+///   additive  w_s . tanh(Wq q + Wk k) with `w_query`, `w_key` [A, D] and
+///             `w_score` an nn.Linear(A, 1) (Bahdanau; its bias shifts every
+///             score alike, which softmax ignores).
+/// General and additive scores are not scaled (scale 1) unless `scale = X`.
+ExprPtr Sema::checkAttention(CallExpr &call, CallArgs &args) {
+  ExprPtr q = checkActivationInput(*args.positional[0], "attention");
+  ExprPtr k = checkActivationInput(*args.positional[1], "attention");
+  ExprPtr v = checkActivationInput(*args.positional[2], "attention");
+  int64_t dq = -1, dk = -1, dv = -1;
+  if (q && !getFeatureDim(*q, "attention", dq))
+    q = nullptr;
+  if (k && !getFeatureDim(*k, "attention", dk))
+    k = nullptr;
+  if (v && !getFeatureDim(*v, "attention", dv))
+    v = nullptr;
+  if (!q || !k || !v)
+    return nullptr;
+  const Shape &qs = q->shape, &ks = k->shape, &vs = v->shape;
+  bool sameBatch = qs.size() >= 2 && ks.size() == qs.size() &&
+                   vs.size() == qs.size() &&
+                   std::equal(qs.begin(), qs.end() - 2, ks.begin()) &&
+                   std::equal(qs.begin(), qs.end() - 2, vs.begin()) &&
+                   ks[ks.size() - 2] == vs[vs.size() - 2];
+  if (!sameBatch) {
+    errorAt(*k, "the queries, keys and values of 'attention' must share "
+                "their batch dims, and keys and values their sequence dim, "
+                "but they are " +
+                    shapeToString(qs) + ", " + shapeToString(ks) + " and " +
+                    shapeToString(vs));
+    return nullptr;
+  }
+  auto attn = std::make_unique<BuiltinExpr>("attention", call.getRange());
+  int64_t heads = 1;
+  if (args.get("heads") && !(heads = checkHeads(call, args, dq)))
+    return nullptr;
+  if (dv % heads != 0) {
+    errorAt(*v,
+            "the values' " + llvm::Twine(dv) +
+                " features are not divisible by heads = " + llvm::Twine(heads));
+    return nullptr;
+  }
+  std::string score = "dot";
+  if (Argument *arg = args.get("score")) {
+    auto *name = llvm::dyn_cast<NameExpr>(arg->value.get());
+    if (!name || (name->name != "dot" && name->name != "general" &&
+                  name->name != "additive")) {
+      errorAt(*arg->value, "a score is dot (q . k), general (Luong: q . W k) "
+                           "or additive (Bahdanau: v . tanh(Wq q + Wk k))");
+      return nullptr;
+    }
+    score = name->name;
+  }
+  bool ok = true;
+  // Each score's weights, and only those.
+  auto misplaced = [&](llvm::StringRef argName, llvm::StringRef owner) {
+    if (Argument *arg = args.get(argName)) {
+      errorAt(*arg->value, "'" + argName + "' belongs to 'score = " + owner +
+                               "', but the score is " + score);
+      ok = false;
+    }
+  };
+  auto needs = [&](llvm::StringRef argName, llvm::StringRef what) {
+    Argument *arg = args.get(argName);
+    if (!arg) {
+      error(call.calleeLoc.Start,
+            "'score = " + score + "' needs '" + argName + " = P' (" + what +
+                ")",
+            call.getRange());
+      ok = false;
+    }
+    return arg;
+  };
+  if (score != "general")
+    misplaced("w", "general");
+  if (score != "additive")
+    for (llvm::StringRef name : {"w_query", "w_key", "w_score"})
+      misplaced(name, "additive");
+  if (score == "dot" && dq != dk) {
+    errorAt(*k, "dot-product scores need keys with the queries' " +
+                    llvm::Twine(dq) + " features, but they have " +
+                    llvm::Twine(dk) + "; project them, or use score = general");
+    ok = false;
+  } else if (score == "general") {
+    if (Argument *w = needs("w", "the [Dq, Dk] matrix of q . W k"))
+      ok &= resolveProjection(*w, dk, dq, *attn, "the keys' features");
+  } else if (score == "additive") {
+    if (heads != 1) {
+      errorAt(*args.get("heads")->value,
+              "an additive score is computed over whole vectors: use "
+              "heads = 1");
+      ok = false;
+    }
+    Argument *wq = needs("w_query", "the [A, Dq] projection of the queries");
+    Argument *wk = needs("w_key", "the [A, Dk] projection of the keys");
+    Argument *ws = needs("w_score", "an nn.Linear(A, 1) reducing tanh(...) "
+                                    "to a score");
+    if (wq && wk && ws) {
+      WeightDecl *qw = projectionWeight(weights, *wq);
+      int64_t a = qw && qw->type.shape.size() == 2 ? qw->getOutFeatures() : -1;
+      ok &= resolveProjection(*wq, dq, a, *attn, "the queries' features");
+      ok &= resolveProjection(*wk, dk, a, *attn, "the keys' features");
+      ok &=
+          resolveProjection(*ws, a, 1, *attn, "the additive score's features");
+    }
+  }
+  if (Argument *mask = args.get("mask"))
+    ok &= resolveMask(mask->value, *attn, qs, ks[ks.size() - 2], heads);
+  ok &= checkScale(args, *attn);
+  if (!ok)
+    return nullptr;
+  attn->attrs.insert(attn->attrs.begin(),
+                     {"heads", BuiltinAttr::getInteger(heads)});
+  attn->attrs.push_back({"score", BuiltinAttr::getEnum(score)});
+  attn->shape = qs;
+  attn->shape.back() = Extent::fixed(dv);
+  attn->operands.push_back(std::move(q));
+  attn->operands.push_back(std::move(k));
+  attn->operands.push_back(std::move(v));
+  return attn;
+}
+
 /// `cross_attention(x, memory, ...)`: queries from x [.., S, D], keys and
 /// values from memory [.., T, Dm] (same batch dims, its own sequence dim);
 /// q and out are [D, D], k and v [D, Dm] (kv packed: [2D, Dm]).
@@ -1217,6 +1381,7 @@ ExprPtr Sema::checkCrossAttention(CallExpr &call, CallArgs &args) {
           call.getRange());
     ok = false;
   }
+  ok &= checkScale(args, *attn);
   if (Argument *mask = args.get("mask"); mask && x && memory) {
     ok &= resolveMask(mask->value, *attn, x->shape,
                       memory->shape[memory->shape.size() - 2], heads);
@@ -1300,6 +1465,7 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
   if (Argument *mask = args.get("mask"); mask && x)
     ok &= resolveMask(mask->value, *attn, x->shape,
                       x->shape[x->shape.size() - 2], heads);
+  ok &= checkScale(args, *attn);
 
   if (!ok)
     return nullptr;
@@ -1324,21 +1490,23 @@ void Sema::checkSecondResult(ResultDecl &result) {
             result.nameLoc);
     return;
   }
-  bool cross = call->builtin == "cross_attention";
-  if (call->builtin != "self_attention" && !cross) {
+  bool self = call->builtin == "self_attention";
+  if (!self && call->builtin != "cross_attention" &&
+      call->builtin != "attention") {
     error(result.nameLoc.Start,
           "'" + call->builtin +
-              "' has one result; only self_attention and cross_attention "
-              "have a second one, their attention weights ('a, w = "
-              "self_attention(...)')",
+              "' has one result; only self_attention, cross_attention and "
+              "attention have a second one, their attention weights ('a, w "
+              "= self_attention(...)')",
           result.nameLoc);
     result.invalid = true;
     return;
   }
   call->attrs.push_back({"weights", BuiltinAttr::getInteger(1)});
-  // [batch..., heads, S, S], or [batch..., heads, S, T] over a memory.
+  // [batch..., heads, S, S], or [batch..., heads, S, T] over a memory's (or
+  // the keys') sequence.
   const Shape &x = call->shape;
-  const Shape &keys = cross ? call->operands[1]->shape : x;
+  const Shape &keys = self ? x : call->operands[1]->shape;
   result.elementType = ElementType::f32;
   result.shape.assign(x.begin(), x.end() - 2);
   result.shape.push_back(Extent::fixed(call->getAttr("heads")->integer));

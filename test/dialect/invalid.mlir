@@ -683,7 +683,7 @@ func.func @sdpa_weights_shape(%q: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
 // -----
 
 func.func @sdpa_score_vector(%q: tensor<?x?x8xf32>, %s: tensor<8xf32>) -> tensor<?x?x8xf32> {
-  // expected-error @+1 {{'attn.sdpa' op the additive score vector must have 4 entries, the head dim}}
+  // expected-error @+1 {{'attn.sdpa' op the additive score vector must be [4] or [1, 4] (the head dim)}}
   %o = attn.sdpa %q, %q, %q heads(2) mask<none> score(%s : tensor<8xf32>) {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }

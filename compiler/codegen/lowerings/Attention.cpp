@@ -47,8 +47,15 @@ public:
       biasFunc = b.get(bias).func;
       biasRank = cast<RankedTensorType>(bias.getType()).getRank();
     }
-    if (Value score = op.getScore())
-      scoreVector = b.get(score).func;
+    if (Value score = op.getScore()) {
+      // [dk] or [1, dk]: index the entries by e alone.
+      Func w = b.get(score).func;
+      Var e = b.vars(1)[0];
+      scoreVector = Func(b.name("score_vector"));
+      scoreVector(e) = cast<RankedTensorType>(score.getType()).getRank() == 1
+                           ? w(e)
+                           : w(e, 0);
+    }
   }
 
   /// Whether the query at `row` sees the key at `key` (both in range or
@@ -220,7 +227,7 @@ LogicalResult lowerFlash(AttentionParts &a) {
   out(v) = select(fin[1] > 0.0f, fin[2] / fin[1], 0.0f);
   b.stages.stages.push_back(AttentionStage{
       out, a.keys, a.values, queries, dot, tileMax, probs, tileSum, tileOut,
-      state, a.checkedLengths, tiles, kr, r, a.heads, a.dv});
+      state, a.checkedLengths, tiles, kr, r, a.heads, a.dv, a.dk});
   std::vector<Expr> extents = a.queryExtents;
   extents[0] = int(a.heads * a.dv);
   b.define(a.op.getResult(), {out, extents});

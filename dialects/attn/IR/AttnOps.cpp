@@ -566,9 +566,13 @@ LogicalResult SdpaOp::verify() {
   if (result.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("result must be the query's shape with ")
            << expected.back() << " features (heads x value head dim)";
-  if (getScore() && getScore().getType().getDimSize(0) != dq / heads)
-    return emitOpError("the additive score vector must have ")
-           << dq / heads << " entries, the head dim";
+  if (Value score = getScore()) {
+    auto w = cast<RankedTensorType>(score.getType());
+    bool row = w.getRank() == 1 || (w.getRank() == 2 && w.getDimSize(0) == 1);
+    if (!row || w.getShape().back() != dq / heads)
+      return emitOpError("the additive score vector must be [")
+             << dq / heads << "] or [1, " << dq / heads << "] (the head dim)";
+  }
   return verifyAttentionExtras(*this, q, k, heads, getKeyLengths(), getBias(),
                                getWeights());
 }

@@ -481,7 +481,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     `softmax(score + bias, masked) V` and joins the heads along the last dim,
     `[..., Sq, heads * dv]`. The score is `scale * Q K^T`, or with a
     `score` vector `w` (Bahdanau's additive attention over projected Q and K)
-    `scale * sum_e w_e tanh(Q_e + K_e)`. A `scale` of 1 means it has been
+    `scale * sum_e w_e tanh(Q_e + K_e)`; `w` is `[dk]` or `[1, dk]` (the
+    weight of an `nn.Linear(dk, 1)`). A `scale` of 1 means it has been
     folded into the query projection.
 
     Which keys a query sees is the `mask` attribute, further limited by
@@ -501,7 +502,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
   }];
   let arguments = (ins Attn_F32Tensor:$query, Attn_F32Tensor:$key,
       Attn_F32Tensor:$value, Optional<Attn_I32Vector>:$key_lengths,
-      Optional<Attn_F32Tensor>:$bias, Optional<Attn_F32Vector>:$score,
+      Optional<Attn_F32Tensor>:$bias, Optional<Attn_F32Tensor>:$score,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
       Attn_MaskAttr:$mask, F32Attr:$scale);

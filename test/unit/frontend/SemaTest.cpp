@@ -286,11 +286,11 @@ TEST(Sema, I32InputWhereF32IsNeeded) {
 TEST(Sema, UnknownBuiltin) {
   EXPECT_TRUE(failsWith(model("  y = gleu(x)\n  output y"), "16:7",
                         "unknown builtin 'gleu'; did you mean 'gelu'?"));
-  EXPECT_TRUE(
-      failsWith(model("  y = softmax(x)\n  output y"), "16:7",
-                "unknown builtin 'softmax'; the builtins are linear, "
-                "layer_norm, gelu, dropout, embedding, positions, sinusoidal, "
-                "self_attention, cross_attention, relu, tanh, silu"));
+  EXPECT_TRUE(failsWith(
+      model("  y = softmax(x)\n  output y"), "16:7",
+      "unknown builtin 'softmax'; the builtins are linear, "
+      "layer_norm, gelu, dropout, embedding, positions, sinusoidal, "
+      "self_attention, cross_attention, attention, relu, tanh, silu"));
 }
 
 TEST(Sema, NamedArgumentErrors) {
@@ -663,6 +663,42 @@ TEST(Sema, CrossAttention) {
       failsWith(crossModel("  output y = x + mem"), "19:16", "dim 1 (S vs T)"));
 }
 
+TEST(Sema, ScoreFunctions) {
+  // Luong's general score q . (W k + b) over unprojected states, weights too.
+  Loaded l = load(crossModel("  a, w = attention(x, mem, mem, score = "
+                             "general, w = q, scale = 0.5)\n  output w"));
+  ASSERT_TRUE(l.model) << l.diags;
+  EXPECT_TRUE(load(crossModel("  output y = attention(x, mem, mem, score = "
+                              "additive, w_query = q, w_key = k, w_score = "
+                              "fc)"))
+                  .model == nullptr)
+      << "fc.weight is [128, 64], not an nn.Linear(A, 1)";
+  EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, mem, "
+                                   "score = general)"),
+                        "19:14", "'score = general' needs 'w = P'"));
+  EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, mem, w = "
+                                   "q)"),
+                        "19:41",
+                        "'w' belongs to 'score = general', but the score is "
+                        "dot"));
+  EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, mem, score "
+                                   "= luong)"),
+                        "19:45", "a score is dot (q . k), general"));
+  EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, mem, scale "
+                                   "= 0)"),
+                        "19:45", "'scale' must be a positive number"));
+  EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, mem, heads "
+                                   "= 2, score = additive, w_query = q, w_key "
+                                   "= k, w_score = o)"),
+                        "19:45",
+                        "an additive score is computed over whole "
+                        "vectors: use heads = 1"));
+  EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, x)"),
+                        "19:27",
+                        "the queries, keys and values of 'attention' "
+                        "must share their batch dims"));
+}
+
 TEST(Sema, DropoutIsTheIdentity) {
   Loaded l = load(model("  output y = dropout(tanh(x), 0.1)"));
   ASSERT_TRUE(l.model) << l.diags;
@@ -681,9 +717,9 @@ TEST(Sema, AttentionWeightsAreASecondResult) {
   EXPECT_EQ(w->of->name, "a");
   EXPECT_TRUE(llvm::cast<BuiltinExpr>(w->of->value.get())->getAttr("weights"));
   EXPECT_TRUE(failsWith(model("  a, w = linear(x, fc)\n  output w"), "16:6",
-                        "'linear' has one result; only self_attention and "
-                        "cross_attention have a second one, their attention "
-                        "weights"));
+                        "'linear' has one result; only self_attention, "
+                        "cross_attention and attention have a second one, "
+                        "their attention weights"));
 }
 
 TEST(Sema, AttentionNeedsF32) {
