@@ -95,6 +95,14 @@ CONFIGS = {
     "bert_model": ("the whole BertModel (no pooler), 2 layers: word + token-type "
                    "+ position embeddings, LayerNorm, padded post-norm layers "
                    "-> last_hidden_state", ()),
+    "transformer_seq2seq": ("PyTorch's tutorial Seq2SeqTransformer: nn.Transformer 2 + 2 "
+                            "layers, scaled token embeddings + sinusoidal positions, "
+                            "padded encoder, causal decoder, cross-attention over the "
+                            "padded memory, packed in_proj, final norms, generator "
+                            "-> logits", ()),
+    "bart_decoder_layer": ("BartForConditionalGeneration's model.decoder.layers.0 "
+                           "(BartDecoderLayer): post-norm, causal self-attention, "
+                           "cross-attention over padded encoder states, erf gelu", ()),
 }
 
 INPUT_PREFIX = "input."
