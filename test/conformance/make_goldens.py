@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate the conformance goldens from Hugging Face transformers modules.
+"""Generate the conformance goldens from Hugging Face transformers modules
+(and one PyTorch module: the nn.Transformer tutorial's encoder-decoder).
 
 Pinned versions (checked at run time; the goldens record what made them):
 
@@ -36,11 +37,23 @@ configuration one file goldens/<name>.safetensors holds
       bert_model  all 37 of the file:       BertModel's file (no pooler:
                   `embeddings.*`,           add_pooling_layer=False; the
                   `encoder.layer.{0,1}.*`   position_ids buffer is not saved)
+      transformer_seq2seq  all 68           the module's state_dict keys
+                  parameters:               (a PyTorch module has no
+                  `transformer.encoder.*`,  save_pretrained; the 5000 x 32
+                  `transformer.decoder.*`,  positional table is a buffer,
+                  `src_tok_emb.embedding`,  left out: our model computes it)
+                  `tgt_tok_emb.embedding`,
+                  `generator`
+      bart_decoder_layer                    BartForConditionalGeneration's
+                  `model.decoder.layers.0.*` file (BartModel's has no
+                                            `model.`)
   * the inputs `input.<name>`: `input.x` (f32) for the layers, and i32 ones:
     `input.lengths` (bert_layer, bert_model), `input.ids` for the whole
     models (their positions are Hugging Face's default position_ids,
     0 .. S-1, `positions(S)` in our models), `input.token_type_ids`
-    (bert_model);
+    (bert_model); `input.src`, `input.tgt`, `input.src_lengths`
+    (transformer_seq2seq); `input.x`, `input.enc` (f32) and
+    `input.enc_lengths` (bart_decoder_layer);
   * the outputs `expected.<name>` (f32): `expected.y` (the layers' output,
     BertModel's last_hidden_state) or `expected.logits` (GPT2LMHeadModel);
   * metadata: the torch, transformers, safetensors and numpy versions, the
@@ -57,8 +70,27 @@ The whole models:
               golden would be 4x larger); input_ids [3, 7], token_type_ids
               random 0/1, attention_mask 1s then 0s from lengths [7, 4, 1];
               expected.y = last_hidden_state [3, 7, 32], padded rows included.
+  transformer_seq2seq
+              the Seq2SeqTransformer of PyTorch's tutorial "Language
+              Translation with nn.Transformer" (written out below,
+              batch-first): token embeddings * sqrt(32) + the sinusoidal
+              PositionalEncoding, nn.Transformer(d_model 32, nhead 4, 2 + 2
+              layers, dim_feedforward 64, dropout 0, batch_first), generator
+              to a target vocabulary of 48 (source 50); src [2, 7], tgt
+              [2, 5], src_lengths [7, 4]; expected.logits [2, 5, 48]. Two
+              layers each, as asked, make this golden 201 KB (the parameters
+              alone are 191 KB); one of each would be ~105 KB but would not
+              test that every decoder layer reads the same memory.
 They are run whole, exactly as users call them, so their masks, position ids
-and embeddings are the models' own.
+and embeddings are the models' own (transformer_seq2seq: the tutorial's
+create_mask, see make_transformer_seq2seq).
+
+bart_decoder_layer: BartForConditionalGeneration (d_model 32, 4 heads, ffn
+64, 1 + 1 layers, "gelu", eager, dropout 0)'s model.decoder.layers.0, called
+with hidden_states x [2, 5, 32], encoder_hidden_states enc [2, 7, 32], the
+additive causal [1, 1, T, T] mask and the additive [B, 1, 1, S] encoder mask
+from enc_lengths [7, 3]: BartDecoder.forward builds them (create_causal_mask,
+create_bidirectional_mask) and hands them to each layer, as checked below.
 
 Weights. Hugging Face's own initialisation (linear weights N(0, 0.02), biases
 0, LayerNorm weight 1 and bias 0) would make a weak test: attention would be
@@ -83,7 +115,10 @@ torch.finfo(float32).min on padded keys, as 4.x did) (keys only: padded query
 rows still attend over the valid keys). As a check that these are the masks
 the real models use, each full model is run once with a forward hook on
 layer 0, and calling the layer with our mask on the hooked input must
-reproduce the hooked output. The whole-model goldens need no such check.
+reproduce the hooked output (BART: BartForConditionalGeneration run from
+ids with the encoder's 0/1 attention_mask; the hook also takes the layer's
+encoder_hidden_states, and our two masks must reproduce its output). The
+whole-model goldens need no such check.
 """
 
 import json
@@ -442,8 +477,19 @@ def make_transformer_seq2seq():
 
     nn.Transformer(d_model 32, nhead 4, 2 + 2 layers, dim_feedforward 64,
     dropout 0, batch_first; post-norm, ReLU, with its final encoder.norm and
-    decoder.norm), vocabularies of 50 (source) and 48 (target: the two tables
-    and the generator differ in size, so a swapped table fails to compile).
+    decoder.norm), vocabularies of 50 (source) and 48 (target; different sizes,
+    so the tables and the generator cannot be confused by shape).
+
+    Parameters are redrawn as for the others (redraw_parameters), for the
+    same reason: nn.Transformer's own init (xavier-uniform matrices, zero
+    in_proj and out_proj biases, LayerNorm weight 1 and bias 0) would make
+    every bias and norm parameter invisible, so a dropped one could not
+    fail the test; N(0, 0.2^2) matrices also make attention sharp enough
+    that a missing mask shows (0.2 to 1.8 on the logits). Both
+    token tables are N(0, 1) (then scaled by sqrt(32) as the tutorial does,
+    so the positional encoding is ~1/6 of the embeddings and still changes
+    the logits by 0.75 when forgotten); in_proj_weight is a matrix
+    (N(0, 0.2^2)), in_proj_bias a bias.
 
     Masks as the tutorial's create_mask builds them, but padding from
     lengths: src_mask the [S, S] all-False bool mask (attend everywhere),
