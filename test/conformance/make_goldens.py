@@ -501,16 +501,18 @@ def make_transformer_seq2seq():
     (tgt_padding_mask None). Padded source ids are random tokens, not PAD:
     only the masks keep them out.
 
-    The fast path: in eval mode with batch_first and a src_key_padding_mask,
-    nn.TransformerEncoder would turn the source into a nested tensor and
-    run torch._transformer_encoder_layer_fwd (other kernels; the memory rows
-    of padded positions become 0), and nn.MultiheadAttention its fused
-    native kernel. The golden is made with
-    torch.backends.mha.set_fastpath_enabled(False), the standard
+    The fast path: in eval mode, batch-first, nn.TransformerEncoderLayer and
+    nn.MultiheadAttention may run torch's fused native kernels
+    (torch._transformer_encoder_layer_fwd, _native_multi_head_attention);
+    with src_mask None (not the tutorial's all-False mask) the encoder would
+    also turn the source into a nested tensor, and the memory's padded rows
+    would come back as zeros before encoder.norm. The golden is made with
+    torch.backends.mha.set_fastpath_enabled(False): the standard
     F.multi_head_attention_forward path (softmax(QK^T/sqrt(d) + mask) V,
-    the masks turned into additive -inf by _canonical_mask). The fast path's
-    logits differ from it by rounding only (the padded memory rows are
-    masked out); make_goldens prints that difference as a check.
+    the bool masks turned into additive -inf by _canonical_mask). The fast
+    path's logits differ from it by rounding only, 1.7e-6 (with src_mask
+    None too: the padded memory rows are masked out in the decoder);
+    make_goldens prints that difference as a check.
     """
     import torch
     from torch import nn
