@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate the conformance goldens from Hugging Face transformers modules.
+"""Generate the conformance goldens from Hugging Face transformers modules
+(and one PyTorch module: the nn.Transformer tutorial's encoder-decoder).
 
 Pinned versions (checked at run time; the goldens record what made them):
 
@@ -36,11 +37,23 @@ configuration one file goldens/<name>.safetensors holds
       bert_model  all 37 of the file:       BertModel's file (no pooler:
                   `embeddings.*`,           add_pooling_layer=False; the
                   `encoder.layer.{0,1}.*`   position_ids buffer is not saved)
+      transformer_seq2seq  all 68           the module's state_dict keys
+                  parameters:               (a PyTorch module has no
+                  `transformer.encoder.*`,  save_pretrained; the 5000 x 32
+                  `transformer.decoder.*`,  positional table is a buffer,
+                  `src_tok_emb.embedding`,  left out: our model computes it)
+                  `tgt_tok_emb.embedding`,
+                  `generator`
+      bart_decoder_layer                    BartForConditionalGeneration's
+                  `model.decoder.layers.0.*` file (BartModel's has no
+                                            `model.`)
   * the inputs `input.<name>`: `input.x` (f32) for the layers, and i32 ones:
     `input.lengths` (bert_layer, bert_model), `input.ids` for the whole
     models (their positions are Hugging Face's default position_ids,
     0 .. S-1, `positions(S)` in our models), `input.token_type_ids`
-    (bert_model);
+    (bert_model); `input.src`, `input.tgt`, `input.src_lengths`
+    (transformer_seq2seq); `input.x`, `input.enc` (f32) and
+    `input.enc_lengths` (bart_decoder_layer);
   * the outputs `expected.<name>` (f32): `expected.y` (the layers' output,
     BertModel's last_hidden_state) or `expected.logits` (GPT2LMHeadModel);
   * metadata: the torch, transformers, safetensors and numpy versions, the
@@ -57,8 +70,27 @@ The whole models:
               golden would be 4x larger); input_ids [3, 7], token_type_ids
               random 0/1, attention_mask 1s then 0s from lengths [7, 4, 1];
               expected.y = last_hidden_state [3, 7, 32], padded rows included.
+  transformer_seq2seq
+              the Seq2SeqTransformer of PyTorch's tutorial "Language
+              Translation with nn.Transformer" (written out below,
+              batch-first): token embeddings * sqrt(32) + the sinusoidal
+              PositionalEncoding, nn.Transformer(d_model 32, nhead 4, 2 + 2
+              layers, dim_feedforward 64, dropout 0, batch_first), generator
+              to a target vocabulary of 48 (source 50); src [2, 7], tgt
+              [2, 5], src_lengths [7, 4]; expected.logits [2, 5, 48]. Two
+              layers each, as asked, make this golden 201 KB (the parameters
+              alone are 191 KB); one of each would be ~105 KB but would not
+              test that every decoder layer reads the same memory.
 They are run whole, exactly as users call them, so their masks, position ids
-and embeddings are the models' own.
+and embeddings are the models' own (transformer_seq2seq: the tutorial's
+create_mask, see make_transformer_seq2seq).
+
+bart_decoder_layer: BartForConditionalGeneration (d_model 32, 4 heads, ffn
+64, 1 + 1 layers, "gelu", eager, dropout 0)'s model.decoder.layers.0, called
+with hidden_states x [2, 5, 32], encoder_hidden_states enc [2, 7, 32], the
+additive causal [1, 1, T, T] mask and the additive [B, 1, 1, S] encoder mask
+from enc_lengths [7, 3]: BartDecoder.forward builds them (create_causal_mask,
+create_bidirectional_mask) and hands them to each layer, as checked below.
 
 Weights. Hugging Face's own initialisation (linear weights N(0, 0.02), biases
 0, LayerNorm weight 1 and bias 0) would make a weak test: attention would be
@@ -83,7 +115,10 @@ torch.finfo(float32).min on padded keys, as 4.x did) (keys only: padded query
 rows still attend over the valid keys). As a check that these are the masks
 the real models use, each full model is run once with a forward hook on
 layer 0, and calling the layer with our mask on the hooked input must
-reproduce the hooked output. The whole-model goldens need no such check.
+reproduce the hooked output (BART: BartForConditionalGeneration run from
+ids with the encoder's 0/1 attention_mask; the hook also takes the layer's
+encoder_hidden_states, and our two masks must reproduce its output). The
+whole-model goldens need no such check.
 """
 
 import json
@@ -362,8 +397,220 @@ def make_bert_model():
     return cfg, type(model).__name__, state, inputs, {"y": y.numpy()}
 
 
+# --- encoder-decoder configurations -----------------------------------------
+
+def seq2seq_classes():
+    """The modules of PyTorch's tutorial "Language Translation with
+    nn.Transformer and torchtext" (Seq2SeqTransformer, TokenEmbedding,
+    PositionalEncoding), written out here, batch-first.
+
+    The tutorial is sequence-first (nn.Transformer's default) and indexes its
+    [maxlen, 1, D] table by size(0); with batch_first=True the table is
+    [1, maxlen, D] and indexed by size(1); nothing else changes. Its
+    pos_embedding is a buffer (registered, so it is in the state_dict), not a
+    parameter: our model computes it with sinusoidal(positions(S), 32).
+    """
+    import math
+    import torch
+    from torch import nn
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, emb_size, dropout, maxlen=5000):
+            super().__init__()
+            den = torch.exp(-torch.arange(0, emb_size, 2) * math.log(10000) / emb_size)
+            pos = torch.arange(0, maxlen).reshape(maxlen, 1)
+            pos_embedding = torch.zeros((maxlen, emb_size))
+            pos_embedding[:, 0::2] = torch.sin(pos * den)
+            pos_embedding[:, 1::2] = torch.cos(pos * den)
+            pos_embedding = pos_embedding.unsqueeze(0)        # [1, maxlen, D]
+            self.dropout = nn.Dropout(dropout)
+            self.register_buffer("pos_embedding", pos_embedding)
+
+        def forward(self, token_embedding):
+            return self.dropout(token_embedding
+                                + self.pos_embedding[:, :token_embedding.size(1), :])
+
+    class TokenEmbedding(nn.Module):
+        def __init__(self, vocab_size, emb_size):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab_size, emb_size)
+            self.emb_size = emb_size
+
+        def forward(self, tokens):
+            return self.embedding(tokens.long()) * math.sqrt(self.emb_size)
+
+    class Seq2SeqTransformer(nn.Module):
+        def __init__(self, num_encoder_layers, num_decoder_layers, emb_size, nhead,
+                     src_vocab_size, tgt_vocab_size, dim_feedforward=512, dropout=0.1):
+            super().__init__()
+            self.transformer = nn.Transformer(d_model=emb_size, nhead=nhead,
+                                              num_encoder_layers=num_encoder_layers,
+                                              num_decoder_layers=num_decoder_layers,
+                                              dim_feedforward=dim_feedforward,
+                                              dropout=dropout, batch_first=True)
+            self.generator = nn.Linear(emb_size, tgt_vocab_size)
+            self.src_tok_emb = TokenEmbedding(src_vocab_size, emb_size)
+            self.tgt_tok_emb = TokenEmbedding(tgt_vocab_size, emb_size)
+            self.positional_encoding = PositionalEncoding(emb_size, dropout=dropout)
+
+        def forward(self, src, trg, src_mask, tgt_mask, src_padding_mask,
+                    tgt_padding_mask, memory_key_padding_mask):
+            src_emb = self.positional_encoding(self.src_tok_emb(src))
+            tgt_emb = self.positional_encoding(self.tgt_tok_emb(trg))
+            outs = self.transformer(src_emb, tgt_emb, src_mask, tgt_mask, None,
+                                    src_padding_mask, tgt_padding_mask,
+                                    memory_key_padding_mask)
+            return self.generator(outs)
+
+    return Seq2SeqTransformer
+
+
+class PlainConfig(dict):
+    """A config for a module that is not a transformers one (to_diff_dict)."""
+
+    def to_diff_dict(self):
+        return dict(self)
+
+
+def make_transformer_seq2seq():
+    """The tutorial's Seq2SeqTransformer: src, tgt ids -> logits.
+
+    nn.Transformer(d_model 32, nhead 4, 2 + 2 layers, dim_feedforward 64,
+    dropout 0, batch_first; post-norm, ReLU, with its final encoder.norm and
+    decoder.norm), vocabularies of 50 (source) and 48 (target; different sizes,
+    so the tables and the generator cannot be confused by shape).
+
+    Parameters are redrawn as for the others (redraw_parameters), for the
+    same reason: nn.Transformer's own init (xavier-uniform matrices, zero
+    in_proj and out_proj biases, LayerNorm weight 1 and bias 0) would make
+    every bias and norm parameter invisible, so a dropped one could not
+    fail the test; N(0, 0.2^2) matrices also make attention sharp enough
+    that a missing mask shows (0.2 to 1.8 on the logits). Both
+    token tables are N(0, 1) (then scaled by sqrt(32) as the tutorial does,
+    so the positional encoding is ~1/6 of the embeddings and still changes
+    the logits by 0.75 when forgotten); in_proj_weight is a matrix
+    (N(0, 0.2^2)), in_proj_bias a bias.
+
+    Masks as the tutorial's create_mask builds them, but padding from
+    lengths: src_mask the [S, S] all-False bool mask (attend everywhere),
+    tgt_mask nn.Transformer.generate_square_subsequent_mask(T) (float, -inf
+    above the diagonal: `causal`), src_padding_mask = memory_key_padding_mask
+    = arange(S) >= src_lengths (bool; PyTorch's key_padding_mask True means
+    padded, i.e. the key is hidden: `padding(src_lengths)` on the encoder's
+    self-attention and on the decoder's cross-attention), no target padding
+    (tgt_padding_mask None). Padded source ids are random tokens, not PAD:
+    only the masks keep them out.
+
+    The fast path: in eval mode, batch-first, nn.TransformerEncoderLayer and
+    nn.MultiheadAttention may run torch's fused native kernels
+    (torch._transformer_encoder_layer_fwd, _native_multi_head_attention);
+    with src_mask None (not the tutorial's all-False mask) the encoder would
+    also turn the source into a nested tensor, and the memory's padded rows
+    would come back as zeros before encoder.norm. The golden is made with
+    torch.backends.mha.set_fastpath_enabled(False): the standard
+    F.multi_head_attention_forward path (softmax(QK^T/sqrt(d) + mask) V,
+    the bool masks turned into additive -inf by _canonical_mask). The fast
+    path's logits differ from it by rounding only, 1.7e-6 (with src_mask
+    None too: the padded memory rows are masked out in the decoder);
+    make_goldens prints that difference as a check.
+    """
+    import torch
+    from torch import nn
+    Seq2SeqTransformer = seq2seq_classes()
+    cfg = PlainConfig(num_encoder_layers=2, num_decoder_layers=2, emb_size=32, nhead=4,
+                      src_vocab_size=50, tgt_vocab_size=48, dim_feedforward=64,
+                      dropout=0.0, batch_first=True, maxlen=5000)
+    model = Seq2SeqTransformer(2, 2, 32, 4, 50, 48, dim_feedforward=64, dropout=0.0).eval()
+    redraw_parameters(model)
+    B, S, T = 2, 7, 5
+    src_lengths = torch.tensor([7, 4], dtype=torch.int32)
+    src = torch.randint(0, 50, (B, S))
+    tgt = torch.randint(0, 48, (B, T))
+    src_mask = torch.zeros((S, S), dtype=torch.bool)
+    tgt_mask = nn.Transformer.generate_square_subsequent_mask(T)
+    src_padding_mask = torch.arange(S)[None, :] >= src_lengths[:, None]   # True = padded
+    args = (src, tgt, src_mask, tgt_mask, src_padding_mask, None, src_padding_mask)
+    was = torch.backends.mha.get_fastpath_enabled()
+    try:
+        torch.backends.mha.set_fastpath_enabled(False)
+        with torch.no_grad():
+            logits = model(*args)
+        torch.backends.mha.set_fastpath_enabled(True)
+        with torch.no_grad():
+            fast = model(*args)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(was)
+    print(f"  check: transformer_seq2seq: the fast path's logits differ from the "
+          f"standard path's by {(fast - logits).abs().max().item():.2g} (rounding)")
+    # The module's own state_dict keys, without the positional table (a
+    # buffer of 5000 x 32, computed by sinusoidal() in our model).
+    state = {k: v.detach().numpy().astype("float32")
+             for k, v in model.state_dict().items()
+             if k != "positional_encoding.pos_embedding"}
+    assert len(state) == len(list(model.parameters())), sorted(state)
+    inputs = {"input.src": src.to(torch.int32).numpy(),
+              "input.tgt": tgt.to(torch.int32).numpy(),
+              "input.src_lengths": src_lengths.numpy()}
+    return cfg, "torch.nn.Transformer (Seq2SeqTransformer of the PyTorch tutorial)", \
+        state, inputs, {"logits": logits.numpy()}
+
+
+def make_bart_decoder_layer():
+    """BartForConditionalGeneration's model.decoder.layers.0 (BartDecoderLayer)."""
+    import torch
+    from transformers import BartConfig, BartForConditionalGeneration
+    cfg = BartConfig(d_model=32, encoder_layers=1, decoder_layers=1,
+                     encoder_attention_heads=4, decoder_attention_heads=4,
+                     encoder_ffn_dim=64, decoder_ffn_dim=64, activation_function="gelu",
+                     vocab_size=50, max_position_embeddings=64, dropout=0.0,
+                     attention_dropout=0.0, activation_dropout=0.0,
+                     pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                     decoder_start_token_id=2, forced_eos_token_id=2,
+                     attn_implementation="eager")
+    model = BartForConditionalGeneration(cfg).eval()
+    layer = model.model.decoder.layers[0]
+    redraw_parameters(layer)
+    B, S, T = 2, 7, 5
+    x = torch.randn(B, T, 32)
+    enc = torch.randn(B, S, 32)
+    enc_lengths = torch.tensor([7, 3], dtype=torch.int32)
+    with torch.no_grad():
+        y = output_of(layer(x, attention_mask=causal_mask(T), encoder_hidden_states=enc,
+                            encoder_attention_mask=padding_mask(enc_lengths, S),
+                            use_cache=False))
+        # The check: the layer inside the full model, run from ids with the
+        # encoder's 0/1 attention_mask (BartDecoder builds the causal mask
+        # and the [B, 1, T, S] encoder mask from it and hands them to
+        # each layer).
+        seen = {}
+
+        def hook(mod, args, kwargs, out):
+            seen["x"] = args[0]
+            seen["enc"] = args[2] if len(args) > 2 else kwargs["encoder_hidden_states"]
+            seen["y"] = output_of(out)
+
+        handle = layer.register_forward_hook(hook, with_kwargs=True)
+        try:
+            am = (torch.arange(S)[None, :] < enc_lengths[:, None]).long()
+            model(input_ids=torch.randint(3, 50, (B, S)), attention_mask=am,
+                  decoder_input_ids=torch.randint(3, 50, (B, T)), use_cache=False)
+        finally:
+            handle.remove()
+        got = output_of(layer(seen["x"], attention_mask=causal_mask(T),
+                              encoder_hidden_states=seen["enc"],
+                              encoder_attention_mask=padding_mask(enc_lengths, S),
+                              use_cache=False))
+        check_same("bart model.decoder.layers.0 causal + encoder padding", got, seen["y"])
+    state = checkpoint_tensors(model, "model.decoder.layers.0.", layer)
+    inputs = {"input.x": x.numpy(), "input.enc": enc.numpy(),
+              "input.enc_lengths": enc_lengths.numpy()}
+    return cfg, type(layer).__name__, state, inputs, {"y": y.numpy()}
+
+
 CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_vit,
-           "gpt2_lm": make_gpt2_lm, "bert_model": make_bert_model}
+           "gpt2_lm": make_gpt2_lm, "bert_model": make_bert_model,
+           "transformer_seq2seq": make_transformer_seq2seq,
+           "bart_decoder_layer": make_bart_decoder_layer}
 
 
 def main():
@@ -397,7 +644,7 @@ def main():
             "transformers_version": transformers.__version__,
             "safetensors_version": safetensors.__version__,
             "numpy_version": numpy.__version__,
-            "module": f"transformers.{cls}",
+            "module": cls if "." in cls else f"transformers.{cls}",
             "config": json.dumps(cfg.to_diff_dict(), sort_keys=True),
             "seed": str(SEED),
         }

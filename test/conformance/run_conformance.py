@@ -40,8 +40,13 @@ Measured (hand, naive, auto and AVX2 schedules): the layers 0.8e-6 to
 3.1e-6; bert_model 0.95e-6 to 1.6e-6 (last_hidden_state up to 3.4);
 gpt2_lm 7.6e-6 to 9.5e-6 on logits up to 25.7, a few ulp of the logits
 (the ulp of 16..32 is 1.9e-6: the tied head sums 32 products of a unit-scale
-normalised state and N(0, 1) table rows). 1e-4 leaves a >10x margin
-(>30x for all but gpt2_lm) for other targets and schedules yet catches the
+normalised state and N(0, 1) table rows); transformer_seq2seq 3.0e-6 to
+4.0e-6 (3.96e-6 hand and AVX2, 3.4e-6 naive, 3.0e-6 auto) on logits up to
+3.5 (about 16 ulp of the logits: four post-norm layers, eleven layer norms,
+over token embeddings scaled by sqrt(32) to ~6); bart_decoder_layer 0.95e-6
+to 1.5e-6 (1.5e-6 hand). 1e-4 leaves a >10x margin (25x for
+transformer_seq2seq, >30x for all but it and gpt2_lm) for other targets and
+schedules yet catches the
 real mistakes, on these goldens whose weights make attention sharp and
 every bias, norm parameter and embedding matter (measured with mutated
 .attn models):
@@ -55,11 +60,29 @@ every bias, norm parameter and embedding matter (measured with mutated
               names layer 1's tensors);
   bert_model: no token-type embeddings 2.7, no position embeddings 3.9, no
               embeddings LayerNorm 1.6, no padding mask 3.3, causal in place
-              of padding 3.5, the tanh GELU for erf 1.0e-3.
+              of padding 3.5, the tanh GELU for erf 1.0e-3;
+  transformer_seq2seq: no causal mask on the decoder 1.49, no memory
+              padding on the cross-attention 0.21 (only the second sequence
+              is padded), no source padding in the encoder 1.47, causal as
+              well in the encoder 1.79, no sinusoidal on the source 0.75 (on
+              the target 0.78), embeddings not scaled by sqrt(32) 1.74
+              (5.657 for 5.656854249: 2.9e-5, not caught, harmless), no
+              encoder.norm 0.73, no decoder.norm 0.74, gelu for relu 0.87,
+              the source table for the target 2.7, one decoder layer 5.6 (and
+              the weight check fails); cross-attending over the decoder's
+              own states instead of the memory fails the run (the lengths
+              7 exceed T = 5);
+  bart_decoder_layer: no causal mask 1.8, no encoder padding 1.74, the
+              cross-attention's k and v projections swapped 2.6, no residual
+              around it 2.5, its v_proj bias dropped 0.82 (and the weight
+              check fails; a dropped k_proj bias changes nothing, 8e-7: it
+              adds the same score to every key), the tanh GELU for erf
+              4.0e-4; cross-attending over x fails the run as above.
 It does NOT catch a wrong LayerNorm eps on this unit-scale data (1e-5 for
-1e-12: 4e-5, bert_model 1.1e-5; 1e-6 for 1e-5: 6e-5; 1e-12 for 1e-5 in
-gpt2_lm: 6.3e-5); --tolerance 1e-5 passes today (gpt2_lm only just, at
-9.5e-6 under the naive schedule) and would catch those (bert_model's only
+1e-12: 4e-5, bert_model 1.1e-5; 1e-6 for 1e-5: 6e-5, transformer_seq2seq
+1.8e-5, bart_decoder_layer 6.1e-6; 1e-12 for 1e-5 in gpt2_lm: 6.3e-5);
+--tolerance 1e-5 passes today (gpt2_lm only just, at 9.5e-6 under the naive
+schedule) and would catch those but bart_decoder_layer's (bert_model's only
 just).
 """
 
@@ -95,6 +118,14 @@ CONFIGS = {
     "bert_model": ("the whole BertModel (no pooler), 2 layers: word + token-type "
                    "+ position embeddings, LayerNorm, padded post-norm layers "
                    "-> last_hidden_state", ()),
+    "transformer_seq2seq": ("PyTorch's tutorial Seq2SeqTransformer: nn.Transformer 2 + 2 "
+                            "layers, scaled token embeddings + sinusoidal positions, "
+                            "padded encoder, causal decoder, cross-attention over the "
+                            "padded memory, packed in_proj, final norms, generator "
+                            "-> logits", ()),
+    "bart_decoder_layer": ("BartForConditionalGeneration's model.decoder.layers.0 "
+                           "(BartDecoderLayer): post-norm, causal self-attention, "
+                           "cross-attention over padded encoder states, erf gelu", ()),
 }
 
 INPUT_PREFIX = "input."
