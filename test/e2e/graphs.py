@@ -525,6 +525,140 @@ def _score_functions():
                        exact_zeros=("general_w",))
 
 
+def _transformer():
+    """models/transformer.attn, the PyTorch tutorial's nn.Transformer
+    encoder-decoder at its size (d_model 512, 8 heads, 3 + 3 post-norm
+    layers, ffn 512, vocabularies 19215 and 10838): scaled embeddings plus
+    the sinusoidal encoding, packed in_proj projections, a padded source, a
+    causal target, cross-attention over the memory, against a float64
+    forward; targets are T = S // 2 + 3 long."""
+    VS, VT, D, F, H, L = 19215, 10838, 512, 512, 8, 3
+    scale = 22.627416998
+    weights = [("src_tok_emb.embedding.weight", (VS, D), "out_in"),
+               ("tgt_tok_emb.embedding.weight", (VT, D), "out_in"),
+               ("transformer.encoder.norm.weight", (D,), None),
+               ("transformer.encoder.norm.bias", (D,), None),
+               ("transformer.decoder.norm.weight", (D,), None),
+               ("transformer.decoder.norm.bias", (D,), None),
+               ("generator.weight", (VT, D), "out_in"), ("generator.bias", (VT,), None)]
+
+    def mha(prefix):
+        return [(prefix + ".in_proj_weight", (3 * D, D), "out_in"),
+                (prefix + ".in_proj_bias", (3 * D,), None),
+                (prefix + ".out_proj.weight", (D, D), "out_in"),
+                (prefix + ".out_proj.bias", (D,), None)]
+
+    def ffn_norms(prefix, norms):
+        w = [(prefix + "linear1.weight", (F, D), "out_in"), (prefix + "linear1.bias", (F,), None),
+             (prefix + "linear2.weight", (D, F), "out_in"), (prefix + "linear2.bias", (D,), None)]
+        for n in norms:
+            w += [(prefix + n + ".weight", (D,), None), (prefix + n + ".bias", (D,), None)]
+        return w
+
+    for i in range(L):
+        p = f"transformer.encoder.layers.{i}."
+        weights += mha(p + "self_attn") + ffn_norms(p, ("norm1", "norm2"))
+    for i in range(L):
+        p = f"transformer.decoder.layers.{i}."
+        weights += (mha(p + "self_attn") + mha(p + "multihead_attn")
+                    + ffn_norms(p, ("norm1", "norm2", "norm3")))
+
+    def forward(w, inp):
+        f = lambda k: w[k].astype(np.float64)              # noqa: E731
+        lin = lambda t, m: ref.linear(t, f(m + ".weight"), f(m + ".bias"), "out_in")  # noqa: E731
+        ln = lambda t, m: ref.layer_norm(t, f(m + ".weight"), f(m + ".bias"), 1e-5)  # noqa: E731
+        src, tgt, lengths = inp["src"], inp["tgt"], inp["src_lengths"]
+
+        def attend(x, mem, prefix, **mask):
+            wp, bp = f(prefix + ".in_proj_weight"), f(prefix + ".in_proj_bias")
+            q = ref.linear(x, wp[:D], bp[:D], "out_in")
+            k = ref.linear(mem, wp[D:2 * D], bp[D:2 * D], "out_in")
+            v = ref.linear(mem, wp[2 * D:], bp[2 * D:], "out_in")
+            return lin(ref.masked_attention(q, k, v, H, **mask), prefix + ".out_proj")
+
+        def ffn(x, p):
+            return lin(ref.relu(lin(x, p + "linear1")), p + "linear2")
+
+        x = (f("src_tok_emb.embedding.weight")[src] * scale
+             + ref.sinusoidal(np.arange(src.shape[1]), D))
+        for i in range(L):
+            p = f"transformer.encoder.layers.{i}."
+            x = ln(x + attend(x, x, p + "self_attn", lengths=lengths), p + "norm1")
+            x = ln(x + ffn(x, p), p + "norm2")
+        memory = ln(x, "transformer.encoder.norm")
+        y = (f("tgt_tok_emb.embedding.weight")[tgt] * scale
+             + ref.sinusoidal(np.arange(tgt.shape[1]), D))
+        for i in range(L):
+            p = f"transformer.decoder.layers.{i}."
+            y = ln(y + attend(y, y, p + "self_attn", causal=True), p + "norm1")
+            y = ln(y + attend(y, memory, p + "multihead_attn", lengths=lengths), p + "norm2")
+            y = ln(y + ffn(y, p), p + "norm3")
+        return {"logits": lin(ln(y, "transformer.decoder.norm"), "generator")}
+
+    def src(B, S, rng):
+        return rng.integers(0, VS, size=(B, S)).astype(np.int32)
+
+    def tgt(B, S, rng):
+        return rng.integers(0, VT, size=(B, S // 2 + 3)).astype(np.int32)
+
+    return GraphConfig(text=_model_text("models/transformer.attn"),
+                       inputs={"src": src, "tgt": tgt, "src_lengths": _lengths},
+                       forward=forward, weights=tuple(weights), runs=((1, 1), (3, 9)))
+
+
+def _bahdanau_attention():
+    """models/bahdanau_attention.attn, the PyTorch translation tutorial's
+    BahdanauAttention (hidden 128): the context and the weights over encoder
+    outputs of T = S // 2 + 3 steps, against a float64 forward."""
+    Hd = 128
+    weights = (("attention.Wa.weight", (Hd, Hd), "out_in"), ("attention.Wa.bias", (Hd,), None),
+               ("attention.Ua.weight", (Hd, Hd), "out_in"), ("attention.Ua.bias", (Hd,), None),
+               ("attention.Va.weight", (1, Hd), "out_in"), ("attention.Va.bias", (1,), None))
+
+    def forward(w, inp):
+        f = lambda k: w[k].astype(np.float64)              # noqa: E731
+        q, keys = inp["query"].astype(np.float64), inp["keys"].astype(np.float64)
+        wq = q @ f("attention.Wa.weight").T + f("attention.Wa.bias")
+        uk = keys @ f("attention.Ua.weight").T + f("attention.Ua.bias")
+        scores = (np.tanh(wq[:, :, None, :] + uk[:, None, :, :]) @ f("attention.Va.weight")[0]
+                  + f("attention.Va.bias")[0])
+        p = ref.softmax(scores)
+        return {"context": p @ keys, "weights": p[:, None]}
+
+    return GraphConfig(text=_model_text("models/bahdanau_attention.attn"),
+                       inputs={"query": lambda B, S: (B, S, Hd),
+                               "keys": lambda B, S: (B, S // 2 + 3, Hd)},
+                       forward=forward, weights=weights, runs=((1, 1), (2, 9), (3, 40)))
+
+
+def _attention_map():
+    """models/attention_map.attn: token embeddings plus the sinusoidal
+    encoding into one self-attention layer whose weights are an output, with
+    a padding mask (padded keys exactly 0)."""
+    V, D, H = 32, 16, 2
+    weights = (("embedding.weight", (V, D), "out_in"), ("attn.q.weight", (D, D), "out_in"),
+               ("attn.k.weight", (D, D), "out_in"), ("attn.v.weight", (D, D), "out_in"),
+               ("attn.out.weight", (D, D), "out_in"))
+
+    def forward(w, inp):
+        f = lambda k: w[k].astype(np.float64)              # noqa: E731
+        ids = inp["ids"]
+        x = f("embedding.weight")[ids] + ref.sinusoidal(np.arange(ids.shape[1]), D)
+        proj = lambda m: ref.linear(x, f(m), None, "out_in")  # noqa: E731
+        a, p = ref.masked_attention(proj("attn.q.weight"), proj("attn.k.weight"),
+                                    proj("attn.v.weight"), H, lengths=inp["lengths"],
+                                    return_weights=True)
+        return {"y": x + ref.linear(a, f("attn.out.weight"), None, "out_in"), "weights": p}
+
+    def ids(B, S, rng):
+        return rng.integers(0, V, size=(B, S)).astype(np.int32)
+
+    return GraphConfig(text=_model_text("models/attention_map.attn"),
+                       inputs={"ids": ids, "lengths": _lengths}, forward=forward,
+                       weights=weights, runs=((1, 1), (2, 6), (3, 50)),
+                       exact_zeros=("weights",))
+
+
 GRAPHS = {
     "functions": _functions(),
     "stacked_layers": _stacked_layers(),
@@ -534,6 +668,9 @@ GRAPHS = {
     "positions": _positions(),
     "cross_attention": _cross_attention(),
     "score_functions": _score_functions(),
+    "bahdanau_attention": _bahdanau_attention(),
+    "attention_map": _attention_map(),
+    "transformer": _transformer(),
     "gpt2": _gpt2(),
     "bert_base": _bert_base(),
 }
