@@ -74,6 +74,8 @@ private:
   Value selfAttention(const BuiltinExpr &e, Value input);
   Value crossAttention(const BuiltinExpr &e, Value input, Value memory);
   Value attention(const BuiltinExpr &e, ArrayRef<Value> qkv);
+  attn::SdpaOp buildSdpa(const BuiltinExpr &e, Value q, Value k, Value v,
+                         Value scoreVector, bool dotScore);
   FloatAttr scaleAttr(const BuiltinExpr &e) {
     const BuiltinAttr *scale = e.getAttr("scale");
     return scale ? builder.getF32FloatAttr(scale->real) : FloatAttr();
@@ -134,6 +136,41 @@ Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
   return op.getResult();
 }
 
+/// attn.sdpa of projected q, k, v with the call's heads, mask, key lengths,
+/// additive bias and weights result; the scale is the call's `scale`, or
+/// 1/sqrt(head dim) for dot-product scores and 1 for the others.
+attn::SdpaOp MLIRGenerator::buildSdpa(const BuiltinExpr &e, Value q, Value k,
+                                      Value v, Value scoreVector,
+                                      bool dotScore) {
+  auto operand = [&](StringRef role) -> Value {
+    const Expr *x = e.getNamedOperand(role);
+    return x ? expr(*x) : Value();
+  };
+  int64_t heads = e.getAttr("heads")->integer;
+  auto queries = cast<RankedTensorType>(q.getType());
+  auto values = cast<RankedTensorType>(v.getType());
+  float scale = 1.0f;
+  if (const BuiltinAttr *given = e.getAttr("scale"))
+    scale = float(given->real);
+  else if (dotScore)
+    scale = 1.0f / std::sqrt(float(queries.getShape().back() / heads));
+  Type weights;
+  if (e.getAttr("weights")) {
+    // [batch..., heads, S, T]
+    SmallVector<int64_t> shape(queries.getShape().drop_back(2));
+    shape.append({heads, queries.getDimSize(queries.getRank() - 2),
+                  values.getDimSize(values.getRank() - 2)});
+    weights = RankedTensorType::get(shape, queries.getElementType());
+  }
+  SmallVector<int64_t> result(queries.getShape());
+  result.back() = values.getShape().back();
+  return builder.create<attn::SdpaOp>(
+      loc(e.getLoc()), RankedTensorType::get(result, queries.getElementType()),
+      weights, q, k, v, operand("lengths"), operand("bias"), scoreVector,
+      builder.getI64IntegerAttr(heads), IntegerAttr(), maskAttr(e),
+      builder.getF32FloatAttr(scale));
+}
+
 /// Queries projected from `input`, keys and values from `memory`, then
 /// attn.sdpa and the output projection: cross-attention has no op of its
 /// own, its parts are those of a decomposed self-attention.
@@ -171,29 +208,7 @@ Value MLIRGenerator::crossAttention(const BuiltinExpr &e, Value input,
     k = attn::buildSlice(builder, where, kv, last, 0, d);
     v = attn::buildSlice(builder, where, kv, last, d, d);
   }
-  auto operand = [&](StringRef role) -> Value {
-    const Expr *x = e.getNamedOperand(role);
-    return x ? expr(*x) : Value();
-  };
-  Value lengths = operand("lengths"), bias = operand("bias");
-  int64_t heads = e.getAttr("heads")->integer;
-  auto queries = cast<RankedTensorType>(input.getType());
-  Type weights;
-  if (e.getAttr("weights")) {
-    // [batch..., heads, S, T]
-    auto keys = cast<RankedTensorType>(memory.getType());
-    SmallVector<int64_t> shape(queries.getShape().drop_back(2));
-    shape.append({heads, queries.getDimSize(queries.getRank() - 2),
-                  keys.getDimSize(keys.getRank() - 2)});
-    weights = RankedTensorType::get(shape, queries.getElementType());
-  }
-  int64_t headDim = queries.getShape().back() / heads;
-  auto sdpa = builder.create<attn::SdpaOp>(
-      where, queries, weights, q, k, v, lengths, bias, /*score=*/Value(),
-      builder.getI64IntegerAttr(heads), /*kv_heads=*/IntegerAttr(), maskAttr(e),
-      e.getAttr("scale")
-          ? scaleAttr(e)
-          : builder.getF32FloatAttr(1.0f / std::sqrt(float(headDim))));
+  attn::SdpaOp sdpa = buildSdpa(e, q, k, v, Value(), /*dotScore=*/true);
   Value out = project(sdpa.getResult(), "out");
   calls[&e] = {out, sdpa.getWeights()};
   return out;
@@ -220,31 +235,7 @@ Value MLIRGenerator::attention(const BuiltinExpr &e, ArrayRef<Value> qkv) {
     // [1, A]; the nn.Linear's bias moves every score alike: no effect.
     scoreVector = outInWeight(e.getWeight("w_score.weight"));
   }
-  auto operand = [&](StringRef role) -> Value {
-    const Expr *x = e.getNamedOperand(role);
-    return x ? expr(*x) : Value();
-  };
-  int64_t heads = e.getAttr("heads")->integer;
-  auto queries = cast<RankedTensorType>(q.getType());
-  float scale = 1.0f;
-  if (const BuiltinAttr *given = e.getAttr("scale"))
-    scale = float(given->real);
-  else if (score == "dot")
-    scale = 1.0f / std::sqrt(float(queries.getShape().back() / heads));
-  Type weights;
-  if (e.getAttr("weights")) {
-    // [batch..., heads, S, T]
-    auto keys = cast<RankedTensorType>(k.getType());
-    SmallVector<int64_t> shape(queries.getShape().drop_back(2));
-    shape.append({heads, queries.getDimSize(queries.getRank() - 2),
-                  keys.getDimSize(keys.getRank() - 2)});
-    weights = RankedTensorType::get(shape, queries.getElementType());
-  }
-  auto sdpa = builder.create<attn::SdpaOp>(
-      where, tensorType(e.shape, e.elementType), weights, q, k, v,
-      operand("lengths"), operand("bias"), scoreVector,
-      builder.getI64IntegerAttr(heads), IntegerAttr(), maskAttr(e),
-      builder.getF32FloatAttr(scale));
+  attn::SdpaOp sdpa = buildSdpa(e, q, k, v, scoreVector, score == "dot");
   calls[&e] = SmallVector<Value, 2>(sdpa->getResults());
   return sdpa.getResult();
 }
