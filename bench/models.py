@@ -41,6 +41,16 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
 
+
+def check_peers():
+    missing = [m for m in ("numpy", "torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        sys.exit(f"bench/models.py: error: {', '.join(missing)} not importable by "
+                 f"{sys.executable}: set up bench/.venv with bench/setup.sh (it pins torch, "
+                 "transformers, numpy) and run bench/.venv/bin/python bench/models.py")
+
+
+check_peers()
 import numpy as np  # noqa: E402
 
 D, LAYERS, FFN = 768, 12, 3072
@@ -392,19 +402,10 @@ def parse_args():
     return a
 
 
-def check_peers():
-    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise BenchError(f"{' and '.join(missing)} not importable by {sys.executable}: set up "
-                         "bench/.venv with bench/setup.sh and run this script with "
-                         "bench/.venv/bin/python bench/models.py")
-
-
 def main():
     a = parse_args()
     if a.worker:
         return worker_main(a)
-    check_peers()
     for f in (a.attnc, a.libattnrt):
         if not os.path.exists(f):
             raise BenchError(f"{f} missing: build the project first (./scripts/setup.sh), "
