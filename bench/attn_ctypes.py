@@ -1,6 +1,6 @@
 """A minimal ctypes binding of the attn runtime's C API (runtime/include/attn/attn.h),
 for the benchmark only: load a model library, set its thread count, run it on
-float32 numpy arrays in place.
+float32 / int32 numpy arrays in place.
 
 Only what the benchmark needs is bound. The struct layouts mirror attn.h; the
 C API is a stable ABI (structs are never changed in place), so this stays valid.
@@ -12,6 +12,8 @@ import os
 import numpy as np
 
 ATTN_F32 = 0
+ATTN_I32 = 1
+_DTYPES = {np.dtype(np.float32): ATTN_F32, np.dtype(np.int32): ATTN_I32}
 
 
 class _Tensor(ctypes.Structure):
@@ -84,6 +86,32 @@ class Model:
 
         def run():
             check(lib.attn_model_run(handle, pin, 1, pout, 1), "running the model")
+
+        return run
+
+    def bind_named(self, inputs, outputs):
+        """Prepares a run of any model: `inputs` and `outputs` map tensor names
+        to C-contiguous float32 or int32 arrays (outputs preallocated at their
+        full shape, see attn_model_output_dims). Returns a function that runs
+        it with no per-call Python allocation."""
+        def tensors(named):
+            arr = (_Tensor * len(named))()
+            for t, (name, a) in zip(arr, named.items()):
+                if a.dtype not in _DTYPES or not a.flags["C_CONTIGUOUS"]:
+                    raise AttnError(f"{name} must be a C-contiguous float32 or int32 array")
+                dims = (ctypes.c_int64 * a.ndim)(*a.shape)
+                bname = name.encode()
+                t.name, t.dtype, t.rank, t.dims, t.data = (bname, _DTYPES[a.dtype], a.ndim,
+                                                           dims, a.ctypes.data)
+                self._keep += [dims, bname, a]   # keep alive while the closure lives
+            self._keep.append(arr)
+            return arr
+        ins, outs = tensors(inputs), tensors(outputs)
+        lib, handle, check = self.rt.lib, self.handle, self.rt.check
+        n_in, n_out = len(inputs), len(outputs)
+
+        def run():
+            check(lib.attn_model_run(handle, ins, n_in, outs, n_out), "running the model")
 
         return run
 

@@ -33,18 +33,23 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 "$VENV/bin/pip" install --quiet --upgrade pip
 # onnxscript: torch.onnx.export's default (torch.export-based) exporter needs it.
+# transformers, safetensors: bench/models.py (GPT-2 small and BERT-base, whole).
 "$VENV/bin/pip" install --quiet \
   numpy==2.4.6 \
   torch==2.15.0 \
   onnx==1.23.2 \
   onnxscript==0.7.2 \
   onnxruntime==1.31.1 \
-  openvino==2026.4.1
+  openvino==2026.4.1 \
+  transformers==5.23.0 \
+  safetensors==0.8.0
 
 "$VENV/bin/python" - <<'EOF'
-import numpy, onnx, onnxruntime, openvino, torch
+import numpy, onnx, onnxruntime, openvino, safetensors, torch, transformers
 print("bench/.venv ready: numpy", numpy.__version__, "| torch", torch.__version__,
       "| onnx", onnx.__version__, "| onnxruntime", onnxruntime.__version__,
-      "| openvino", openvino.__version__)
+      "| openvino", openvino.__version__, "| transformers", transformers.__version__,
+      "| safetensors", safetensors.__version__)
 EOF
 echo "run the benchmark with: bench/run.sh   (bench/run.sh --help for options)"
+echo "whole models (GPT-2 small, BERT-base): bench/.venv/bin/python bench/models.py"
