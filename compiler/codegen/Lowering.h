@@ -73,6 +73,10 @@ private:
   llvm::DenseMap<mlir::TypeID, LowerFn> fns;
 };
 
+/// tanh(x) through exp, which Halide vectorises (its `tanh` is a scalar libm
+/// call per lane); absolute error ~1e-7.
+Halide::Expr vectorTanh(Halide::Expr x);
+
 /// Every lowering, built once.
 const LoweringRegistry &getLoweringRegistry();
 

@@ -109,7 +109,7 @@ public:
   Expr scoreTerm(Expr query, Expr h, Expr e, Expr key) const {
     Expr k = keys(with({(h / group) * dk + e, min(key, keyLength - 1)}));
     if (scoreVector.defined())
-      return scoreVector(e) * tanh(query + k);
+      return scoreVector(e) * vectorTanh(query + k);
     return query * k;
   }
 
