@@ -1076,12 +1076,15 @@ ExprPtr Sema::checkSinusoidal(CallExpr &call, CallArgs &args) {
   ExprPtr positions = checkValue(std::move(args.positional[0]->value));
   Expr &featuresArg = *args.positional[1]->value;
   auto *number = llvm::dyn_cast<NumberExpr>(&featuresArg);
+  // The frequencies are a table in the kernel: a bound keeps it small.
+  constexpr int64_t kMaxFeatures = int64_t(1) << 20;
   bool validFeatures = number && number->isInteger && number->intValue > 0 &&
-                       number->intValue <= kMaxExtent &&
+                       number->intValue <= kMaxFeatures &&
                        number->intValue % 2 == 0;
   if (!validFeatures)
     errorAt(featuresArg, "the feature count of 'sinusoidal' must be an even "
-                         "positive integer, such as 512");
+                         "integer in 2.." +
+                             llvm::Twine(kMaxFeatures) + ", such as 512");
   if (!positions || !validFeatures)
     return nullptr;
   if (positions->elementType != ElementType::i32) {
@@ -1274,8 +1277,21 @@ ExprPtr Sema::checkAttention(CallExpr &call, CallArgs &args) {
           resolveProjection(*ws, a, 1, *attn, "the additive score's features");
     }
   }
-  if (Argument *mask = args.get("mask"))
+  if (Argument *mask = args.get("mask")) {
     ok &= resolveMask(mask->value, *attn, qs, ks[ks.size() - 2], heads);
+    // Causal and window terms compare query and key positions, which only
+    // means something when both run along one sequence dim.
+    bool positional = attn->getAttr("causal") || attn->getAttr("window_left");
+    if (positional && qs[qs.size() - 2] != ks[ks.size() - 2]) {
+      errorAt(*mask->value,
+              "'causal' and 'window' compare query and key positions, but the "
+              "queries run along " +
+                  extentToString(qs[qs.size() - 2]) + " and the keys along " +
+                  extentToString(ks[ks.size() - 2]) +
+                  "; use padding(lengths) or an additive tensor");
+      ok = false;
+    }
+  }
   ok &= checkScale(args, *attn);
   if (!ok)
     return nullptr;

@@ -603,7 +603,10 @@ TEST(Sema, PositionsAndSinusoidal) {
   EXPECT_TRUE(failsWith(model("  output y = sinusoidal(positions(S), 7)"),
                         "16:39",
                         "the feature count of 'sinusoidal' must be an even "
-                        "positive integer"));
+                        "integer in 2..1048576"));
+  EXPECT_TRUE(failsWith(model("  output y = sinusoidal(positions(S), "
+                              "2147483646)"),
+                        "16:39", "must be an even integer in 2..1048576"));
   EXPECT_TRUE(failsWith(model("  output y = sinusoidal(x, 8)"), "16:25",
                         "'sinusoidal' takes i32 positions"));
 }
@@ -693,6 +696,15 @@ TEST(Sema, ScoreFunctions) {
                         "19:45",
                         "an additive score is computed over whole "
                         "vectors: use heads = 1"));
+  EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, mem, mask "
+                                   "= causal)"),
+                        "19:44",
+                        "'causal' and 'window' compare query and key "
+                        "positions, but the queries run along S and the keys "
+                        "along T"));
+  EXPECT_TRUE(load(crossModel("  output y = attention(x, x, x, mask = causal "
+                              "& window(4))"))
+                  .model);
   EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, x)"),
                         "19:27",
                         "the queries, keys and values of 'attention' "
