@@ -226,13 +226,6 @@ int run() {
       attnc::codegen::resolveTarget(targetName);
   if (!target)
     return fail(llvm::toString(target.takeError()));
-  bool buildingLib = emit == Emit::Lib && initWeights.empty();
-  if (buildingLib && outputPath.empty())
-    return fail("no output file: give -o <lib.so>");
-  if (buildingLib && weightsPath.empty())
-    return fail("no weights: give --weights <file.safetensors>, or write "
-                "random ones first with --init-weights=<file.safetensors>");
-
   DialectRegistry registry;
   registry.insert<attn::AttnDialect, func::FuncDialect>();
   MLIRContext context(registry);
@@ -266,6 +259,13 @@ int run() {
     return 1;
   if (!initWeights.empty())
     return failed(attnc::driver::writeRandomWeights(*model, initWeights, seed));
+  // The model's own errors come first; then what the command line lacks.
+  bool buildingLib = emit == Emit::Lib;
+  if (buildingLib && outputPath.empty())
+    return fail("no output file: give -o <lib.so>");
+  if (buildingLib && weightsPath.empty())
+    return fail("no weights: give --weights <file.safetensors>, or write "
+                "random ones first with --init-weights=<file.safetensors>");
 
   attnc::codegen::KernelTarget kernelTarget{*target, schedule};
   PassManager pm(&context);
