@@ -114,6 +114,8 @@ ATTN_API const char *attn_status_string(attn_status status) {
     return "kernel failed";
   case ATTN_ERROR_OUT_OF_MEMORY:
     return "out of memory";
+  case ATTN_ERROR_UNSUPPORTED_CPU:
+    return "unsupported CPU";
   }
   return "unknown status";
 }

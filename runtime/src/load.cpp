@@ -6,6 +6,7 @@
 // the middle of a run.
 //
 //===----------------------------------------------------------------------===//
+#include "cpu.h"
 #include "model.h"
 
 #include <cerrno>
@@ -285,6 +286,21 @@ attn_status loadModel(const char *path, attn_model *&out) {
                     ": rebuild it with the attnc that matches this runtime");
   if (attn_status s = Validator(*desc, p).run(); s != ATTN_OK)
     return s;
+  // Before any kernel runs: one built for missing instructions would die of
+  // SIGILL.
+  if (std::vector<std::string> missing = missingCpuFeatures(desc->target);
+      !missing.empty()) {
+    std::string list;
+    for (const std::string &f : missing)
+      list += (list.empty() ? "" : ", ") + f;
+    return fail(ATTN_ERROR_UNSUPPORTED_CPU,
+                "'" + p + "' was built for " + desc->target + " and needs " +
+                    list + ", which this CPU lacks (it has " +
+                    cpuFeatureSummary() +
+                    "): rebuild it here with attnc --target=host, or for a "
+                    "target this CPU supports such as " +
+                    portableTarget());
+  }
   model->desc = desc;
   for (int32_t i = 0; i < desc->num_inputs; ++i)
     model->inputDims.push_back(dimInfos(*desc, desc->inputs[i]));

@@ -42,6 +42,7 @@ typedef enum attn_status {
   ATTN_ERROR_DIM_OUT_OF_BOUNDS = 7, /* a dynamic dim beyond its bound */
   ATTN_ERROR_KERNEL_FAILED = 8,     /* a kernel of the model failed */
   ATTN_ERROR_OUT_OF_MEMORY = 9,
+  ATTN_ERROR_UNSUPPORTED_CPU = 10,  /* built for instructions this CPU lacks */
 } attn_status;
 
 /* Element types; the values equal attn_model_dtype in model_abi.h. */

@@ -1,0 +1,35 @@
+//===- runtime/src/cpu.h - CPU features a model library needs ---*- C++ -*-===//
+//
+// A library's kernels are built for the Halide target in its descriptor
+// (`x86-64-linux-avx2-fma-...`); run where an instruction set it uses is
+// missing, they die of SIGILL. The loader compares the target's features with
+// this CPU's first.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_CPU_H
+#define ATTN_RUNTIME_CPU_H
+
+#include <string>
+#include <vector>
+
+namespace attn::rt {
+
+/// The CPU features (`avx512f`, `avx2`, ...) that the x86 Halide target
+/// string `target` needs and this CPU lacks, in a fixed order; empty when it
+/// runs here, for other architectures, and for features this table does not
+/// know (they are not checked). The environment variable ATTN_CPU_FEATURES, a
+/// comma-separated list such as "sse4.1,avx,avx2,fma,f16c", replaces the
+/// detected features: a test hook that simulates an older CPU.
+std::vector<std::string> missingCpuFeatures(const std::string &target);
+
+/// A Halide target this CPU runs, for the advice in messages:
+/// x86-64-linux-avx2-fma-f16c-sse41, x86-64-linux-sse41 or x86-64-linux.
+std::string portableTarget();
+
+/// The features of the table this CPU has (or ATTN_CPU_FEATURES lists),
+/// space-separated, for messages.
+std::string cpuFeatureSummary();
+
+} // namespace attn::rt
+
+#endif // ATTN_RUNTIME_CPU_H
