@@ -1,21 +1,28 @@
 //===- tools/attn-run/attn-run.cpp - Run a compiled model -----------------===//
 //
-// attn-run lib.so --inputs in.safetensors --outputs out.safetensors
-//         [--threads N] [--bench N] [--info]
+// attn-run lib.so --inputs in.safetensors | --random B=1,S=128
+//         [--outputs out.safetensors] [--threads N] [--bench N] [--info]
 //
-// Feeds a model its inputs by name from a safetensors file, sizes the outputs
-// with the runtime, runs, and writes the outputs by name. The simplest way to
-// run a model without writing C, and to time it.
+// Feeds a model its inputs by name from a safetensors file (or random ones),
+// sizes the outputs with the runtime, runs, and writes the outputs by name or
+// prints a summary of them. The simplest way to run a model without writing
+// C, and to time it.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/attn.h"
 #include "attn/safetensors.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -24,14 +31,22 @@ namespace st = attn::safetensors;
 namespace {
 
 const char *Usage =
-    "usage: attn-run lib.so [--inputs in.safetensors] [--outputs "
-    "out.safetensors]\n"
-    "                [--threads N] [--bench N] [--info]\n"
-    "  --inputs F   read the model's inputs by name from safetensors file F\n"
-    "  --outputs F  write the model's outputs by name to F (atomically)\n"
-    "  --threads N  size the model's thread pool (0: its default)\n"
-    "  --bench N    run N more times after one warm-up; print median and min\n"
-    "  --info       print the model's inputs and outputs\n";
+    "usage: attn-run lib.so [--inputs in.safetensors | --random B=1,S=128]\n"
+    "                [--outputs out.safetensors] [--threads N] [--bench N]\n"
+    "                [--info] [--version]\n"
+    "  --inputs F     read the model's inputs by name from safetensors file F\n"
+    "  --random DIMS  make the inputs: f32 ~ N(0, 1), i32 all 0 (give ids and\n"
+    "                 lengths with --inputs); DIMS binds each symbolic dim,\n"
+    "                 e.g. B=1,S=128, and seed=N picks another draw\n"
+    "  --outputs F    write the model's outputs by name to F (atomically);\n"
+    "                 without it a summary of each output is printed\n"
+    "  --threads N    size the model's thread pool (0: its default)\n"
+    "  --bench N      run N more times after one warm-up; print median and "
+    "min\n"
+    "  --info         print the model's inputs and outputs\n"
+    "  --version      print the version and the model ABI this runtime reads\n"
+    "Options take their value as the next argument or after '=' "
+    "(--threads=2).\n";
 
 /// A failure that ends the tool with `attn-run: error: <message>`.
 struct Failure {
@@ -41,10 +56,36 @@ struct Failure {
 struct Options {
   std::string library;
   std::string inputs, outputs;
+  /// --random: symbolic dim -> extent, and "seed".
+  std::map<std::string, int64_t> random;
   int threads = -1;
   int bench = 0;
   bool info = false;
 };
+
+/// "B=1,S=128,seed=3" as a map; every value a non-negative integer.
+std::map<std::string, int64_t> parseBindings(const std::string &text) {
+  std::map<std::string, int64_t> bound;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    std::string item = text.substr(start, end - start);
+    size_t eq = item.find('=');
+    char *rest = nullptr;
+    long long v = eq == std::string::npos
+                      ? -1
+                      : std::strtoll(item.c_str() + eq + 1, &rest, 10);
+    if (eq == std::string::npos || eq == 0 || !rest || *rest ||
+        eq + 1 == item.size() || v < 0 || v > (1ll << 31))
+      throw Failure{"--random wants NAME=VALUE pairs such as B=1,S=128, got '" +
+                    item + "'"};
+    bound[item.substr(0, eq)] = v;
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  return bound;
+}
 
 int parseCount(const std::string &flag, const char *text, int min) {
   char *end = nullptr;
@@ -59,7 +100,19 @@ Options parseArgs(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    // --name=value, as well as --name value.
+    std::string inlineValue;
+    bool hasInline = false;
+    if (size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != a.npos) {
+      inlineValue = a.substr(eq + 1);
+      hasInline = true;
+      a.resize(eq);
+    }
     auto value = [&]() -> const char * {
+      if (hasInline) {
+        hasInline = false;
+        return inlineValue.c_str();
+      }
       if (i + 1 >= argc)
         throw Failure{a + " needs a value\n" + Usage};
       return argv[++i];
@@ -72,9 +125,15 @@ Options parseArgs(int argc, char **argv) {
       o.threads = parseCount(a, value(), 0);
     else if (a == "--bench")
       o.bench = parseCount(a, value(), 1);
+    else if (a == "--random")
+      o.random = parseBindings(value());
     else if (a == "--info")
       o.info = true;
-    else if (a == "-h" || a == "--help") {
+    else if (a == "--version") {
+      fmt::print("attn-run ({}), model ABI {}\n", ATTNC_VERSION_STRING,
+                 attn_runtime_abi_version());
+      std::exit(0);
+    } else if (a == "-h" || a == "--help") {
       std::fputs(Usage, stdout);
       std::exit(0);
     } else if (!a.empty() && a[0] == '-')
@@ -84,15 +143,20 @@ Options parseArgs(int argc, char **argv) {
     else
       throw Failure{"more than one model library given ('" + o.library +
                     "' and '" + a + "')"};
+    if (hasInline)
+      throw Failure{a + " takes no value\n" + Usage};
   }
   if (o.library.empty())
     throw Failure{std::string("no model library given\n") + Usage};
-  if (o.inputs.empty() && !o.info)
-    throw Failure{std::string("nothing to do: give --inputs (to run) or "
-                              "--info\n") +
+  bool running = !o.inputs.empty() || !o.random.empty();
+  if (!o.inputs.empty() && !o.random.empty())
+    throw Failure{"give --inputs or --random, not both"};
+  if (!running && !o.info)
+    throw Failure{std::string("nothing to do: give --inputs or --random (to "
+                              "run) or --info\n") +
                   Usage};
-  if (o.inputs.empty() && (!o.outputs.empty() || o.bench))
-    throw Failure{"--outputs and --bench need --inputs"};
+  if (!running && (!o.outputs.empty() || o.bench))
+    throw Failure{"--outputs and --bench need --inputs or --random"};
   return o;
 }
 
@@ -154,6 +218,60 @@ struct Output {
   std::size_t bytes = 0;
 };
 
+/// Inputs made up for a quick try: each symbolic dim from `bound`, f32 data
+/// ~ N(0, 1) from a fixed seed (or bound["seed"]), i32 data all 0.
+struct RandomInputs {
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<std::vector<float>> data; // 4-byte elements of either dtype
+  std::vector<attn_tensor> tensors;
+};
+
+void makeRandomInputs(const attn_model *model,
+                      const std::map<std::string, int64_t> &bound,
+                      RandomInputs &out) {
+  auto seed = bound.find("seed");
+  std::mt19937 rng(seed == bound.end() ? 0u : uint32_t(seed->second));
+  std::normal_distribution<float> normal;
+  int32_t n = attn_model_num_inputs(model);
+  out.dims.resize(n);
+  out.data.resize(n);
+  for (int32_t i = 0; i < n; ++i) {
+    attn_tensor_info info;
+    check(attn_model_input_info(model, i, &info));
+    size_t count = 1;
+    for (int32_t d = 0; d < info.rank; ++d) {
+      const attn_dim_info &dim = info.dims[d];
+      int64_t extent = dim.extent;
+      if (dim.is_dynamic) {
+        auto it = bound.find(dim.symbol);
+        if (it == bound.end())
+          throw Failure{
+              fmt::format("--random needs a value for dim {} (input {}), e.g. "
+                          "--random {}=8",
+                          dim.symbol, describe(info), dim.symbol)};
+        extent = it->second;
+      }
+      out.dims[i].push_back(extent);
+      count *= size_t(extent);
+    }
+    out.data[i].resize(std::max<size_t>(count, 1));
+    if (info.dtype == ATTN_F32)
+      for (float &v : out.data[i])
+        v = normal(rng);
+    else
+      std::fill(out.data[i].begin(), out.data[i].end(), 0.0f); // i32 0
+    out.tensors.push_back({info.name, info.dtype, info.rank, out.dims[i].data(),
+                           out.data[i].data()});
+  }
+}
+
+std::string shapeString(const std::vector<int64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
 int run(const Options &o) {
   attn_model *raw = nullptr;
   check(attn_model_load(o.library.c_str(), &raw));
@@ -161,17 +279,26 @@ int run(const Options &o) {
       raw, &attn_model_free);
   if (o.info)
     printInfo(model.get());
-  if (o.inputs.empty())
+  if (o.inputs.empty() && o.random.empty())
     return 0;
   if (o.threads >= 0)
     check(attn_model_set_threads(model.get(), o.threads));
 
-  st::Expected<st::File> file = st::File::open(o.inputs);
-  if (!file)
-    throw Failure{file.message()};
   std::vector<attn_tensor> inputs;
+  RandomInputs random;
+  std::optional<st::File> file;
+  if (!o.random.empty()) {
+    makeRandomInputs(model.get(), o.random, random);
+    inputs = random.tensors;
+  } else {
+    st::Expected<st::File> opened = st::File::open(o.inputs);
+    if (!opened)
+      throw Failure{opened.message()};
+    file = std::move(*opened);
+  }
   std::vector<std::string> used;
-  for (int32_t i = 0, n = attn_model_num_inputs(model.get()); i < n; ++i) {
+  for (int32_t i = 0, n = attn_model_num_inputs(model.get()); file && i < n;
+       ++i) {
     attn_tensor_info info;
     check(attn_model_input_info(model.get(), i, &info));
     const st::Tensor *t = file->find(info.name);
@@ -189,7 +316,7 @@ int run(const Options &o) {
                       const_cast<void *>(t->data)});
     used.push_back(info.name);
   }
-  for (const st::Tensor &t : file->tensors())
+  for (const st::Tensor &t : file ? file->tensors() : std::vector<st::Tensor>())
     if (std::find(used.begin(), used.end(), t.name) == used.end())
       std::fprintf(stderr,
                    "attn-run: warning: '%s' has tensor '%s', which is not an "
@@ -239,8 +366,36 @@ int run(const Options &o) {
     double median = ms.size() % 2
                         ? ms[ms.size() / 2]
                         : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
-    std::printf("bench: %d runs after 1 warm-up: median %.3f ms, min %.3f ms\n",
-                o.bench, median, ms.front());
+    fmt::print("bench: {} runs after 1 warm-up: median {:.3f} ms, min "
+               "{:.3f} ms\n",
+               o.bench, median, ms.front());
+  }
+
+  if (o.outputs.empty()) {
+    // What came out, at a glance: shape and the range of the values.
+    fmt::print("{:<16} {:<5} {:<20} {:>12} {:>12} {:>12} {:>6}\n", "output",
+               "dtype", "shape", "min", "max", "mean", "NaN");
+    for (const Output &out : outputs) {
+      size_t n = out.bytes / 4;
+      double lo = INFINITY, hi = -INFINITY, sum = 0;
+      size_t nans = 0;
+      for (size_t i = 0; i < n; ++i) {
+        double v = out.dtype == ATTN_I32
+                       ? double(static_cast<const int32_t *>(out.data.get())[i])
+                       : double(static_cast<const float *>(out.data.get())[i]);
+        if (std::isnan(v)) {
+          ++nans;
+          continue;
+        }
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+        sum += v;
+      }
+      double mean = n > nans ? sum / double(n - nans) : NAN;
+      fmt::print("{:<16} {:<5} {:<20} {:>12.6g} {:>12.6g} {:>12.6g} {:>6}\n",
+                 out.name, dtypeName(out.dtype), shapeString(out.dims), lo, hi,
+                 mean, nans);
+    }
   }
 
   if (!o.outputs.empty()) {

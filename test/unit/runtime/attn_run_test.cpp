@@ -140,6 +140,32 @@ TEST_F(AttnRunTest, Bench) {
                               HasSubstr("min")));
 }
 
+// Without --outputs each output is summarised; --random makes the inputs
+// from bound dims; options take "--name=value" too.
+TEST_F(AttnRunTest, RandomInputsAndSummary) {
+  Result r = attnRun(std::string(FAKE_MODEL) + " --random B=2,S=3 --threads=1");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_THAT(r.output, AllOf(HasSubstr("output"), HasSubstr("mean"),
+                              HasSubstr("z"), HasSubstr("[2, 3, 4]"),
+                              HasSubstr("count"), HasSubstr("[2]")));
+  // The summary is computed from the outputs: z = relu(...) >= 0.
+  std::string zLine = r.output.substr(r.output.find("\nz "));
+  EXPECT_EQ(zLine.find(" -"), std::string::npos) << zLine;
+
+  r = attnRun(std::string(FAKE_MODEL) + " --random B=2");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, HasSubstr("--random needs a value for dim S"));
+  r = attnRun(std::string(FAKE_MODEL) + " --random B=2,S=99");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, HasSubstr("beyond its bound S <= 16"));
+  r = attnRun(std::string(FAKE_MODEL) + " --info=1");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, HasSubstr("--info takes no value"));
+  r = attnRun(std::string(FAKE_MODEL) + " --version");
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_THAT(r.output, HasSubstr("model ABI"));
+}
+
 TEST_F(AttnRunTest, ErrorsExitWithOne) {
   Result r = attnRun(path("missing.so") + " --info");
   EXPECT_EQ(r.exitCode, 1);
