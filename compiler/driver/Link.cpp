@@ -63,10 +63,19 @@ public:
 
 private:
   LogicalResult compileKernels(std::vector<std::string> &objects) {
+    // Progress on long compiles: with --verbose, or when a person watches.
+    bool progress = options.verbose || llvm::errs().is_displayed();
+    llvm::StringSet<> distinct;
+    for (const PlanKernel &kernel : plan.kernels)
+      if (kernel.op)
+        distinct.insert(kernel.fnName);
     llvm::StringSet<> compiled;
     for (const PlanKernel &kernel : plan.kernels) {
       if (!kernel.op || !compiled.insert(kernel.fnName).second)
         continue;
+      if (progress)
+        llvm::errs() << "[" << compiled.size() << "/" << distinct.size()
+                     << "] kernel " << kernel.op.getSymName() << "\n";
       objects.push_back(tmp.file(kernel.fnName + ".o"));
       if (failed(codegen::compileKernel(kernel.op, options.target,
                                         kernel.fnName, objects.back())))
