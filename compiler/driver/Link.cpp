@@ -75,7 +75,8 @@ private:
         continue;
       if (progress)
         llvm::errs() << "[" << compiled.size() << "/" << distinct.size()
-                     << "] kernel " << kernel.op.getSymName() << "\n";
+                     << "] kernel " << attn::KernelOp(kernel.op).getSymName()
+                     << "\n";
       objects.push_back(tmp.file(kernel.fnName + ".o"));
       if (failed(codegen::compileKernel(kernel.op, options.target,
                                         kernel.fnName, objects.back())))
