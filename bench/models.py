@@ -24,7 +24,6 @@ another build) and torch + transformers + numpy (bench/setup.sh).
 
 import argparse
 import datetime
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -330,20 +329,8 @@ def table(spec, b, s, rows, peaks):
 
 
 def header(a, peaks, isa):
-    vers = {}
-    for pkg in ("torch", "transformers", "numpy"):
-        try:
-            vers[pkg] = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            vers[pkg] = "not installed"
-    cpu = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip() or "?"
+    import run as bench_run      # bench/run.py
+    vers, cpu, commit = bench_run.machine_facts(("torch", "transformers", "numpy"))
     return "\n".join([
         f"# Whole-model results ({datetime.datetime.now():%Y-%m-%d %H:%M})", "",
         f"- machine: {cpu}, {os.cpu_count()} logical CPUs, {platform.platform()}",

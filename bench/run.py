@@ -272,9 +272,11 @@ def table(block, b, s, threads, peak, rows):
     return "\n".join(out) + "\n"
 
 
-def header(a, peaks, isa, accepted):
+def machine_facts(packages):
+    """The installed versions of `packages`, the CPU's model name and the
+    repository's commit, for the header of a results table."""
     vers = {}
-    for pkg in ("torch", "onnxruntime", "openvino", "numpy"):
+    for pkg in packages:
         try:
             vers[pkg] = importlib.metadata.version(pkg)
         except importlib.metadata.PackageNotFoundError:
@@ -287,6 +289,11 @@ def header(a, peaks, isa, accepted):
         pass
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "?"
+    return vers, cpu, commit
+
+
+def header(a, peaks, isa, accepted):
+    vers, cpu, commit = machine_facts(("torch", "onnxruntime", "openvino", "numpy"))
     lines = [f"# Benchmark results ({datetime.datetime.now():%Y-%m-%d %H:%M})", "",
              f"- machine: {cpu}, {os.cpu_count()} logical CPUs, {platform.platform()}",
              f"- repository at {commit}; attnc schedules accepted: {', '.join(sorted(accepted))}",
