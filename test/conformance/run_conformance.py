@@ -96,8 +96,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
 
-from run_e2e import (Tally, describe_rc, parse_weight_decls,  # noqa: E402
-                     run_cmd as run_process, select_configs, tools_missing)
+from run_e2e import (Tally, add_common_arguments, describe_rc,  # noqa: E402
+                     parse_weight_decls, run_cmd as run_process, select_configs,
+                     tools_missing)
 
 DEFAULT_TOL = 1e-4
 
@@ -265,19 +266,7 @@ def run_config(name, args, tally):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--config", action="append", metavar="NAME",
-                    help="configuration to run (repeatable; 'all' for every one)")
-    ap.add_argument("--list", action="store_true", help="list configuration names")
-    ap.add_argument("--attnc", default=os.path.join(REPO, "build", "bin", "attnc"))
-    ap.add_argument("--attn-run", default=os.path.join(REPO, "build", "bin", "attn-run"))
-    ap.add_argument("--workdir", help="where to write the library, inputs and "
-                    "outputs (default: a new temporary directory, kept)")
-    ap.add_argument("--schedule", help="passed to attnc as --schedule=...")
-    ap.add_argument("--target", help="passed to attnc as --target=...")
-    ap.add_argument("--tolerance", type=float, default=DEFAULT_TOL,
-                    help=f"max abs error allowed (default {DEFAULT_TOL:g})")
-    ap.add_argument("--compile-timeout", type=float, default=900)
-    ap.add_argument("--run-timeout", type=float, default=300)
+    add_common_arguments(ap, "the library, inputs and outputs", DEFAULT_TOL)
     args = ap.parse_args(argv)
 
     if args.list:

@@ -482,23 +482,30 @@ def tools_missing(args):
     return False
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_common_arguments(ap, workdir_holds, default_tol):
+    """The options run_e2e.py and run_conformance.py share: which
+    configurations, the tools, the work directory, attnc's schedule and
+    target, the tolerance and the timeouts."""
     ap.add_argument("--config", action="append", metavar="NAME",
                     help="configuration to run (repeatable; 'all' for every one)")
     ap.add_argument("--list", action="store_true", help="list configuration names")
     ap.add_argument("--attnc", default=os.path.join(REPO, "build", "bin", "attnc"))
     ap.add_argument("--attn-run", default=os.path.join(REPO, "build", "bin", "attn-run"))
-    ap.add_argument("--workdir", help="where to write models, weights, inputs and "
-                    "outputs (default: a new temporary directory, kept)")
+    ap.add_argument("--workdir", help=f"where to write {workdir_holds} (default: a new "
+                    "temporary directory, kept)")
     ap.add_argument("--schedule", help="passed to attnc as --schedule=...")
     ap.add_argument("--target", help="passed to attnc as --target=...")
-    ap.add_argument("--threads", type=int, help="passed to attn-run as --threads N")
-    ap.add_argument("--tolerance", type=float, default=DEFAULT_TOL,
-                    help=f"max abs error allowed (default {DEFAULT_TOL:g})")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tolerance", type=float, default=default_tol,
+                    help=f"max abs error allowed (default {default_tol:g})")
     ap.add_argument("--compile-timeout", type=float, default=900)
     ap.add_argument("--run-timeout", type=float, default=300)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_common_arguments(ap, "models, weights, inputs and outputs", DEFAULT_TOL)
+    ap.add_argument("--threads", type=int, help="passed to attn-run as --threads N")
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--print-model", action="store_true",
                     help="print the .attn text of the configuration(s) and exit")
     args = ap.parse_args(argv)
