@@ -113,6 +113,8 @@ private:
   ExprPtr checkCrossAttention(CallExpr &call, CallArgs &args);
   ExprPtr checkAttention(CallExpr &call, CallArgs &args);
   bool checkScale(CallArgs &args, BuiltinExpr &attn);
+  bool resolveOutProjection(CallExpr &call, CallArgs &args, int64_t modelDim,
+                            BuiltinExpr &attn);
   int64_t checkHeads(CallExpr &call, CallArgs &args, int64_t modelDim);
   bool resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
                    const Extent &keys, int64_t heads);
@@ -1138,6 +1140,17 @@ int64_t Sema::checkHeads(CallExpr &call, CallArgs &args, int64_t modelDim) {
   return number->intValue;
 }
 
+/// The required `out = P` of an attention, [d_model, d_model].
+bool Sema::resolveOutProjection(CallExpr &call, CallArgs &args,
+                                int64_t modelDim, BuiltinExpr &attn) {
+  if (Argument *out = args.get("out"))
+    return resolveProjection(*out, modelDim, modelDim, attn);
+  error(call.calleeLoc.Start,
+        "'" + call.callee + "' requires 'out = P' (the output projection)",
+        call.getRange());
+  return false;
+}
+
 /// `scale = X`: the factor of the scores in place of the default (1 /
 /// sqrt(head dim) for dot products), recorded as the attribute "scale".
 bool Sema::checkScale(CallArgs &args, BuiltinExpr &attn) {
@@ -1389,14 +1402,7 @@ ExprPtr Sema::checkCrossAttention(CallExpr &call, CallArgs &args) {
           call.getRange());
     ok = false;
   }
-  if (Argument *out = args.get("out")) {
-    ok &= resolveProjection(*out, modelDim, modelDim, *attn);
-  } else {
-    error(call.calleeLoc.Start,
-          "'cross_attention' requires 'out = P' (the output projection)",
-          call.getRange());
-    ok = false;
-  }
+  ok &= resolveOutProjection(call, args, modelDim, *attn);
   ok &= checkScale(args, *attn);
   if (Argument *mask = args.get("mask"); mask && x && memory) {
     ok &= resolveMask(mask->value, *attn, x->shape,
@@ -1469,14 +1475,7 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
     ok = false;
   }
 
-  if (Argument *out = args.get("out")) {
-    ok &= resolveProjection(*out, modelDim, modelDim, *attn);
-  } else {
-    error(call.calleeLoc.Start,
-          "'self_attention' requires 'out = P' (the output projection)",
-          call.getRange());
-    ok = false;
-  }
+  ok &= resolveOutProjection(call, args, modelDim, *attn);
 
   if (Argument *mask = args.get("mask"); mask && x)
     ok &= resolveMask(mask->value, *attn, x->shape,
