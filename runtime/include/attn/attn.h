@@ -49,6 +49,8 @@ typedef enum attn_status {
 typedef enum attn_dtype {
   ATTN_F32 = 0,
   ATTN_I32 = 1,
+  ATTN_BF16 = 2,
+  ATTN_F16 = 3,
 } attn_dtype;
 
 /* A dense row-major tensor the caller owns: dims outermost first. `name` may
@@ -96,8 +98,24 @@ ATTN_API const char *attn_status_string(attn_status status);
 /* The model ABI version this runtime reads (ATTN_MODEL_ABI_VERSION). */
 ATTN_API uint32_t attn_runtime_abi_version(void);
 
-/* Loads and validates the model library at `path` (NULL *model on failure). */
+/* Loads and validates the model library at `path` (NULL *model on failure).
+ * For a library that embeds its weights (attnc --weights); one that reads
+ * them at load needs attn_model_load_with_options. */
 ATTN_API attn_status attn_model_load(const char *path, attn_model **model);
+
+/* How to load a model. Zero-initialise it and set `size`, then the fields you
+ * need: later runtimes may add fields at the end, and read only `size` bytes. */
+typedef struct attn_load_options {
+  uint32_t size; /* sizeof(attn_load_options) */
+  /* The safetensors file the model's weights are read from (mapped, checked
+   * by name, dtype and shape, then packed by the library's "init" plan), or
+   * NULL for a library that embeds its weights. */
+  const char *weights;
+} attn_load_options;
+
+/* attn_model_load with options; NULL options equal attn_model_load. */
+ATTN_API attn_status attn_model_load_with_options(
+    const char *path, const attn_load_options *options, attn_model **model);
 /* Unloads a model; NULL is allowed. */
 ATTN_API void attn_model_free(attn_model *model);
 

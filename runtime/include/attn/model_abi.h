@@ -6,11 +6,23 @@
  * descriptor; everything else (kernels, the Halide runtime, weights) is hidden,
  * so several models live side by side in one process.
  *
+ * A library holds kernels and entry points. An entry point is a plan: the
+ * buffers it touches and the kernel calls that compute it. "run" computes the
+ * model's outputs from its inputs; "init", when present, runs once at load
+ * and computes the constants block (weights packed, transposed, folded) from
+ * the tensors of a weights file. Decoders will add "prefill" and "decode".
+ *
  * Plain C, no dependencies: both sides include it.
+ *
+ * ABI 2 (attnc 0.2): weights read at load, entry points, affine dims, state
+ * buffers, device-aware views, a context per kernel call. ABI 1 exported
+ * "attn_model_descriptor_v1"; the runtime refuses such libraries by name.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef ATTN_MODEL_ABI_H
 #define ATTN_MODEL_ABI_H
+
+#include "attn/dtypes.h"
 
 #include <stdint.h>
 
@@ -19,21 +31,42 @@ extern "C" {
 #endif
 
 /* Bump on any change to the structs below. The runtime refuses other values. */
-#define ATTN_MODEL_ABI_VERSION 1u
+#define ATTN_MODEL_ABI_VERSION 2u
 /* First field of every descriptor: tells an attnc model from anything else. */
 #define ATTN_MODEL_MAGIC 0x434E5441u /* "ATNC" little-endian */
-#define ATTN_MODEL_ENTRY_SYMBOL "attn_model_descriptor_v1"
+#define ATTN_MODEL_ENTRY_SYMBOL "attn_model_descriptor_v2"
+/* What libraries of ABI 1 export; known only to refuse them clearly. */
+#define ATTN_MODEL_ENTRY_SYMBOL_V1 "attn_model_descriptor_v1"
 
+/* Element types; rows of attn_dtype_table (dtypes.h). */
 typedef enum attn_model_dtype {
   ATTN_MODEL_F32 = 0,
   ATTN_MODEL_I32 = 1,
+  ATTN_MODEL_BF16 = 2,
+  ATTN_MODEL_F16 = 3,
 } attn_model_dtype;
 
-/* One dimension of a tensor: a constant extent, or a symbolic dim of the model
- * (an index into attn_model_desc.symbols) bound at run time. */
+/* Where a view's memory is. */
+typedef enum attn_model_device {
+  ATTN_MODEL_DEVICE_HOST = 0,
+} attn_model_device;
+
+#define ATTN_MODEL_MAX_DIM_TERMS 2
+
+/* coeff * symbols[symbol]. */
+typedef struct attn_model_dim_term {
+  int32_t symbol; /* index into attn_model_desc.symbols */
+  int32_t coeff;
+} attn_model_dim_term;
+
+/* One dimension of a tensor: constant + sum of its terms, so a constant
+ * (no terms), a symbol bound at run time (one term, coefficient 1) or an
+ * affine form such as P + S. Only a dim that is exactly one symbol binds that
+ * symbol from an input; every other dim is computed and checked. */
 typedef struct attn_model_dim {
-  int32_t symbol; /* -1: constant; otherwise index into symbols */
-  int64_t extent; /* the constant extent when symbol == -1 */
+  int64_t constant;
+  int32_t num_terms; /* 0 .. ATTN_MODEL_MAX_DIM_TERMS */
+  attn_model_dim_term terms[ATTN_MODEL_MAX_DIM_TERMS];
 } attn_model_dim;
 
 typedef struct attn_model_symbol {
@@ -41,53 +74,96 @@ typedef struct attn_model_symbol {
   int64_t max; /* inclusive upper bound; 0 means unbounded */
 } attn_model_symbol;
 
-typedef enum attn_model_buffer_kind {
-  ATTN_MODEL_BUFFER_INPUT = 0,  /* index: which model input */
-  ATTN_MODEL_BUFFER_OUTPUT = 1, /* index: which model output */
-  ATTN_MODEL_BUFFER_WEIGHT = 2, /* weight_offset: byte offset into weights */
-  ATTN_MODEL_BUFFER_TEMP = 3,   /* allocated by the runtime */
-} attn_model_buffer_kind;
+/* A tensor of the weights file the "init" entry (or a kernel directly) reads:
+ * dense row-major with these dims, outermost first, as stored in the file. */
+typedef struct attn_model_weight {
+  const char *name; /* the tensor's name in the safetensors file */
+  int32_t dtype;    /* attn_model_dtype */
+  int32_t rank;
+  const int64_t *dims;
+} attn_model_weight;
 
-/* A tensor the plan touches. Dims are listed outermost first (row-major, as a
- * user writes [B, S, D]); the runtime reverses them into a halide_buffer_t,
- * whose dim 0 is the innermost, and gives every buffer dense strides. */
-typedef struct attn_model_buffer {
-  int32_t kind;  /* attn_model_buffer_kind */
-  int32_t index; /* input/output index; -1 for weights and temps */
+/* A buffer that persists across runs (a KV cache), owned by the caller. */
+typedef struct attn_model_state {
+  const char *name;
   int32_t dtype; /* attn_model_dtype */
   int32_t rank;
   const attn_model_dim *dims;
-  uint64_t weight_offset; /* bytes into attn_model_desc.weights, 64-aligned */
+} attn_model_state;
+
+typedef enum attn_model_buffer_kind {
+  ATTN_MODEL_BUFFER_INPUT = 0,    /* index: which input of the entry */
+  ATTN_MODEL_BUFFER_OUTPUT = 1,   /* index: which output of the entry */
+  ATTN_MODEL_BUFFER_CONSTANT = 2, /* offset: bytes into the constants block */
+  ATTN_MODEL_BUFFER_TEMP = 3,     /* allocated by the runtime per call */
+  ATTN_MODEL_BUFFER_WEIGHT = 4,   /* index: attn_model_desc.weights, as read */
+  ATTN_MODEL_BUFFER_STATE = 5,    /* index: attn_model_desc.states */
+} attn_model_buffer_kind;
+
+/* A tensor a plan touches. Dims are listed outermost first (row-major, as a
+ * user writes [B, S, D]); every buffer has dense strides. */
+typedef struct attn_model_buffer {
+  int32_t kind;  /* attn_model_buffer_kind */
+  int32_t index; /* see the kinds; -1 for constants and temps */
+  int32_t dtype; /* attn_model_dtype */
+  int32_t rank;
+  const attn_model_dim *dims;
+  uint64_t offset; /* CONSTANT: 64-byte aligned offset into the block */
 } attn_model_buffer;
 
-/* A model input or output as the user sees it. */
+/* An input or output of an entry point as the user sees it. */
 typedef struct attn_model_tensor {
   const char *name;
-  int32_t buffer; /* index into attn_model_desc.buffers */
+  int32_t buffer; /* index into the entry's buffers */
 } attn_model_tensor;
 
 /* A dense row-major tensor handed to a kernel: dims outermost first. The
  * library turns it into a halide_buffer_t itself, so the runtime needs no
  * Halide header. */
 typedef struct attn_model_view {
-  void *data;
-  int32_t dtype; /* attn_model_dtype */
+  void *data; /* host memory, or NULL when the data lives on a device */
+  int32_t dtype;  /* attn_model_dtype */
   int32_t rank;
   const int64_t *dims;
+  int32_t device;         /* attn_model_device */
+  uint64_t device_handle; /* the device allocation when not on the host */
 } attn_model_view;
 
 typedef struct attn_model_kernel {
   const char *name;
-  int32_t num_args; /* inputs then outputs, each a buffer */
+  int32_t num_inputs; /* its arguments: inputs, then outputs */
+  int32_t num_outputs;
 } attn_model_kernel;
 
-/* One call in the execution plan: kernel `kernel` with the listed buffers as
- * its arguments, in the kernel's argument order (inputs, then outputs). */
+/* One call in a plan: kernel `kernel` with the listed buffers as its
+ * arguments, in the kernel's argument order (inputs, then outputs). */
 typedef struct attn_model_step {
   int32_t kernel;
   int32_t num_args;
-  const int32_t *args; /* buffer indices */
+  const int32_t *args; /* indices into the entry's buffers */
 } attn_model_step;
+
+/* An entry point. Its buffers are its own: INPUT and OUTPUT buffers refer to
+ * its inputs and outputs, the other kinds to the descriptor's tables. */
+typedef struct attn_model_entry {
+  const char *name; /* "run", "init", ... */
+  int32_t num_inputs;
+  const attn_model_tensor *inputs;
+  int32_t num_outputs;
+  const attn_model_tensor *outputs;
+  int32_t num_buffers;
+  const attn_model_buffer *buffers;
+  int32_t num_steps;
+  const attn_model_step *steps;
+} attn_model_entry;
+
+/* What the runtime passes with every kernel call (Halide's user context): a
+ * failing kernel writes its message here, so calls on several threads never
+ * share error state. */
+typedef struct attn_model_context {
+  char *error; /* filled with a NUL-terminated message on failure */
+  uint32_t error_size;
+} attn_model_context;
 
 typedef struct attn_model_desc {
   uint32_t magic;       /* ATTN_MODEL_MAGIC */
@@ -98,29 +174,30 @@ typedef struct attn_model_desc {
 
   int32_t num_symbols;
   const attn_model_symbol *symbols;
-  int32_t num_inputs;
-  const attn_model_tensor *inputs;
-  int32_t num_outputs;
-  const attn_model_tensor *outputs;
-  int32_t num_buffers;
-  const attn_model_buffer *buffers;
+  /* The tensors of the weights file the model reads at load; none when the
+   * library embeds its constants. */
+  int32_t num_weights;
+  const attn_model_weight *weights;
+  int32_t num_states;
+  const attn_model_state *states;
+
+  /* The constants block: embedded (64-byte aligned), or NULL when the runtime
+   * allocates constants_size bytes and the "init" entry fills them. */
+  const uint8_t *constants;
+  uint64_t constants_size;
+
   int32_t num_kernels;
   const attn_model_kernel *kernels;
-  int32_t num_steps;
-  const attn_model_step *steps;
-
-  const uint8_t *weights; /* embedded weights, 64-byte aligned */
-  uint64_t weights_size;
+  int32_t num_entries;
+  const attn_model_entry *entries;
 
   /* Runs kernel `kernel` on `num_args` views (inputs, then outputs, in the
    * kernel's argument order). Returns 0 on success; otherwise the message is
-   * left for last_error. */
-  int32_t (*run_kernel)(int32_t kernel, int32_t num_args,
-                        const attn_model_view *args);
+   * in context->error. */
+  int32_t (*run_kernel)(attn_model_context *context, int32_t kernel,
+                        int32_t num_args, const attn_model_view *args);
   /* Sizes this library's own (hidden) Halide thread pool. */
   void (*set_num_threads)(int32_t threads);
-  /* The last error this library's Halide runtime reported on this thread. */
-  const char *(*last_error)(void);
 } attn_model_desc;
 
 typedef const attn_model_desc *(*attn_model_entry_fn)(void);
