@@ -18,19 +18,20 @@ extern "C" {
 #endif
 
 typedef struct attn_dtype_desc {
-  int32_t code;            /* attn_dtype / attn_model_dtype */
-  const char *name;        /* "F32": as safetensors spells it */
-  uint32_t size;           /* bytes per element */
-  int32_t is_float;        /* 1 for floating point */
+  int32_t code;        /* attn_dtype / attn_model_dtype */
+  const char *name;    /* "F32": as safetensors spells it */
+  uint32_t size;       /* bytes per element */
+  int32_t is_float;    /* 1 for floating point */
+  int32_t halide_code; /* halide_type_code_t: 0 int, 2 float, 4 bfloat */
 } attn_dtype_desc;
 
 #define ATTN_NUM_DTYPES 4
 
 static const attn_dtype_desc attn_dtype_table[ATTN_NUM_DTYPES] = {
-    {0, "F32", 4, 1},
-    {1, "I32", 4, 0},
-    {2, "BF16", 2, 1},
-    {3, "F16", 2, 1},
+    {0, "F32", 4, 1, 2},
+    {1, "I32", 4, 0, 0},
+    {2, "BF16", 2, 1, 4},
+    {3, "F16", 2, 1, 2},
 };
 
 /* The row of `code`, or NULL for a code no one defined. */
