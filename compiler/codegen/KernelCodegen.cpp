@@ -111,8 +111,11 @@ FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
   schedules::KernelStages stages;
   if (failed(buildAlgorithm(kernel, params, stages)))
     return failure();
+  // The runtime passes each call's context (errors, later devices) as
+  // Halide's user context.
   Halide::Target halideTarget = Halide::Target(target.halideTarget)
-                                    .with_feature(Halide::Target::NoRuntime);
+                                    .with_feature(Halide::Target::NoRuntime)
+                                    .with_feature(Halide::Target::UserContext);
   Halide::Pipeline pipeline(stages.outputs);
   switch (target.schedule) {
   case ScheduleKind::Hand:

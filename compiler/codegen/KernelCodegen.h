@@ -5,9 +5,10 @@
 // into an object file with Target::NoRuntime. One standalone Halide runtime
 // object serves all kernels of a model.
 //
-// A kernel's arguments are its inputs in order (the attn.kernel operands),
-// then its outputs (the attn.yield operands), all halide_buffer_t*. The
-// object defines `fnName` and `fnName_argv` (`int(void **args)`).
+// A kernel's arguments are Halide's user context (`void *`), its inputs in
+// order (the attn.kernel operands), then its outputs (the attn.yield
+// operands), all halide_buffer_t*. The object defines `fnName` and
+// `fnName_argv` (`int(void **args)`, args[0] pointing at the context).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_COMPILER_CODEGEN_KERNELCODEGEN_H

@@ -4,6 +4,7 @@
 #include "compiler/driver/Link.h"
 #include "compiler/driver/Plan.h"
 #include "compiler/driver/WeightFolder.h"
+#include "compiler/driver/WeightInit.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -46,18 +47,46 @@ static void reportUnusedTensors(const WeightSection &weights,
   llvm::errs() << "\n";
 }
 
-static LogicalResult build(func::FuncOp func, const CompileOptions &options) {
+/// Constants folded now and embedded in the library (attnc --weights).
+static FailureOr<Plan> planEmbedded(func::FuncOp func,
+                                    const CompileOptions &options,
+                                    std::vector<uint8_t> &blob) {
   FailureOr<WeightSection> weights = foldWeights(func, options.weightsPath);
   if (failed(weights))
     return failure();
   if (options.verbose)
     reportUnusedTensors(*weights, options.weightsPath);
-  FailureOr<Plan> plan = buildPlan(func, *weights, options.defaultModelName);
+  FailureOr<Plan> plan =
+      buildPlan(func, weights->constants, options.defaultModelName);
+  if (succeeded(plan))
+    plan->constantsSize = weights->blob.size();
+  blob = std::move(weights->blob);
+  return plan;
+}
+
+/// Weights read from a file at load, constants computed by "init".
+static FailureOr<Plan> planLoadTime(func::FuncOp func,
+                                    const CompileOptions &options) {
+  FailureOr<WeightInit> init = outlineWeightInit(func);
+  if (failed(init))
+    return failure();
+  FailureOr<Plan> plan =
+      buildPlan(func, init->constants, options.defaultModelName);
+  if (succeeded(plan))
+    addInitEntry(*plan, *init);
+  return plan;
+}
+
+static LogicalResult build(func::FuncOp func, const CompileOptions &options) {
+  std::vector<uint8_t> blob;
+  FailureOr<Plan> plan = options.weightsPath.empty()
+                             ? planLoadTime(func, options)
+                             : planEmbedded(func, options, blob);
   if (failed(plan))
     return failure();
   LinkOptions link{options.target, options.outputPath, getVersionString().str(),
                    options.verbose};
-  return linkModel(func.getContext(), *plan, *weights, link);
+  return linkModel(func.getContext(), *plan, blob, link);
 }
 
 LogicalResult compileModel(ModuleOp module, const CompileOptions &options) {

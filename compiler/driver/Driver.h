@@ -1,7 +1,7 @@
 //===- compiler/driver/Driver.h - model to library --------------*- C++ -*-===//
 //
-// The back half of attnc: a module after the attn pipeline plus its weights
-// file in, one model shared library out.
+// The back half of attnc: a module after the attn pipeline in, one model
+// shared library out, which reads its weights at load or embeds them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_COMPILER_DRIVER_DRIVER_H
@@ -22,6 +22,8 @@ llvm::StringRef getVersionString();
 mlir::FailureOr<mlir::func::FuncOp> getModelFunction(mlir::ModuleOp module);
 
 struct CompileOptions {
+  /// A safetensors file to fold and embed; empty: the library reads its
+  /// weights at load.
   std::string weightsPath;
   codegen::KernelTarget target;
   std::string outputPath;
@@ -31,11 +33,13 @@ struct CompileOptions {
   bool verbose = false;
 };
 
-/// Folds the weights, plans and links `module` (after the attn pipeline)
-/// into `options.outputPath`. Errors are MLIR diagnostics: at the op they
-/// concern, or at an unknown location for files and tools. On failure no
-/// file is left at the output path, not even an older library, so a build
-/// system never takes a stale library for a fresh one.
+/// Plans and links `module` (after the attn pipeline) into
+/// `options.outputPath`, folding the weights first when it embeds them. With
+/// weights read at load, the module gains the @attn_init function. Errors are
+/// MLIR diagnostics: at the op they concern, or at an unknown location for
+/// files and tools. On failure no file is left at the output path, not even an
+/// older library, so a build system never takes a stale library for a fresh
+/// one.
 mlir::LogicalResult compileModel(mlir::ModuleOp module,
                                  const CompileOptions &options);
 

@@ -40,9 +40,9 @@ private:
 
 class Linker {
 public:
-  Linker(MLIRContext *context, const Plan &plan, const WeightSection &weights,
+  Linker(MLIRContext *context, const Plan &plan, ArrayRef<uint8_t> constants,
          const LinkOptions &options)
-      : loc(UnknownLoc::get(context)), plan(plan), weights(weights),
+      : loc(UnknownLoc::get(context)), plan(plan), constants(constants),
         options(options) {}
 
   LogicalResult run() {
@@ -78,8 +78,11 @@ private:
                      << "] kernel " << attn::KernelOp(kernel.op).getSymName()
                      << "\n";
       objects.push_back(tmp.file(kernel.fnName + ".o"));
-      if (failed(codegen::compileKernel(kernel.op, options.target,
-                                        kernel.fnName, objects.back())))
+      codegen::KernelTarget target = options.target;
+      if (kernel.forInit)
+        target.schedule = codegen::ScheduleKind::Hand;
+      if (failed(codegen::compileKernel(kernel.op, target, kernel.fnName,
+                                        objects.back())))
         return failure();
     }
     if (options.verbose)
@@ -112,10 +115,10 @@ private:
     return success();
   }
 
-  /// plan.c, the version script and, with weights, the weights object.
+  /// plan.c, the version script and, when embedded, the constants object.
   LogicalResult writeSources(std::vector<std::string> &inputs) {
     PlanSourceInfo info{options.compilerVersion, options.target.halideTarget,
-                        weights.blob.size()};
+                        !constants.empty()};
     inputs.push_back(tmp.file("plan.c"));
     if (failed(writeFile(inputs.back(), emitPlanSource(plan, info))))
       return failure();
@@ -124,28 +127,28 @@ private:
                          "{\n  global: " ATTN_MODEL_ENTRY_SYMBOL ";\n"
                          "  local: *;\n};\n")))
       return failure();
-    if (weights.blob.empty())
+    if (constants.empty())
       return success();
-    std::string blob = tmp.file("weights.bin");
+    std::string blob = tmp.file("constants.bin");
     if (failed(writeFile(blob, llvm::StringRef(reinterpret_cast<const char *>(
-                                                   weights.blob.data()),
-                                               weights.blob.size()))))
+                                                   constants.data()),
+                                               constants.size()))))
       return failure();
     // .incbin reads the blob at assembly time: no giant C array to parse.
     std::string asmSource;
     llvm::raw_string_ostream os(asmSource);
-    os << "  .section .rodata." << kWeightsSymbol << ",\"a\",%progbits\n"
+    os << "  .section .rodata." << kConstantsSymbol << ",\"a\",%progbits\n"
        << "  .balign 64\n"
-       << "  .globl " << kWeightsSymbol << "\n"
-       << "  .hidden " << kWeightsSymbol << "\n"
-       << "  .type " << kWeightsSymbol << ", %object\n"
-       << kWeightsSymbol << ":\n"
+       << "  .globl " << kConstantsSymbol << "\n"
+       << "  .hidden " << kConstantsSymbol << "\n"
+       << "  .type " << kConstantsSymbol << ", %object\n"
+       << kConstantsSymbol << ":\n"
        << "  .incbin \"";
     os.write_escaped(blob);
     os << "\"\n"
-       << "  .size " << kWeightsSymbol << ", . - " << kWeightsSymbol << "\n"
+       << "  .size " << kConstantsSymbol << ", . - " << kConstantsSymbol << "\n"
        << "  .section .note.GNU-stack,\"\",%progbits\n";
-    inputs.push_back(tmp.file("weights.S"));
+    inputs.push_back(tmp.file("constants.S"));
     return writeFile(inputs.back(), asmSource);
   }
 
@@ -222,7 +225,7 @@ private:
 
   Location loc;
   const Plan &plan;
-  const WeightSection &weights;
+  ArrayRef<uint8_t> constants;
   const LinkOptions &options;
   TempDir tmp;
   std::string exportsMap;
@@ -231,9 +234,9 @@ private:
 } // namespace
 
 LogicalResult linkModel(MLIRContext *context, const Plan &plan,
-                        const WeightSection &weights,
+                        ArrayRef<uint8_t> constants,
                         const LinkOptions &options) {
-  return Linker(context, plan, weights, options).run();
+  return Linker(context, plan, constants, options).run();
 }
 
 } // namespace attnc::driver

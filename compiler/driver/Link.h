@@ -1,10 +1,10 @@
 //===- compiler/driver/Link.h - model library linking -----------*- C++ -*-===//
 //
 // Compiles a plan's kernels and links them with one Halide runtime, the plan
-// tables and the weights into a shared library that exports only
-// attn_model_descriptor_v1. Intermediate files live in a private temporary
-// directory; the library appears at its path complete or not at all. The C
-// compiler that links is `cc` from PATH, or $ATTNC_CC.
+// tables and, when embedded, the constants into a shared library that exports
+// only its descriptor function (model_abi.h). Intermediate files live in a
+// private temporary directory; the library appears at its path complete or
+// not at all. The C compiler that links is `cc` from PATH, or $ATTNC_CC.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_COMPILER_DRIVER_LINK_H
@@ -23,11 +23,12 @@ struct LinkOptions {
   bool verbose = false;
 };
 
-/// Builds the library. Kernel errors are reported at their attn.kernel,
-/// everything else (files, the C compiler and linker with their output) at
-/// an unknown location in `context`.
+/// Builds the library; `constants` is the embedded constants block, empty
+/// when the "init" entry computes it at load. Kernel errors are reported at
+/// their attn.kernel, everything else (files, the C compiler and linker with
+/// their output) at an unknown location in `context`.
 mlir::LogicalResult linkModel(mlir::MLIRContext *context, const Plan &plan,
-                              const WeightSection &weights,
+                              llvm::ArrayRef<uint8_t> constants,
                               const LinkOptions &options);
 
 } // namespace attnc::driver

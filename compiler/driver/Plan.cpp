@@ -14,13 +14,14 @@ namespace {
 
 class PlanBuilder {
 public:
-  PlanBuilder(func::FuncOp func, const WeightSection &weights,
+  PlanBuilder(func::FuncOp func, const ConstantMap &constants,
               const DimSymbols &dims)
-      : func(func), weights(weights), dimSymbols(dims) {}
+      : func(func), constants(constants), dimSymbols(dims) {}
 
   FailureOr<Plan> build(StringRef defaultName) {
     auto name = func->getAttrOfType<StringAttr>(kModelNameAttr);
     plan.modelName = name ? name.str() : defaultName.str();
+    run.name = "run";
     if (failed(collectSymbols()) || failed(addInputs()))
       return failure();
     for (Operation &op : func.getBody().front()) {
@@ -38,6 +39,7 @@ public:
                               "pipeline first");
       }
     }
+    plan.entries.push_back(std::move(run));
     return std::move(plan);
   }
 
@@ -113,9 +115,9 @@ private:
                << "' does not declare: declare it with its bound";
       buffer.dims.push_back({int32_t(it->second), 0});
     }
-    plan.buffers.push_back(std::move(buffer));
-    bufferOf[value] = plan.buffers.size() - 1;
-    return int32_t(plan.buffers.size() - 1);
+    run.buffers.push_back(std::move(buffer));
+    bufferOf[value] = run.buffers.size() - 1;
+    return int32_t(run.buffers.size() - 1);
   }
 
   LogicalResult addInputs() {
@@ -131,31 +133,33 @@ private:
           arg, ATTN_MODEL_BUFFER_INPUT, func.getLoc(), "input '" + name + "'");
       if (failed(buffer))
         return failure();
-      plan.buffers[*buffer].index = i;
-      plan.inputs.push_back({name, *buffer});
+      run.buffers[*buffer].index = i;
+      run.inputs.push_back({name, *buffer});
     }
     return success();
   }
 
   /// The buffer of a kernel operand or returned value: an input, a kernel
-  /// result, or a weight (created on first use).
+  /// result, or a constant or weight (created on first use).
   FailureOr<int32_t> sourceBuffer(Value value, Location loc) {
     auto it = bufferOf.find(value);
     if (it != bufferOf.end())
       return it->second;
-    auto offset = weights.offsets.find(value);
-    if (offset == weights.offsets.end())
-      return emitError(loc) << "operand has no weights-section entry: the "
-                               "weights were folded for another function";
+    auto ref = constants.find(value);
+    if (ref == constants.end())
+      return emitError(loc) << "operand has no constant or weight: the "
+                               "weights were planned for another function";
     FailureOr<int32_t> buffer =
-        addBuffer(value, ATTN_MODEL_BUFFER_WEIGHT, value.getLoc(), "weight");
-    if (succeeded(buffer))
-      plan.buffers[*buffer].weightOffset = offset->second;
+        addBuffer(value, ref->second.kind, value.getLoc(), "weight");
+    if (succeeded(buffer)) {
+      run.buffers[*buffer].index = ref->second.index;
+      run.buffers[*buffer].offset = ref->second.offset;
+    }
     return buffer;
   }
 
   LogicalResult addKernel(KernelOp kernel) {
-    PlanStep step{int32_t(plan.kernels.size()), {}};
+    PlanStep step{plan.addKernel(kernel), {}};
     for (Value operand : kernel.getInputs()) {
       FailureOr<int32_t> buffer = sourceBuffer(operand, kernel.getLoc());
       if (failed(buffer))
@@ -171,16 +175,7 @@ private:
         return failure();
       step.args.push_back(*buffer);
     }
-    std::string fnName = "attn_k" + std::to_string(plan.kernels.size()) + "_";
-    for (char c : kernel.getSymName())
-      fnName += llvm::isAlnum(c) ? c : '_';
-    // A kernel identical to an earlier one (the same layer again) calls the
-    // earlier one's code, which is compiled once.
-    fnName = byStructure.try_emplace(kernel.getStructuralKey(), fnName)
-                 .first->second;
-    plan.kernels.push_back(
-        {kernel, kernel.getSymName().str(), fnName, int32_t(step.args.size())});
-    plan.steps.push_back(std::move(step));
+    run.steps.push_back(std::move(step));
     return success();
   }
 
@@ -202,50 +197,62 @@ private:
       if (failed(source))
         return failure();
       int32_t out = *source;
-      if (plan.buffers[*source].kind != ATTN_MODEL_BUFFER_TEMP) {
+      if (run.buffers[*source].kind != ATTN_MODEL_BUFFER_TEMP) {
         FailureOr<int32_t> copy =
             addBuffer(value, ATTN_MODEL_BUFFER_OUTPUT, ret.getLoc(),
                       "output '" + name + "'");
         if (failed(copy))
           return failure();
         out = *copy;
-        copies.push_back({copyKernel(), {*source, out}});
+        copies.push_back({plan.copyKernel(), {*source, out}});
       }
-      plan.buffers[out].kind = ATTN_MODEL_BUFFER_OUTPUT;
-      plan.buffers[out].index = i;
-      plan.outputs.push_back({name, out});
+      run.buffers[out].kind = ATTN_MODEL_BUFFER_OUTPUT;
+      run.buffers[out].index = i;
+      run.buffers[out].offset = 0;
+      run.outputs.push_back({name, out});
     }
     for (PlanStep &copy : copies)
-      plan.steps.push_back(std::move(copy));
+      run.steps.push_back(std::move(copy));
     return success();
   }
 
-  int32_t copyKernel() {
-    if (copyIndex < 0) {
-      copyIndex = plan.kernels.size();
-      plan.kernels.push_back({nullptr, kCopyKernelName.str(), "", 2});
-    }
-    return copyIndex;
-  }
-
   func::FuncOp func;
-  const WeightSection &weights;
+  const ConstantMap &constants;
   const DimSymbols &dimSymbols;
   Plan plan;
+  PlanEntry run;
   llvm::StringMap<unsigned> symbolIndex;
   llvm::DenseMap<Value, int32_t> bufferOf;
-  llvm::StringMap<std::string> byStructure;
-  int32_t copyIndex = -1;
 };
 
 } // namespace
 
-FailureOr<Plan> buildPlan(func::FuncOp func, const WeightSection &weights,
+int32_t Plan::addKernel(KernelOp op) {
+  std::string fnName = "attn_k" + std::to_string(kernels.size()) + "_";
+  for (char c : op.getSymName())
+    fnName += llvm::isAlnum(c) ? c : '_';
+  fnName =
+      fnByStructure.try_emplace(op.getStructuralKey(), fnName).first->second;
+  kernels.push_back({op, op.getSymName().str(), fnName,
+                     int32_t(op.getInputs().size()),
+                     int32_t(op.getNumResults())});
+  return kernels.size() - 1;
+}
+
+int32_t Plan::copyKernel() {
+  if (copyIndex < 0) {
+    copyIndex = kernels.size();
+    kernels.push_back({nullptr, kCopyKernelName.str(), "", 1, 1});
+  }
+  return copyIndex;
+}
+
+FailureOr<Plan> buildPlan(func::FuncOp func, const ConstantMap &constants,
                           StringRef defaultName) {
   FailureOr<DimSymbols> dims = DimSymbols::compute(func);
   if (failed(dims))
     return failure();
-  return PlanBuilder(func, weights, *dims).build(defaultName);
+  return PlanBuilder(func, constants, *dims).build(defaultName);
 }
 
 } // namespace attnc::driver

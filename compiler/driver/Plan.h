@@ -1,9 +1,10 @@
 //===- compiler/driver/Plan.h - execution plan of a model -------*- C++ -*-===//
 //
 // The plan is what the model library's descriptor tables (model_abi.h) say:
-// the symbolic dims, the inputs and outputs, one buffer per tensor the
-// kernels touch, and the kernel calls in order. It is built from the model
-// function after the attn pipeline and the weights section.
+// the symbolic dims, the weights read at load, the kernels, and the entry
+// points ("run", and "init" when weights are read at load), each with its
+// buffers and kernel calls in order. "run" is built from the model function
+// after the attn pipeline; "init" from the weight expressions it reads.
 //
 // The model function may carry, as the frontend sets them:
 //   - `attn.symbols` on the function: [["B", 0], ["S", 1024]], each symbolic
@@ -18,8 +19,11 @@
 #define ATTNC_COMPILER_DRIVER_PLAN_H
 
 #include "attn/model_abi.h"
-#include "compiler/driver/WeightFolder.h"
 #include "dialects/attn/IR/AttnOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 #include <vector>
@@ -29,6 +33,21 @@ namespace attnc::driver {
 constexpr llvm::StringLiteral kNameAttr = "attn.name";
 constexpr llvm::StringLiteral kModelNameAttr = "attn.model_name";
 
+/// Alignment of every constant in the constants block: a cache line, and
+/// what the descriptor contract (model_abi.h) promises the runtime.
+constexpr uint64_t kConstantAlignment = 64;
+
+/// Where a kernel reads a value computed from weights alone: a constant of
+/// the constants block (ATTN_MODEL_BUFFER_CONSTANT at `offset`) or a tensor
+/// of the weights file as it is (ATTN_MODEL_BUFFER_WEIGHT, `index` into
+/// Plan::weights).
+struct ConstantRef {
+  attn_model_buffer_kind kind = ATTN_MODEL_BUFFER_CONSTANT;
+  int32_t index = -1;
+  uint64_t offset = 0;
+};
+using ConstantMap = llvm::DenseMap<mlir::Value, ConstantRef>;
+
 struct PlanDim {
   int32_t symbol = -1; ///< index into Plan::symbols, or -1 for a constant
   int64_t extent = 0;  ///< the constant extent when symbol == -1
@@ -36,10 +55,10 @@ struct PlanDim {
 
 struct PlanBuffer {
   attn_model_buffer_kind kind;
-  int32_t index = -1; ///< which input or output; -1 for weights and temps
+  int32_t index = -1; ///< input, output or weight; -1 for constants, temps
   attn_model_dtype dtype = ATTN_MODEL_F32;
   std::vector<PlanDim> dims; ///< outermost first
-  uint64_t weightOffset = 0;
+  uint64_t offset = 0;       ///< constants only
 };
 
 struct PlanKernel {
@@ -49,7 +68,10 @@ struct PlanKernel {
   mlir::attn::KernelOp op;
   std::string name;   ///< as the descriptor lists it: the kernel's symbol
   std::string fnName; ///< the C entry point, unique in the library
-  int32_t numArgs = 0;
+  int32_t numInputs = 0, numOutputs = 0;
+  /// Computes a constant at load (the "init" entry): scheduled by the hand
+  /// schedule whatever --schedule says, which is for the model's kernels.
+  bool forInit = false;
 };
 
 struct PlanStep {
@@ -62,24 +84,51 @@ struct PlanTensor {
   int32_t buffer;
 };
 
-struct Plan {
-  std::string modelName;
-  std::vector<std::pair<std::string, int64_t>> symbols; ///< name, bound
+/// An entry point: its buffers are its own.
+struct PlanEntry {
+  std::string name;
   std::vector<PlanTensor> inputs;
   std::vector<PlanTensor> outputs;
   std::vector<PlanBuffer> buffers;
-  std::vector<PlanKernel> kernels;
   std::vector<PlanStep> steps;
+};
+
+/// A tensor of the weights file, as the model declares it (F32, row-major).
+struct PlanWeight {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+struct Plan {
+  std::string modelName;
+  std::vector<std::pair<std::string, int64_t>> symbols; ///< name, bound
+  /// The weights file's tensors read at load; empty when embedded.
+  std::vector<PlanWeight> weights;
+  /// Bytes of the constants block (embedded, or filled by "init").
+  uint64_t constantsSize = 0;
+  std::vector<PlanKernel> kernels;
+  std::vector<PlanEntry> entries;
+
+  /// Adds `op` to the kernel table; a kernel identical to an earlier one
+  /// (the same layer again) calls the earlier one's code, compiled once.
+  int32_t addKernel(mlir::attn::KernelOp op);
+  /// The copy kernel's index, added on first use.
+  int32_t copyKernel();
+
+private:
+  llvm::StringMap<std::string> fnByStructure;
+  int32_t copyIndex = -1;
 };
 
 /// The copy kernel's entry in Plan::kernels when some step uses it.
 constexpr llvm::StringLiteral kCopyKernelName = "attn_copy";
 
-/// Builds the plan of `func` (after the attn pipeline), whose weight
-/// expressions are laid out in `weights`. Reports at the offending op or
-/// argument; `defaultName` names a model without `attn.model_name`.
+/// Builds the plan of `func` (after the attn pipeline) with its "run" entry,
+/// whose weight expressions are read as `constants` says. Reports at the
+/// offending op or argument; `defaultName` names a model without
+/// `attn.model_name`.
 mlir::FailureOr<Plan> buildPlan(mlir::func::FuncOp func,
-                                const WeightSection &weights,
+                                const ConstantMap &constants,
                                 llvm::StringRef defaultName);
 
 } // namespace attnc::driver

@@ -36,52 +36,64 @@ const char *bufferKindName(attn_model_buffer_kind kind) {
     return "ATTN_MODEL_BUFFER_INPUT";
   case ATTN_MODEL_BUFFER_OUTPUT:
     return "ATTN_MODEL_BUFFER_OUTPUT";
-  case ATTN_MODEL_BUFFER_WEIGHT:
-    return "ATTN_MODEL_BUFFER_WEIGHT";
+  case ATTN_MODEL_BUFFER_CONSTANT:
+    return "ATTN_MODEL_BUFFER_CONSTANT";
   case ATTN_MODEL_BUFFER_TEMP:
     return "ATTN_MODEL_BUFFER_TEMP";
+  case ATTN_MODEL_BUFFER_WEIGHT:
+    return "ATTN_MODEL_BUFFER_WEIGHT";
+  case ATTN_MODEL_BUFFER_STATE:
+    return "ATTN_MODEL_BUFFER_STATE";
   }
   return "-1";
 }
 
-/// The fixed part of run_kernel: views to halide_buffer_t, errors to a
-/// thread-local message, and the copy kernel.
+/// The fixed part of run_kernel: views to halide_buffer_t, errors into the
+/// call's context, and the copy kernel.
 constexpr llvm::StringLiteral kGlue = R"c(
-static __thread char last_error_message[1024];
-
-static void on_halide_error(void *user_context, const char *message) {
-  (void)user_context;
-  snprintf(last_error_message, sizeof last_error_message, "%s", message);
+static void set_error(attn_model_context *context, const char *format, ...) {
+  va_list args;
+  if (!context || !context->error || context->error_size == 0)
+    return;
+  va_start(args, format);
+  vsnprintf(context->error, context->error_size, format, args);
+  va_end(args);
 }
 
-static const char *last_error(void) { return last_error_message; }
+/* Kernels are compiled with Halide's user context: the call's context. */
+static void on_halide_error(void *user_context, const char *message) {
+  set_error((attn_model_context *)user_context, "%s", message);
+}
 
 static void set_num_threads(int32_t threads) {
   halide_set_num_threads(threads);
 }
 
-/* Dense row-major views become halide_buffer_ts, whose dim 0 is innermost. */
-static int32_t to_halide(int32_t kernel, int32_t num_args,
-                         const attn_model_view *views, halide_buffer_t *bufs,
+/* Dense row-major host views become halide_buffer_ts, whose dim 0 is
+ * innermost. */
+static int32_t to_halide(attn_model_context *context, int32_t kernel,
+                         int32_t num_args, const attn_model_view *views,
+                         halide_buffer_t *bufs,
                          halide_dimension_t (*dims)[ATTN_MAX_RANK],
                          void **argv) {
   for (int32_t a = 0; a < num_args; ++a) {
     const attn_model_view *v = &views[a];
-    if (v->rank < 0 || v->rank > ATTN_MAX_RANK ||
-        (v->dtype != ATTN_MODEL_F32 && v->dtype != ATTN_MODEL_I32)) {
-      snprintf(last_error_message, sizeof last_error_message,
-               "kernel '%s' argument %d has rank %d or dtype %d, which this "
-               "library does not handle", kernels[kernel].name, (int)a,
-               (int)v->rank, (int)v->dtype);
+    const attn_dtype_desc *dtype = attn_dtype_lookup(v->dtype);
+    if (v->rank < 0 || v->rank > ATTN_MAX_RANK || !dtype ||
+        v->device != ATTN_MODEL_DEVICE_HOST) {
+      set_error(context,
+                "kernel '%s' argument %d has rank %d, dtype %d or device %d, "
+                "which this library does not handle", kernels[kernel].name,
+                (int)a, (int)v->rank, (int)v->dtype, (int)v->device);
       return -1;
     }
     int64_t stride = 1;
     for (int32_t d = 0; d < v->rank; ++d) {
       int64_t extent = v->dims[v->rank - 1 - d];
       if (extent < 0 || extent > INT32_MAX || stride > INT32_MAX) {
-        snprintf(last_error_message, sizeof last_error_message,
-                 "kernel '%s' argument %d is too large for Halide's 32-bit "
-                 "extents and strides", kernels[kernel].name, (int)a);
+        set_error(context,
+                  "kernel '%s' argument %d is too large for Halide's 32-bit "
+                  "extents and strides", kernels[kernel].name, (int)a);
         return -1;
       }
       dims[a][d].min = 0;
@@ -92,9 +104,8 @@ static int32_t to_halide(int32_t kernel, int32_t num_args,
     }
     memset(&bufs[a], 0, sizeof bufs[a]);
     bufs[a].host = (uint8_t *)v->data;
-    bufs[a].type.code =
-        v->dtype == ATTN_MODEL_F32 ? halide_type_float : halide_type_int;
-    bufs[a].type.bits = 32;
+    bufs[a].type.code = (halide_type_code_t)dtype->halide_code;
+    bufs[a].type.bits = (uint8_t)(dtype->size * 8);
     bufs[a].type.lanes = 1;
     bufs[a].dimensions = v->rank;
     bufs[a].dim = dims[a];
@@ -111,19 +122,28 @@ static int64_t num_elements(const attn_model_view *v) {
 }
 
 /* Outputs that are not kernel results: args[0] copied to args[1]. */
-static int32_t copy_tensor(int32_t kernel, const attn_model_view *args) {
+static int32_t copy_tensor(attn_model_context *context, int32_t kernel,
+                           const attn_model_view *args) {
   int64_t n = num_elements(&args[0]);
   if (args[0].dtype != args[1].dtype || n != num_elements(&args[1])) {
-    snprintf(last_error_message, sizeof last_error_message,
-             "kernel '%s' copies between tensors of different size or dtype",
-             kernels[kernel].name);
+    set_error(context,
+              "kernel '%s' copies between tensors of different size or dtype",
+              kernels[kernel].name);
     return -1;
   }
   if (n > 0)
-    memcpy(args[1].data, args[0].data, (size_t)n * 4);
+    memcpy(args[1].data, args[0].data,
+           (size_t)n * attn_dtype_lookup(args[0].dtype)->size);
   return 0;
 }
 )c";
+
+/// `{constant, num_terms, terms}` of a dim.
+std::string dimInitializer(const PlanDim &d) {
+  if (d.symbol < 0)
+    return "{" + std::to_string(d.extent) + ", 0, {{0, 0}}}";
+  return "{0, 1, {{" + std::to_string(d.symbol) + ", 1}}}";
+}
 
 class Emitter {
 public:
@@ -136,12 +156,15 @@ public:
        << ". */\n"
        << "#include \"attn/model_abi.h\"\n"
        << "#include \"HalideRuntime.h\"\n\n"
-       << "#include <pthread.h>\n#include <stdint.h>\n#include <stdio.h>\n"
-       << "#include <string.h>\n\n"
+       << "#include <pthread.h>\n#include <stdarg.h>\n#include <stdint.h>\n"
+       << "#include <stdio.h>\n#include <string.h>\n\n"
        << "#define ATTN_MAX_RANK " << maxRank() << "\n"
        << "#define ATTN_MAX_ARGS " << maxArgs() << "\n\n";
     emitDeclarations();
-    emitTables();
+    emitModelTables();
+    for (auto [e, entry] : llvm::enumerate(plan.entries))
+      emitEntryTables(e, entry);
+    emitEntries();
     os << kGlue;
     emitRunKernel();
     emitDescriptor();
@@ -150,21 +173,22 @@ public:
 private:
   size_t maxRank() const {
     size_t rank = 1;
-    for (const PlanBuffer &b : plan.buffers)
-      rank = std::max(rank, b.dims.size());
+    for (const PlanEntry &e : plan.entries)
+      for (const PlanBuffer &b : e.buffers)
+        rank = std::max(rank, b.dims.size());
     return rank;
   }
 
   int32_t maxArgs() const {
     int32_t args = 1;
     for (const PlanKernel &k : plan.kernels)
-      args = std::max(args, k.numArgs);
+      args = std::max(args, k.numInputs + k.numOutputs);
     return args;
   }
 
   void emitDeclarations() {
-    if (info.weightsSize)
-      os << "extern const uint8_t " << kWeightsSymbol
+    if (info.embedsConstants)
+      os << "extern const uint8_t " << kConstantsSymbol
          << "[] __attribute__((visibility(\"hidden\")));\n";
     llvm::StringSet<> declared;
     for (const PlanKernel &k : plan.kernels)
@@ -173,74 +197,101 @@ private:
     os << "\n";
   }
 
-  void emitTables() {
+  void emitModelTables() {
     os << "static const attn_model_symbol symbols[] = {\n";
     for (const auto &[name, bound] : plan.symbols)
       os << "  {" << cString(name) << ", " << bound << "},\n";
     os << "  {0, 0}};\n\n";
 
-    for (auto [b, buffer] : llvm::enumerate(plan.buffers)) {
-      os << "static const attn_model_dim dims" << b << "[] = {";
-      for (const PlanDim &d : buffer.dims)
-        os << "{" << d.symbol << ", " << d.extent << "}, ";
-      os << "{-1, 0}};\n";
+    for (auto [w, weight] : llvm::enumerate(plan.weights)) {
+      os << "static const int64_t weight_dims" << w << "[] = {";
+      for (int64_t d : weight.shape)
+        os << d << ", ";
+      os << "0};\n";
     }
-    os << "\nstatic const attn_model_buffer buffers[] = {\n";
-    for (auto [b, buffer] : llvm::enumerate(plan.buffers))
-      os << "  {" << bufferKindName(buffer.kind) << ", " << buffer.index << ", "
-         << (buffer.dtype == ATTN_MODEL_F32 ? "ATTN_MODEL_F32"
-                                            : "ATTN_MODEL_I32")
-         << ", " << buffer.dims.size() << ", dims" << b << ", "
-         << buffer.weightOffset << "u},\n";
-    os << "};\n\n";
-
-    emitTensors("inputs", plan.inputs);
-    emitTensors("outputs", plan.outputs);
+    os << "static const attn_model_weight weights[] = {\n";
+    for (auto [w, weight] : llvm::enumerate(plan.weights))
+      os << "  {" << cString(weight.name) << ", ATTN_MODEL_F32, "
+         << weight.shape.size() << ", weight_dims" << w << "},\n";
+    os << "  {0, 0, 0, 0}};\n\n";
 
     os << "static const attn_model_kernel kernels[] = {\n";
     for (const PlanKernel &k : plan.kernels)
-      os << "  {" << cString(k.name) << ", " << k.numArgs << "},\n";
+      os << "  {" << cString(k.name) << ", " << k.numInputs << ", "
+         << k.numOutputs << "},\n";
     os << "};\n\n";
+  }
 
-    for (auto [s, step] : llvm::enumerate(plan.steps)) {
-      os << "static const int32_t args" << s << "[] = {";
+  void emitEntryTables(size_t e, const PlanEntry &entry) {
+    std::string p = "e" + std::to_string(e) + "_";
+    for (auto [b, buffer] : llvm::enumerate(entry.buffers)) {
+      os << "static const attn_model_dim " << p << "dims" << b << "[] = {";
+      for (const PlanDim &d : buffer.dims)
+        os << dimInitializer(d) << ", ";
+      os << "{0, 0, {{0, 0}}}};\n";
+    }
+    os << "static const attn_model_buffer " << p << "buffers[] = {\n";
+    for (auto [b, buffer] : llvm::enumerate(entry.buffers))
+      os << "  {" << bufferKindName(buffer.kind) << ", " << buffer.index << ", "
+         << buffer.dtype << ", " << buffer.dims.size() << ", " << p << "dims"
+         << b << ", " << buffer.offset << "u},\n";
+    os << "};\n";
+    emitTensors(p + "inputs", entry.inputs);
+    emitTensors(p + "outputs", entry.outputs);
+    for (auto [s, step] : llvm::enumerate(entry.steps)) {
+      os << "static const int32_t " << p << "args" << s << "[] = {";
       llvm::interleaveComma(step.args, os);
       os << "};\n";
     }
-    os << "\nstatic const attn_model_step steps[] = {\n";
-    for (auto [s, step] : llvm::enumerate(plan.steps))
-      os << "  {" << step.kernel << ", " << step.args.size() << ", args" << s
-         << "},\n";
-    os << "};\n";
+    os << "static const attn_model_step " << p << "steps[] = {\n";
+    for (auto [s, step] : llvm::enumerate(entry.steps))
+      os << "  {" << step.kernel << ", " << step.args.size() << ", " << p
+         << "args" << s << "},\n";
+    os << "  {0, 0, 0}};\n\n";
   }
 
   void emitTensors(llvm::StringRef table, const std::vector<PlanTensor> &list) {
     os << "static const attn_model_tensor " << table << "[] = {\n";
     for (const PlanTensor &t : list)
       os << "  {" << cString(t.name) << ", " << t.buffer << "},\n";
-    // The terminator keeps a table of a model without inputs valid C.
-    os << "  {0, 0}};\n\n";
+    // The terminator keeps a table of an entry without inputs valid C.
+    os << "  {0, 0}};\n";
+  }
+
+  void emitEntries() {
+    os << "static const attn_model_entry entries[] = {\n";
+    for (auto [e, entry] : llvm::enumerate(plan.entries)) {
+      std::string p = "e" + std::to_string(e) + "_";
+      os << "  {" << cString(entry.name) << ", " << entry.inputs.size() << ", "
+         << p << "inputs, " << entry.outputs.size() << ", " << p << "outputs, "
+         << entry.buffers.size() << ", " << p << "buffers, "
+         << entry.steps.size() << ", " << p << "steps},\n";
+    }
+    os << "};\n";
   }
 
   void emitRunKernel() {
     os << R"c(
-static int32_t run_kernel(int32_t kernel, int32_t num_args,
-                          const attn_model_view *args) {
+static int32_t run_kernel(attn_model_context *context, int32_t kernel,
+                          int32_t num_args, const attn_model_view *args) {
   halide_buffer_t bufs[ATTN_MAX_ARGS];
   halide_dimension_t dims[ATTN_MAX_ARGS][ATTN_MAX_RANK];
-  void *argv[ATTN_MAX_ARGS];
+  /* argv[0] points at the user context, then one buffer per argument. */
+  void *argv[ATTN_MAX_ARGS + 1];
+  void *user_context = context;
   int result;
-  last_error_message[0] = 0;
+  if (context && context->error && context->error_size)
+    context->error[0] = 0;
   if (kernel < 0 || kernel >= )c"
        << plan.kernels.size() << R"c( ||
-      num_args != kernels[kernel].num_args) {
-    snprintf(last_error_message, sizeof last_error_message,
-             "run_kernel: no kernel %d taking %d arguments", (int)kernel,
-             (int)num_args);
+      num_args != kernels[kernel].num_inputs + kernels[kernel].num_outputs) {
+    set_error(context, "run_kernel: no kernel %d taking %d arguments",
+              (int)kernel, (int)num_args);
     return -1;
   }
-  if (to_halide(kernel, num_args, args, bufs, dims, argv) != 0)
+  if (to_halide(context, kernel, num_args, args, bufs, dims, argv + 1) != 0)
     return -1;
+  argv[0] = &user_context;
   switch (kernel) {
 )c";
     for (auto [k, kernel] : llvm::enumerate(plan.kernels)) {
@@ -248,15 +299,15 @@ static int32_t run_kernel(int32_t kernel, int32_t num_args,
       if (kernel.op)
         os << "    result = " << kernel.fnName << "_argv(argv);\n    break;\n";
       else
-        os << "    return copy_tensor(kernel, args);\n";
+        os << "    return copy_tensor(context, kernel, args);\n";
     }
     os << R"c(  default:
     return -1;
   }
-  if (result != 0 && !last_error_message[0])
-    snprintf(last_error_message, sizeof last_error_message,
-             "kernel '%s' failed with Halide error %d", kernels[kernel].name,
-             result);
+  if (result != 0 && context && context->error && context->error_size &&
+      !context->error[0])
+    set_error(context, "kernel '%s' failed with Halide error %d",
+              kernels[kernel].name, result);
   return result;
 }
 )c";
@@ -269,14 +320,13 @@ static int32_t run_kernel(int32_t kernel, int32_t num_args,
        << "  " << cString(plan.modelName) << ",\n"
        << "  " << cString(info.halideTarget) << ",\n"
        << "  " << plan.symbols.size() << ", symbols,\n"
-       << "  " << plan.inputs.size() << ", inputs,\n"
-       << "  " << plan.outputs.size() << ", outputs,\n"
-       << "  " << plan.buffers.size() << ", buffers,\n"
+       << "  " << plan.weights.size() << ", weights,\n"
+       << "  0, 0,\n"
+       << "  " << (info.embedsConstants ? kConstantsSymbol.str() : "0") << ", "
+       << plan.constantsSize << "u,\n"
        << "  " << plan.kernels.size() << ", kernels,\n"
-       << "  " << plan.steps.size() << ", steps,\n"
-       << "  " << (info.weightsSize ? kWeightsSymbol.str() : "0") << ", "
-       << info.weightsSize << "u,\n"
-       << "  run_kernel, set_num_threads, last_error};\n";
+       << "  " << plan.entries.size() << ", entries,\n"
+       << "  run_kernel, set_num_threads};\n";
     os << R"c(
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
@@ -285,7 +335,8 @@ static void install_error_handler(void) {
 }
 
 __attribute__((visibility("default"))) const attn_model_desc *
-attn_model_descriptor_v1(void) {
+)c" << ATTN_MODEL_ENTRY_SYMBOL
+       << R"c((void) {
   pthread_once(&install_once, install_error_handler);
   return &descriptor;
 }

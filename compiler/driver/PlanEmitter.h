@@ -2,7 +2,8 @@
 //
 // Writes the C source that defines a model library's descriptor tables
 // (model_abi.h) and its glue to the Halide kernels: run_kernel turns the
-// runtime's views into halide_buffer_t and calls each kernel's `_argv` entry.
+// runtime's views into halide_buffer_t and calls each kernel's `_argv` entry
+// with the call's context as Halide's user context.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_COMPILER_DRIVER_PLANEMITTER_H
@@ -14,13 +15,16 @@
 
 namespace attnc::driver {
 
-/// The symbol the weights object defines (hidden), 64-byte aligned.
-constexpr llvm::StringLiteral kWeightsSymbol = "attn_weights";
+/// The symbol the embedded constants object defines (hidden), 64-byte
+/// aligned.
+constexpr llvm::StringLiteral kConstantsSymbol = "attn_constants";
 
 struct PlanSourceInfo {
   std::string compilerVersion;
   std::string halideTarget;
-  uint64_t weightsSize = 0; ///< 0: the library embeds no weights
+  /// The constants block is linked in (kConstantsSymbol); otherwise the
+  /// runtime allocates it and the "init" entry fills it.
+  bool embedsConstants = false;
 };
 
 /// plan.c for `plan`; it includes "attn/model_abi.h" and "HalideRuntime.h".

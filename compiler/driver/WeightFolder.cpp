@@ -136,7 +136,7 @@ public:
         return offset;
     uint64_t offset = blob.size();
     blob.insert(blob.end(), bytes.begin(), bytes.end());
-    blob.resize(llvm::alignTo(blob.size(), kWeightAlignment));
+    blob.resize(llvm::alignTo(blob.size(), kConstantAlignment));
     stored[hash].push_back({offset, bytes.size()});
     return offset;
   }
@@ -176,12 +176,13 @@ FailureOr<WeightSection> foldWeights(func::FuncOp func,
       continue;
     for (Value operand : op.getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (!def || isa<KernelOp>(def) || section.offsets.count(operand))
+      if (!def || isa<KernelOp>(def) || section.constants.count(operand))
         continue;
       FailureOr<const Constant *> c = evaluator.evaluate(operand);
       if (failed(c))
         return failure();
-      section.offsets[operand] = blob.add(**c);
+      section.constants[operand] = {ATTN_MODEL_BUFFER_CONSTANT, -1,
+                                    blob.add(**c)};
     }
   }
   return section;

@@ -8,8 +8,7 @@
 #ifndef ATTNC_COMPILER_DRIVER_WEIGHTFOLDER_H
 #define ATTNC_COMPILER_DRIVER_WEIGHTFOLDER_H
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/DenseMap.h"
+#include "compiler/driver/Plan.h"
 
 #include <cstdint>
 #include <string>
@@ -17,16 +16,12 @@
 
 namespace attnc::driver {
 
-/// Alignment of every constant in the blob: a cache line, and what the
-/// descriptor contract (model_abi.h) promises the runtime.
-constexpr uint64_t kWeightAlignment = 64;
-
 /// The weights section: float32 row-major constants at 64-byte aligned
 /// offsets. Each kernel operand computed from weights has an offset; equal
 /// constants share one.
 struct WeightSection {
   std::vector<uint8_t> blob;
-  llvm::DenseMap<mlir::Value, uint64_t> offsets;
+  ConstantMap constants;
   /// The file's tensors the model declares no weight for (a checkpoint may
   /// hold a pooler, a head, buffers), in file order; `attnc --verbose` lists
   /// them.

@@ -13,12 +13,14 @@ the inputs `input.<name>` and the outputs `expected.<name>`):
      a forgotten bias or layer must not be dropped without a word); and the
      inputs: the golden supplies exactly the model's `input`s, each with the
      dtype declared (f32, or i32 for ids, positions, token types, lengths);
-  2. compile:  attnc models/<name>.attn --weights goldens/<name>.safetensors
-               -o WORKDIR/m.so  (attnc reads only the declared weights; the
-               golden's inputs and expected outputs are ignored);
+  2. compile:  attnc models/<name>.attn -o WORKDIR/m.so (with
+               --weights-at=compile: --weights goldens/<name>.safetensors,
+               embedded);
   3. write the inputs under the model's input names (`x`, `ids`,
-     `token_type_ids`, `lengths`), run attn-run m.so --inputs in.safetensors
-     --outputs out.safetensors;
+     `token_type_ids`, `lengths`), run attn-run m.so --weights
+     goldens/<name>.safetensors --inputs in.safetensors --outputs
+     out.safetensors (the library reads only the declared weights; the
+     golden's inputs and expected outputs are ignored);
   4. compare each output (`y`, `logits`) with `expected.<name>`, every
      element (padded query rows included: Hugging Face computes them too,
      over the valid keys).
@@ -220,7 +222,14 @@ def run_config(name, args, tally):
     lib = os.path.join(wd, "m.so")
     if os.path.exists(lib):
         os.remove(lib)
-    cmd = [args.attnc, model_path, "--weights", golden_path, "-o", lib]
+    cmd = [args.attnc, model_path, "-o", lib]
+    run = [args.attn_run, lib]
+    # The golden file is the weights file too: it also holds the inputs and
+    # expected outputs, which the model does not read.
+    if args.weights_at == "load":
+        run += ["--weights", golden_path]
+    else:
+        cmd += ["--weights", golden_path]
     if args.schedule:
         cmd.append("--schedule=" + args.schedule)
     if args.target:
@@ -235,7 +244,7 @@ def run_config(name, args, tally):
     st.save(in_path, inputs)
     if os.path.exists(out_path):
         os.remove(out_path)
-    p, err = run_cmd([args.attn_run, lib, "--inputs", in_path, "--outputs", out_path],
+    p, err = run_cmd(run + ["--inputs", in_path, "--outputs", out_path],
                      args.run_timeout)
     if err or not os.path.exists(out_path):
         tally.fail(f"{name}: attn-run failed: {err or 'no outputs written'}")

@@ -5,9 +5,11 @@ and compare against the independent float64 reference (reference.py).
 For one named configuration (see --list):
   1. write the model's `.attn` text from a template (or take a file from
      models/), and random float32 weights for its declarations (fixed seed);
-  2. compile once:  attnc MODEL.attn --weights W.safetensors -o MODEL.so
+  2. compile once:  attnc MODEL.attn -o MODEL.so (with --weights-at=compile:
+     --weights W.safetensors, embedded in the library);
   3. for every (B, S): write x ~ N(0, 1) of shape [B, S, D], run
-     attn-run MODEL.so --inputs IN --outputs OUT, read `y`, check it is finite
+     attn-run MODEL.so --weights W.safetensors --inputs IN --outputs OUT
+     (without --weights when embedded), read `y`, check it is finite
      and within the tolerance of the float64 reference computed from the very
      same float32 weights and inputs.
 
@@ -227,11 +229,18 @@ def compare(got, ref):
 
 
 def compile_model(name, model_path, weights_path, wd, args):
-    """Compiles with attnc; returns the library path, or (None, why)."""
+    """Compiles with attnc; returns the library path, or (None, why). With
+    --weights-at=load the library reads `weights_path` when attn-run loads
+    it (attn_run_command passes it), else it embeds them."""
     lib = os.path.join(wd, name + ".so")
     if os.path.exists(lib):
         os.remove(lib)
-    cmd = [args.attnc, model_path, "--weights", weights_path, "-o", lib]
+    cmd = [args.attnc, model_path, "-o", lib]
+    args.load_weights = None
+    if args.weights_at == "load":
+        args.load_weights = weights_path
+    else:
+        cmd += ["--weights", weights_path]
     if args.target:
         cmd.append("--target=" + args.target)
     if args.schedule:
@@ -246,6 +255,14 @@ def compile_model(name, model_path, weights_path, wd, args):
     return lib, None
 
 
+def attn_run_command(args, lib):
+    """attn-run LIB, with the weights file when the library reads it at load."""
+    cmd = [args.attn_run, lib]
+    if getattr(args, "load_weights", None):
+        cmd += ["--weights", args.load_weights]
+    return cmd
+
+
 def run_model(args, lib, wd, B, S, inputs, threads, tally, tag):
     """Runs `lib` on `inputs` with attn-run; returns its outputs by name, or
     None after recording the failure."""
@@ -255,7 +272,7 @@ def run_model(args, lib, wd, B, S, inputs, threads, tally, tag):
     st.save(in_path, inputs)
     if os.path.exists(out_path):
         os.remove(out_path)
-    p, err = run_cmd([args.attn_run, lib, "--inputs", in_path, "--outputs", out_path]
+    p, err = run_cmd(attn_run_command(args, lib) + ["--inputs", in_path, "--outputs", out_path]
                      + threads, args.run_timeout)
     if err or p.returncode != 0:
         if p is not None:
@@ -308,7 +325,7 @@ def run_graph(name, cfg, args, tally):
         inputs.update(bad)
         in_path = os.path.join(wd, f"reject_B{B}_S{S}.safetensors")
         st.save(in_path, inputs)
-        p, err = run_cmd([args.attn_run, lib, "--inputs", in_path, "--outputs",
+        p, err = run_cmd(attn_run_command(args, lib) + ["--inputs", in_path, "--outputs",
                           os.path.join(wd, "reject_out.safetensors")] + threads,
                          args.run_timeout)
         if err or p.returncode <= 0 or message not in p.stderr:
@@ -394,7 +411,7 @@ def run_config(name, cfg, args, tally):
         fail_all(f"compile failed: {why}")
         return
 
-    base = [args.attn_run, lib]
+    base = attn_run_command(args, lib)
     if args.threads:
         threads = ["--threads", str(args.threads)]
     else:
@@ -495,6 +512,10 @@ def add_common_arguments(ap, workdir_holds, default_tol):
                     "temporary directory, kept)")
     ap.add_argument("--schedule", help="passed to attnc as --schedule=...")
     ap.add_argument("--target", help="passed to attnc as --target=...")
+    ap.add_argument("--weights-at", choices=("load", "compile"), default="load",
+                    help="load: the library reads the weights file when attn-run "
+                    "loads it (attnc without --weights; the default); compile: "
+                    "attnc embeds them (attnc --weights)")
     ap.add_argument("--tolerance", type=float, default=default_tol,
                     help=f"max abs error allowed (default {default_tol:g})")
     ap.add_argument("--compile-timeout", type=float, default=900)

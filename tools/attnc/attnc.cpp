@@ -1,6 +1,7 @@
 //===- tools/attnc/attnc.cpp - the attnc compiler driver ------------------===//
 //
-// attnc model.attn --weights w.safetensors -o model.so
+// attnc model.attn -o model.so                 (weights read at load)
+// attnc model.attn --weights w.safetensors -o model.so   (weights embedded)
 //
 // Loads a model (.attn through the frontend, or .mlir as attn-dialect IR),
 // runs the attn pipeline and links one shared library; --emit stops earlier
@@ -73,7 +74,8 @@ cl::opt<std::string> outputPath("o",
                                 cl::cat(attncCategory));
 cl::opt<std::string>
     weightsPath("weights",
-                cl::desc("The model's weights, linked into the library"),
+                cl::desc("Embed these weights in the library (default: the "
+                         "library reads them at load, attn-run --weights)"),
                 cl::value_desc("file.safetensors"), cl::cat(attncCategory));
 cl::opt<std::string>
     targetName("target", cl::init("host"),
@@ -263,9 +265,6 @@ int run() {
   bool buildingLib = emit == Emit::Lib;
   if (buildingLib && outputPath.empty())
     return fail("no output file: give -o <lib.so>");
-  if (buildingLib && weightsPath.empty())
-    return fail("no weights: give --weights <file.safetensors>, or write "
-                "random ones first with --init-weights=<file.safetensors>");
 
   attnc::codegen::KernelTarget kernelTarget{*target, schedule};
   PassManager pm(&context);

@@ -1,4 +1,9 @@
-//===- compiler/codegen/lowerings/Shape.cpp - views of activations --------===//
+//===- compiler/codegen/lowerings/Shape.cpp - layout ops ------------------===//
+//
+// Slices and embedding lookups of activations; transposes, joins and panel
+// packing of weights, which the "init" kernels compute at load.
+//
+//===----------------------------------------------------------------------===//
 #include "compiler/codegen/Lowering.h"
 
 using namespace mlir;
@@ -16,6 +21,53 @@ static LogicalResult lowerSlice(SliceOp op, KernelBuilder &b) {
   out(v) = in.func(b.args(rank, d, v[d] + int(op.getOffset())));
   std::vector<Expr> extents = in.extents;
   extents[d] = int(op.getSize());
+  b.define(op.getResult(), {out, extents});
+  return success();
+}
+
+static LogicalResult lowerTranspose(TransposeOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  std::vector<Var> v = b.vars(2);
+  Func out(b.name("transpose"));
+  out(v[0], v[1]) = in.func(v[1], v[0]);
+  b.define(op.getResult(), {out, {in.extents[1], in.extents[0]}});
+  return success();
+}
+
+/// [in, out] -> [out / width, in, width]: out(j, k, p) = in(p * width + j, k).
+static LogicalResult lowerPackPanels(PackPanelsOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  int width = int(op.getWidth());
+  std::vector<Var> v = b.vars(3);
+  Func out(b.name("panels"));
+  out(v[0], v[1], v[2]) = in.func(v[2] * width + v[0], v[1]);
+  auto type = op.getResult().getType();
+  b.define(op.getResult(),
+           {out, {width, in.extents[1], int(type.getDimSize(0))}});
+  return success();
+}
+
+/// The parts side by side along one dim; each part's index is clamped into
+/// it so bounds inference asks no part for more than it has.
+static LogicalResult lowerConcat(ConcatOp op, KernelBuilder &b) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  size_t rank = type.getRank();
+  size_t d = rank - 1 - op.getDim();
+  std::vector<Var> v = b.vars(rank);
+  Expr value;
+  int start = int(type.getDimSize(op.getDim()));
+  for (Value part : llvm::reverse(op.getInputs())) {
+    int size =
+        int(cast<RankedTensorType>(part.getType()).getDimSize(op.getDim()));
+    start -= size;
+    Expr read =
+        b.get(part).func(b.args(rank, d, clamp(v[d] - start, 0, size - 1)));
+    value = value.defined() ? select(v[d] < start + size, read, value) : read;
+  }
+  Func out(b.name("concat"));
+  out(v) = value;
+  std::vector<Expr> extents = b.get(op.getInputs()[0]).extents;
+  extents[d] = int(type.getDimSize(op.getDim()));
   b.define(op.getResult(), {out, extents});
   return success();
 }
@@ -47,6 +99,9 @@ static LogicalResult lowerEmbedding(EmbeddingOp op, KernelBuilder &b) {
 
 void registerShapeLowerings(LoweringRegistry &registry) {
   registry.add<SliceOp>(lowerSlice);
+  registry.add<TransposeOp>(lowerTranspose);
+  registry.add<PackPanelsOp>(lowerPackPanels);
+  registry.add<ConcatOp>(lowerConcat);
   registry.add<EmbeddingOp>(lowerEmbedding);
 }
 
