@@ -1,6 +1,7 @@
 """A minimal ctypes binding of the attn runtime's C API (runtime/include/attn/attn.h),
-for the benchmark only: load a model library, set its thread count, run it on
-float32 / int32 numpy arrays in place.
+for the benchmark only: load a model library (with its weights file when it
+reads them at load), set its thread count, run it on float32 / int32 numpy
+arrays in place.
 
 Only what the benchmark needs is bound. The struct layouts mirror attn.h; the
 C API is a stable ABI (structs are never changed in place), so this stays valid.
@@ -27,6 +28,14 @@ class _Tensor(ctypes.Structure):
     ]
 
 
+class _LoadOptions(ctypes.Structure):
+    # attn_load_options: size, weights
+    _fields_ = [
+        ("size", ctypes.c_uint32),
+        ("weights", ctypes.c_char_p),
+    ]
+
+
 class AttnError(RuntimeError):
     pass
 
@@ -41,6 +50,9 @@ class Runtime:
         lib.attn_last_error.restype = ctypes.c_char_p
         lib.attn_model_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
         lib.attn_model_load.restype = ctypes.c_int
+        lib.attn_model_load_with_options.argtypes = [
+            ctypes.c_char_p, ctypes.POINTER(_LoadOptions), ctypes.POINTER(ctypes.c_void_p)]
+        lib.attn_model_load_with_options.restype = ctypes.c_int
         lib.attn_model_free.argtypes = [ctypes.c_void_p]
         lib.attn_model_free.restype = None
         lib.attn_model_set_threads.argtypes = [ctypes.c_void_p, ctypes.c_int32]
@@ -59,11 +71,15 @@ class Model:
     """One compiled model with one input `x` and one output `y` of equal shape
     (both example blocks map [B, S, 768] -> [B, S, 768])."""
 
-    def __init__(self, runtime, path):
+    def __init__(self, runtime, path, weights=None):
+        """`weights`: the safetensors file of a library that reads its weights
+        at load (attnc without --weights); None for one that embeds them."""
         self.rt = runtime
         handle = ctypes.c_void_p()
-        runtime.check(runtime.lib.attn_model_load(path.encode(), ctypes.byref(handle)),
-                      f"loading {path}")
+        options = _LoadOptions(ctypes.sizeof(_LoadOptions),
+                               weights.encode() if weights else None)
+        runtime.check(runtime.lib.attn_model_load_with_options(
+            path.encode(), ctypes.byref(options), ctypes.byref(handle)), f"loading {path}")
         self.handle = handle
         self._keep = []
 
