@@ -1,8 +1,10 @@
 //===- compiler/driver/WeightFolder.h - model weights section ---*- C++ -*-===//
 //
-// Checks every attn.weight against the model's safetensors file and evaluates
-// the weight expressions (weight, transpose, slice, concat, scale) that feed
-// kernels into the constant blob embedded in the model library.
+// attnc --weights: checks every attn.weight against the model's safetensors
+// file and evaluates the weight expressions (weight, transpose, slice,
+// concat, scale, pack_panels) that feed kernels into the constants block
+// embedded in the model library. (Without --weights, WeightInit.h compiles
+// the same expressions into kernels the library runs at load.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_COMPILER_DRIVER_WEIGHTFOLDER_H
@@ -16,9 +18,9 @@
 
 namespace attnc::driver {
 
-/// The weights section: float32 row-major constants at 64-byte aligned
-/// offsets. Each kernel operand computed from weights has an offset; equal
-/// constants share one.
+/// The constants block: float32 row-major constants at 64-byte aligned
+/// offsets. Each kernel operand computed from weights is a CONSTANT at its
+/// offset; equal constants share one.
 struct WeightSection {
   std::vector<uint8_t> blob;
   ConstantMap constants;
