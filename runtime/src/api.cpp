@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "model.h"
 
+#include <algorithm>
+#include <cstring>
 #include <new>
 
 namespace attn::rt {
@@ -30,15 +32,16 @@ attn_status tensorInfo(const attn_model *model, int32_t index, bool input,
   if (!model || !info)
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 std::string(fn) + ": model and info must not be NULL");
-  const attn_model_desc &d = *model->desc;
-  int32_t count = input ? d.num_inputs : d.num_outputs;
+  const attn_model_entry &e = *model->run;
+  int32_t count = input ? e.num_inputs : e.num_outputs;
   if (index < 0 || index >= count)
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 std::string(fn) + ": index " + std::to_string(index) +
-                    " is out of range: model '" + d.model_name + "' has " +
-                    std::to_string(count) + (input ? " inputs" : " outputs"));
-  const attn_model_tensor &t = input ? d.inputs[index] : d.outputs[index];
-  const attn_model_buffer &buf = d.buffers[t.buffer];
+                    " is out of range: model '" + model->desc->model_name +
+                    "' has " + std::to_string(count) +
+                    (input ? " inputs" : " outputs"));
+  const attn_model_tensor &t = input ? e.inputs[index] : e.outputs[index];
+  const attn_model_buffer &buf = e.buffers[t.buffer];
   info->name = t.name;
   info->dtype = buf.dtype;
   info->rank = buf.rank;
@@ -55,14 +58,8 @@ attn_status fail(attn_status status, std::string message) {
 }
 
 const char *dtypeName(int32_t dtype) {
-  switch (dtype) {
-  case ATTN_F32:
-    return "F32";
-  case ATTN_I32:
-    return "I32";
-  default:
-    return "an unknown dtype";
-  }
+  const attn_dtype_desc *row = attn_dtype_lookup(dtype);
+  return row ? row->name : "an unknown dtype";
 }
 
 std::string dimsString(const int64_t *dims, int32_t rank) {
@@ -72,15 +69,29 @@ std::string dimsString(const int64_t *dims, int32_t rank) {
   return s + "]";
 }
 
+std::string declaredDim(const attn_model_desc &desc,
+                        const attn_model_dim &dim) {
+  std::string s;
+  for (int32_t t = 0; t < dim.num_terms; ++t) {
+    int64_t coeff = dim.terms[t].coeff;
+    if (coeff < 0)
+      s += t ? " - " : "-";
+    else if (t)
+      s += " + ";
+    if (coeff != 1 && coeff != -1)
+      s += std::to_string(coeff < 0 ? -coeff : coeff) + "*";
+    s += desc.symbols[dim.terms[t].symbol].name;
+  }
+  if (dim.num_terms == 0)
+    return std::to_string(dim.constant);
+  return dim.constant ? s + " + " + std::to_string(dim.constant) : s;
+}
+
 std::string declaredDims(const attn_model_desc &desc,
                          const attn_model_buffer &buffer) {
   std::string s = "[";
-  for (int32_t i = 0; i < buffer.rank; ++i) {
-    const attn_model_dim &dim = buffer.dims[i];
-    s += i ? ", " : "";
-    s += dim.symbol < 0 ? std::to_string(dim.extent)
-                        : std::string(desc.symbols[dim.symbol].name);
-  }
+  for (int32_t i = 0; i < buffer.rank; ++i)
+    s += (i ? ", " : "") + declaredDim(desc, buffer.dims[i]);
   return s + "]";
 }
 
@@ -125,12 +136,30 @@ ATTN_API uint32_t attn_runtime_abi_version(void) {
 }
 
 ATTN_API attn_status attn_model_load(const char *path, attn_model **model) {
+  return attn_model_load_with_options(path, nullptr, model);
+}
+
+ATTN_API attn_status attn_model_load_with_options(
+    const char *path, const attn_load_options *options, attn_model **model) {
+  const char *fn = options ? "attn_model_load_with_options" : "attn_model_load";
   if (model)
     *model = nullptr;
   if (!path || !model)
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "attn_model_load: path and model must not be NULL");
-  return guarded("attn_model_load", [&] { return loadModel(path, *model); });
+                std::string(fn) + ": path and model must not be NULL");
+  // A caller built against another attn.h may know more or fewer fields:
+  // read only options->size bytes, and take the rest as zero.
+  attn_load_options o{};
+  if (options) {
+    if (options->size < sizeof options->size)
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  std::string(fn) + ": options->size is " +
+                      std::to_string(options->size) +
+                      ", too small for the size field itself: set it to "
+                      "sizeof(attn_load_options)");
+    std::memcpy(&o, options, std::min<std::size_t>(options->size, sizeof o));
+  }
+  return guarded(fn, [&] { return loadModel(path, o.weights, *model); });
 }
 
 ATTN_API void attn_model_free(attn_model *model) { delete model; }
@@ -148,11 +177,11 @@ ATTN_API attn_status attn_model_get_info(const attn_model *model,
 }
 
 ATTN_API int32_t attn_model_num_inputs(const attn_model *model) {
-  return model ? model->desc->num_inputs : 0;
+  return model ? model->run->num_inputs : 0;
 }
 
 ATTN_API int32_t attn_model_num_outputs(const attn_model *model) {
-  return model ? model->desc->num_outputs : 0;
+  return model ? model->run->num_outputs : 0;
 }
 
 ATTN_API attn_status attn_model_input_info(const attn_model *model,
@@ -187,24 +216,24 @@ ATTN_API attn_status attn_model_output_dims(const attn_model *model,
                 "attn_model_output_dims: model and dims must not be NULL");
   return guarded("attn_model_output_dims", [&] {
     const attn_model_desc &d = *model->desc;
-    if (output < 0 || output >= d.num_outputs)
+    const attn_model_entry &e = *model->run;
+    if (output < 0 || output >= e.num_outputs)
       return fail(ATTN_ERROR_INVALID_ARGUMENT,
                   "attn_model_output_dims: output " + std::to_string(output) +
                       " is out of range: model '" + d.model_name + "' has " +
-                      std::to_string(d.num_outputs) + " outputs");
-    const attn_model_buffer &buf = d.buffers[d.outputs[output].buffer];
+                      std::to_string(e.num_outputs) + " outputs");
+    const attn_model_buffer &buf = e.buffers[e.outputs[output].buffer];
+    std::string where = "output '" + std::string(e.outputs[output].name) + "'";
     if (buf.rank > max_rank)
       return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                  "attn_model_output_dims: output '" +
-                      std::string(d.outputs[output].name) + "' has rank " +
+                  "attn_model_output_dims: " + where + " has rank " +
                       std::to_string(buf.rank) + " but max_rank is " +
                       std::to_string(max_rank));
     Binding binding;
     if (attn_status s = bindInputs(*model, inputs, num_inputs, false, binding);
         s != ATTN_OK)
       return s;
-    resolveDims(buf, binding, dims);
-    return ATTN_OK;
+    return resolveDims(d, buf, binding, where, dims);
   });
 }
 

@@ -15,13 +15,31 @@
 #include <dlfcn.h>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <sys/stat.h>
 
 namespace attn::rt {
 namespace {
 
-/// Checks one descriptor; `fail` prefixes every message with the library.
+std::string quoted(const char *name) { return "'" + std::string(name) + "'"; }
+
+/// product(dims) * itemSize, or nullopt when it overflows (or a dim is
+/// negative).
+std::optional<uint64_t> byteSize(const int64_t *dims, int32_t rank,
+                                 uint64_t itemSize) {
+  uint64_t bytes = itemSize;
+  for (int32_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0 ||
+        (dims[i] && bytes > std::numeric_limits<uint64_t>::max() / dims[i]))
+      return std::nullopt;
+    bytes *= uint64_t(dims[i]);
+  }
+  return bytes;
+}
+
+/// Checks one descriptor; `bad` prefixes every message with the library.
 class Validator {
 public:
   Validator(const attn_model_desc &desc, std::string path)
@@ -30,22 +48,16 @@ public:
   attn_status run() {
     if (!d.compiler_version || !d.model_name || !d.target)
       return bad("a version, model name or target string is NULL");
-    if (attn_status s = checkTables(); s != ATTN_OK)
-      return s;
-    if (attn_status s = checkSymbols(); s != ATTN_OK)
-      return s;
-    if (attn_status s = checkBuffers(); s != ATTN_OK)
-      return s;
-    if (attn_status s = checkTensors(true); s != ATTN_OK)
-      return s;
-    if (attn_status s = checkTensors(false); s != ATTN_OK)
-      return s;
-    if (attn_status s = checkSteps(); s != ATTN_OK)
-      return s;
-    if (!d.run_kernel || !d.set_num_threads || !d.last_error)
-      return bad("a function pointer (run_kernel, set_num_threads or "
-                 "last_error) is NULL");
-    return checkSymbolsBound();
+    if (!d.run_kernel || !d.set_num_threads)
+      return bad("a function pointer (run_kernel or set_num_threads) is NULL");
+    for (auto check :
+         {&Validator::checkTables, &Validator::checkSymbols,
+          &Validator::checkWeights, &Validator::checkStates,
+          &Validator::checkKernels, &Validator::checkEntries,
+          &Validator::checkConstants, &Validator::checkRunSymbolsBound})
+      if (attn_status s = (this->*check)(); s != ATTN_OK)
+        return s;
+    return ATTN_OK;
   }
 
 private:
@@ -59,27 +71,25 @@ private:
     return count >= 0 && (count == 0 || table);
   }
 
+  attn_status badTable(const std::string &name, int32_t count,
+                       const void *table) {
+    return bad("the " + name + " table has count " + std::to_string(count) +
+               " and pointer " + (table ? "set" : "NULL"));
+  }
+
   attn_status checkTables() {
     struct {
       const char *name;
       int32_t count;
       const void *table;
     } tables[] = {{"symbols", d.num_symbols, d.symbols},
-                  {"inputs", d.num_inputs, d.inputs},
-                  {"outputs", d.num_outputs, d.outputs},
-                  {"buffers", d.num_buffers, d.buffers},
+                  {"weights", d.num_weights, d.weights},
+                  {"states", d.num_states, d.states},
                   {"kernels", d.num_kernels, d.kernels},
-                  {"steps", d.num_steps, d.steps}};
+                  {"entries", d.num_entries, d.entries}};
     for (const auto &t : tables)
       if (!tableOk(t.count, t.table))
-        return bad(std::string("the ") + t.name + " table has count " +
-                   std::to_string(t.count) + " and pointer " +
-                   (t.table ? "set" : "NULL"));
-    if (d.num_outputs == 0)
-      return bad("the model has no outputs");
-    if (d.weights_size > 0 && !d.weights)
-      return bad("the weights blob is NULL but its size is " +
-                 std::to_string(d.weights_size));
+        return badTable(t.name, t.count, t.table);
     return ATTN_OK;
   }
 
@@ -98,129 +108,344 @@ private:
     return ATTN_OK;
   }
 
-  attn_status checkBuffers() {
-    for (int32_t b = 0; b < d.num_buffers; ++b) {
-      const attn_model_buffer &buf = d.buffers[b];
-      std::string where = "buffer " + std::to_string(b);
-      if (buf.kind < ATTN_MODEL_BUFFER_INPUT ||
-          buf.kind > ATTN_MODEL_BUFFER_TEMP)
-        return bad(where + " has unknown kind " + std::to_string(buf.kind));
-      if (buf.dtype != ATTN_MODEL_F32 && buf.dtype != ATTN_MODEL_I32)
-        return bad(where + " has unknown dtype " + std::to_string(buf.dtype));
-      if (buf.rank < 0 || buf.rank > ATTN_MAX_RANK || (buf.rank && !buf.dims))
-        return bad(where + " has rank " + std::to_string(buf.rank) +
-                   " (at most " + std::to_string(ATTN_MAX_RANK) +
-                   ", with a dims table)");
-      uint64_t bytes = 4;
-      for (int32_t i = 0; i < buf.rank; ++i) {
-        const attn_model_dim &dim = buf.dims[i];
-        if (dim.symbol == -1) {
-          if (dim.extent < 0)
-            return bad(where + " dim " + std::to_string(i) +
-                       " has negative extent " + std::to_string(dim.extent));
-          if (dim.extent &&
-              bytes > std::numeric_limits<uint64_t>::max() / dim.extent)
-            return bad(where + " has a size that overflows");
-          bytes *= uint64_t(dim.extent);
-        } else if (dim.symbol < 0 || dim.symbol >= d.num_symbols) {
-          return bad(where + " dim " + std::to_string(i) +
-                     " refers to symbol " + std::to_string(dim.symbol) +
-                     " of " + std::to_string(d.num_symbols));
-        } else if (buf.kind == ATTN_MODEL_BUFFER_WEIGHT) {
-          return bad(where + " is a weight with a dynamic dim");
-        }
-      }
-      if (buf.kind == ATTN_MODEL_BUFFER_WEIGHT) {
-        if (buf.weight_offset % 64 != 0)
-          return bad(where + " has weight offset " +
-                     std::to_string(buf.weight_offset) +
-                     ", not 64-byte aligned");
-        if (buf.weight_offset > d.weights_size ||
-            bytes > d.weights_size - buf.weight_offset)
-          return bad(where + " takes weight bytes [" +
-                     std::to_string(buf.weight_offset) + ", +" +
-                     std::to_string(bytes) + ") of a " +
-                     std::to_string(d.weights_size) + "-byte blob");
-      }
+  /// dtype known, rank in range with a dims table.
+  attn_status checkHeader(const std::string &where, int32_t dtype, int32_t rank,
+                          const void *dims) {
+    if (!attn_dtype_lookup(dtype))
+      return bad(where + " has unknown dtype " + std::to_string(dtype));
+    if (rank < 0 || rank > ATTN_MAX_RANK || (rank && !dims))
+      return bad(where + " has rank " + std::to_string(rank) + " (at most " +
+                 std::to_string(ATTN_MAX_RANK) + ", with a dims table)");
+    return ATTN_OK;
+  }
+
+  attn_status checkWeights() {
+    std::set<std::string> names;
+    for (int32_t i = 0; i < d.num_weights; ++i) {
+      const attn_model_weight &w = d.weights[i];
+      std::string where = "weight " + std::to_string(i);
+      if (!w.name || !*w.name)
+        return bad(where + " has no name");
+      where += " ('" + std::string(w.name) + "')";
+      if (!names.insert(w.name).second)
+        return bad("weight name '" + std::string(w.name) + "' is used twice");
+      if (attn_status s = checkHeader(where, w.dtype, w.rank, w.dims);
+          s != ATTN_OK)
+        return s;
+      for (int32_t k = 0; k < w.rank; ++k)
+        if (w.dims[k] < 0)
+          return bad(where + " dim " + std::to_string(k) +
+                     " has negative extent " + std::to_string(w.dims[k]));
+      if (!byteSize(w.dims, w.rank, attn_dtype_lookup(w.dtype)->size))
+        return bad(where + " has a size that overflows");
     }
     return ATTN_OK;
   }
 
-  /// Inputs and outputs map one to one onto INPUT/OUTPUT buffers.
-  attn_status checkTensors(bool inputs) {
+  /// Terms in range, symbols in range, constant non-negative.
+  attn_status checkDims(const std::string &where, int32_t rank,
+                        const attn_model_dim *dims) {
+    for (int32_t k = 0; k < rank; ++k) {
+      const attn_model_dim &dim = dims[k];
+      std::string at = where + " dim " + std::to_string(k);
+      if (dim.num_terms < 0 || dim.num_terms > ATTN_MODEL_MAX_DIM_TERMS)
+        return bad(at + " has " + std::to_string(dim.num_terms) +
+                   " terms (at most " +
+                   std::to_string(ATTN_MODEL_MAX_DIM_TERMS) + ")");
+      if (dim.constant < 0)
+        return bad(at + " has negative constant " +
+                   std::to_string(dim.constant));
+      for (int32_t t = 0; t < dim.num_terms; ++t)
+        if (dim.terms[t].symbol < 0 || dim.terms[t].symbol >= d.num_symbols)
+          return bad(at + " refers to symbol " +
+                     std::to_string(dim.terms[t].symbol) + " of " +
+                     std::to_string(d.num_symbols));
+    }
+    return ATTN_OK;
+  }
+
+  attn_status checkStates() {
+    std::set<std::string> names;
+    for (int32_t i = 0; i < d.num_states; ++i) {
+      const attn_model_state &st = d.states[i];
+      std::string where = "state " + std::to_string(i);
+      if (!st.name || !*st.name)
+        return bad(where + " has no name");
+      if (!names.insert(st.name).second)
+        return bad("state name '" + std::string(st.name) + "' is used twice");
+      if (attn_status s = checkHeader(where, st.dtype, st.rank, st.dims);
+          s != ATTN_OK)
+        return s;
+      if (attn_status s = checkDims(where, st.rank, st.dims); s != ATTN_OK)
+        return s;
+    }
+    return ATTN_OK;
+  }
+
+  attn_status checkKernels() {
+    for (int32_t k = 0; k < d.num_kernels; ++k) {
+      const attn_model_kernel &kernel = d.kernels[k];
+      if (!kernel.name || kernel.num_inputs < 0 || kernel.num_outputs < 0 ||
+          kernel.num_inputs >
+              std::numeric_limits<int32_t>::max() - kernel.num_outputs)
+        return bad("kernel " + std::to_string(k) +
+                   " has no name or a bad argument count");
+    }
+    return ATTN_OK;
+  }
+
+  attn_status checkEntries() {
+    std::set<std::string> names;
+    for (int32_t e = 0; e < d.num_entries; ++e) {
+      const attn_model_entry &entry = d.entries[e];
+      if (!entry.name || !*entry.name)
+        return bad("entry " + std::to_string(e) + " has no name");
+      if (!names.insert(entry.name).second)
+        return bad("entry name '" + std::string(entry.name) +
+                   "' is used twice");
+      if (attn_status s = checkEntry(entry); s != ATTN_OK)
+        return s;
+    }
+    const attn_model_entry *run = findEntry(d, "run");
+    if (!run)
+      return bad("it has no entry point named 'run'");
+    if (run->num_outputs == 0)
+      return bad("the model has no outputs");
+    if (const attn_model_entry *init = findEntry(d, "init")) {
+      if (init->num_inputs || init->num_outputs)
+        return bad("entry 'init' has inputs or outputs");
+      for (int32_t b = 0; b < init->num_buffers; ++b)
+        for (int32_t k = 0; k < init->buffers[b].rank; ++k)
+          if (init->buffers[b].dims[k].num_terms)
+            return bad("entry 'init' buffer " + std::to_string(b) +
+                       " has a symbolic dim");
+    }
+    return ATTN_OK;
+  }
+
+  attn_status checkEntry(const attn_model_entry &entry) {
+    std::string where = "entry '" + std::string(entry.name) + "'";
+    struct {
+      const char *name;
+      int32_t count;
+      const void *table;
+    } tables[] = {{"inputs", entry.num_inputs, entry.inputs},
+                  {"outputs", entry.num_outputs, entry.outputs},
+                  {"buffers", entry.num_buffers, entry.buffers},
+                  {"steps", entry.num_steps, entry.steps}};
+    for (const auto &t : tables)
+      if (!tableOk(t.count, t.table))
+        return badTable(where + " " + t.name, t.count, t.table);
+    for (int32_t b = 0; b < entry.num_buffers; ++b)
+      if (attn_status s = checkBuffer(entry, b); s != ATTN_OK)
+        return s;
+    if (attn_status s = checkTensors(entry, true); s != ATTN_OK)
+      return s;
+    if (attn_status s = checkTensors(entry, false); s != ATTN_OK)
+      return s;
+    return checkSteps(entry);
+  }
+
+  attn_status checkBuffer(const attn_model_entry &entry, int32_t b) {
+    const attn_model_buffer &buf = entry.buffers[b];
+    std::string where =
+        "entry '" + std::string(entry.name) + "' buffer " + std::to_string(b);
+    if (buf.kind < ATTN_MODEL_BUFFER_INPUT ||
+        buf.kind > ATTN_MODEL_BUFFER_STATE)
+      return bad(where + " has unknown kind " + std::to_string(buf.kind));
+    if (attn_status s = checkHeader(where, buf.dtype, buf.rank, buf.dims);
+        s != ATTN_OK)
+      return s;
+    if (attn_status s = checkDims(where, buf.rank, buf.dims); s != ATTN_OK)
+      return s;
+    switch (buf.kind) {
+    case ATTN_MODEL_BUFFER_CONSTANT:
+      return checkConstantBuffer(where, buf);
+    case ATTN_MODEL_BUFFER_WEIGHT:
+      return checkWeightBuffer(where, buf);
+    case ATTN_MODEL_BUFFER_STATE:
+      if (buf.index < 0 || buf.index >= d.num_states)
+        return bad(where + " refers to state " + std::to_string(buf.index) +
+                   " of " + std::to_string(d.num_states));
+      return ATTN_OK;
+    default:
+      return ATTN_OK;
+    }
+  }
+
+  attn_status checkConstantBuffer(const std::string &where,
+                                  const attn_model_buffer &buf) {
+    std::vector<int64_t> dims(buf.rank);
+    for (int32_t k = 0; k < buf.rank; ++k) {
+      if (buf.dims[k].num_terms)
+        return bad(where + " is a constant with a symbolic dim");
+      dims[k] = buf.dims[k].constant;
+    }
+    std::optional<uint64_t> bytes =
+        byteSize(dims.data(), buf.rank, attn_dtype_lookup(buf.dtype)->size);
+    if (!bytes)
+      return bad(where + " has a size that overflows");
+    if (buf.offset % 64 != 0)
+      return bad(where + " has constant offset " + std::to_string(buf.offset) +
+                 ", not 64-byte aligned");
+    if (buf.offset > d.constants_size || *bytes > d.constants_size - buf.offset)
+      return bad(where + " takes constant bytes [" +
+                 std::to_string(buf.offset) + ", +" + std::to_string(*bytes) +
+                 ") of a " + std::to_string(d.constants_size) +
+                 "-byte constants block");
+    return ATTN_OK;
+  }
+
+  attn_status checkWeightBuffer(const std::string &where,
+                                const attn_model_buffer &buf) {
+    if (buf.index < 0 || buf.index >= d.num_weights)
+      return bad(where + " refers to weight " + std::to_string(buf.index) +
+                 " of " + std::to_string(d.num_weights));
+    const attn_model_weight &w = d.weights[buf.index];
+    bool same = buf.dtype == w.dtype && buf.rank == w.rank;
+    for (int32_t k = 0; same && k < buf.rank; ++k)
+      same = buf.dims[k].num_terms == 0 && buf.dims[k].constant == w.dims[k];
+    if (!same)
+      return bad(where + " is weight '" + w.name + "' as " +
+                 dtypeName(buf.dtype) + " " + declaredDims(d, buf) +
+                 " but the weights table declares it " + dtypeName(w.dtype) +
+                 " " + dimsString(w.dims, w.rank));
+    return ATTN_OK;
+  }
+
+  /// An entry's inputs and outputs map one to one onto its INPUT/OUTPUT
+  /// buffers.
+  attn_status checkTensors(const attn_model_entry &entry, bool inputs) {
+    std::string prefix = "entry '" + std::string(entry.name) + "' ";
     const char *what = inputs ? "input" : "output";
-    int32_t count = inputs ? d.num_inputs : d.num_outputs;
-    const attn_model_tensor *table = inputs ? d.inputs : d.outputs;
+    int32_t count = inputs ? entry.num_inputs : entry.num_outputs;
+    const attn_model_tensor *table = inputs ? entry.inputs : entry.outputs;
     int32_t kind = inputs ? ATTN_MODEL_BUFFER_INPUT : ATTN_MODEL_BUFFER_OUTPUT;
     std::set<std::string> names;
     for (int32_t i = 0; i < count; ++i) {
       const attn_model_tensor &t = table[i];
-      std::string where = std::string(what) + " " + std::to_string(i);
+      std::string where = prefix + what + " " + std::to_string(i);
       if (!t.name || !*t.name)
         return bad(where + " has no name");
       if (!names.insert(t.name).second)
-        return bad(std::string(what) + " name '" + t.name + "' is used twice");
-      if (t.buffer < 0 || t.buffer >= d.num_buffers)
+        return bad(prefix + what + " name '" + t.name + "' is used twice");
+      if (t.buffer < 0 || t.buffer >= entry.num_buffers)
         return bad(where + " ('" + t.name + "') refers to buffer " +
                    std::to_string(t.buffer) + " of " +
-                   std::to_string(d.num_buffers));
-      const attn_model_buffer &buf = d.buffers[t.buffer];
+                   std::to_string(entry.num_buffers));
+      const attn_model_buffer &buf = entry.buffers[t.buffer];
       if (buf.kind != kind || buf.index != i)
         return bad(where + " ('" + t.name + "') refers to buffer " +
                    std::to_string(t.buffer) + ", which is not " + what + " " +
                    std::to_string(i));
     }
-    for (int32_t b = 0; b < d.num_buffers; ++b) {
-      const attn_model_buffer &buf = d.buffers[b];
+    for (int32_t b = 0; b < entry.num_buffers; ++b) {
+      const attn_model_buffer &buf = entry.buffers[b];
       if (buf.kind == kind &&
           (buf.index < 0 || buf.index >= count || table[buf.index].buffer != b))
-        return bad("buffer " + std::to_string(b) + " claims to be " + what +
-                   " " + std::to_string(buf.index) +
+        return bad(prefix + "buffer " + std::to_string(b) + " claims to be " +
+                   what + " " + std::to_string(buf.index) +
                    ", which does not name it");
     }
     return ATTN_OK;
   }
 
-  attn_status checkSteps() {
-    for (int32_t k = 0; k < d.num_kernels; ++k)
-      if (!d.kernels[k].name || d.kernels[k].num_args < 0)
-        return bad("kernel " + std::to_string(k) +
-                   " has no name or a negative argument count");
-    for (int32_t s = 0; s < d.num_steps; ++s) {
-      const attn_model_step &step = d.steps[s];
-      std::string where = "step " + std::to_string(s);
+  attn_status checkSteps(const attn_model_entry &entry) {
+    bool init = std::string_view(entry.name) == "init";
+    for (int32_t s = 0; s < entry.num_steps; ++s) {
+      const attn_model_step &step = entry.steps[s];
+      std::string where =
+          "entry '" + std::string(entry.name) + "' step " + std::to_string(s);
       if (step.kernel < 0 || step.kernel >= d.num_kernels)
         return bad(where + " calls kernel " + std::to_string(step.kernel) +
                    " of " + std::to_string(d.num_kernels));
       const attn_model_kernel &k = d.kernels[step.kernel];
-      if (step.num_args != k.num_args || !tableOk(step.num_args, step.args))
+      int32_t numArgs = k.num_inputs + k.num_outputs;
+      if (step.num_args != numArgs || !tableOk(step.num_args, step.args))
         return bad(where + " passes " + std::to_string(step.num_args) +
                    " arguments to kernel '" + k.name + "', which takes " +
-                   std::to_string(k.num_args));
-      for (int32_t a = 0; a < step.num_args; ++a)
-        if (step.args[a] < 0 || step.args[a] >= d.num_buffers)
+                   std::to_string(numArgs));
+      for (int32_t a = 0; a < step.num_args; ++a) {
+        int32_t b = step.args[a];
+        if (b < 0 || b >= entry.num_buffers)
           return bad(where + " argument " + std::to_string(a) +
-                     " refers to buffer " + std::to_string(step.args[a]) +
-                     " of " + std::to_string(d.num_buffers));
+                     " refers to buffer " + std::to_string(b) + " of " +
+                     std::to_string(entry.num_buffers));
+        int32_t kind = entry.buffers[b].kind;
+        // Kernels write outputs, temps and state; only "init" writes the
+        // constants, and weights and inputs are the caller's, read-only.
+        bool writable = kind == ATTN_MODEL_BUFFER_OUTPUT ||
+                        kind == ATTN_MODEL_BUFFER_TEMP ||
+                        kind == ATTN_MODEL_BUFFER_STATE ||
+                        (init && kind == ATTN_MODEL_BUFFER_CONSTANT);
+        if (a >= k.num_inputs && !writable)
+          return bad(where + " lets kernel '" + k.name + "' write buffer " +
+                     std::to_string(b) + ", a " + kindName(kind) +
+                     " buffer it must not write");
+      }
+    }
+    return ATTN_OK;
+  }
+
+  static const char *kindName(int32_t kind) {
+    switch (kind) {
+    case ATTN_MODEL_BUFFER_INPUT:
+      return "INPUT";
+    case ATTN_MODEL_BUFFER_OUTPUT:
+      return "OUTPUT";
+    case ATTN_MODEL_BUFFER_CONSTANT:
+      return "CONSTANT";
+    case ATTN_MODEL_BUFFER_TEMP:
+      return "TEMP";
+    case ATTN_MODEL_BUFFER_WEIGHT:
+      return "WEIGHT";
+    default:
+      return "STATE";
+    }
+  }
+
+  /// Embedded constants, or an "init" entry that computes them from the
+  /// weights: never both.
+  attn_status checkConstants() {
+    bool hasInit = findEntry(d, "init") != nullptr;
+    if (d.constants) {
+      if (reinterpret_cast<uintptr_t>(d.constants) % 64 != 0)
+        return bad("the embedded constants block is not 64-byte aligned");
+      if (hasInit)
+        return bad("it embeds its constants and has an 'init' entry that "
+                   "would compute them");
+      if (d.num_weights)
+        return bad("it embeds its constants and reads " +
+                   std::to_string(d.num_weights) + " weights at load");
+    } else if (d.constants_size > 0 && !hasInit) {
+      return bad("its " + std::to_string(d.constants_size) +
+                 "-byte constants block is neither embedded nor computed by "
+                 "an 'init' entry");
     }
     return ATTN_OK;
   }
 
   /// Output and temp sizes are computed from the inputs alone, so every
-  /// symbol they use must appear in some input.
-  attn_status checkSymbolsBound() {
+  /// symbol a "run" buffer uses must be bound by an input dim that is
+  /// exactly that symbol.
+  attn_status checkRunSymbolsBound() {
+    const attn_model_entry &run = *findEntry(d, "run");
     std::vector<bool> bound(d.num_symbols, false);
-    for (int32_t b = 0; b < d.num_buffers; ++b)
-      if (d.buffers[b].kind == ATTN_MODEL_BUFFER_INPUT)
-        for (int32_t i = 0; i < d.buffers[b].rank; ++i)
-          if (d.buffers[b].dims[i].symbol >= 0)
-            bound[d.buffers[b].dims[i].symbol] = true;
-    for (int32_t b = 0; b < d.num_buffers; ++b)
-      for (int32_t i = 0; i < d.buffers[b].rank; ++i) {
-        int32_t s = d.buffers[b].dims[i].symbol;
-        if (s >= 0 && !bound[s])
-          return bad("buffer " + std::to_string(b) + " uses symbol " +
-                     d.symbols[s].name + ", which no input binds");
+    for (int32_t b = 0; b < run.num_buffers; ++b)
+      if (run.buffers[b].kind == ATTN_MODEL_BUFFER_INPUT)
+        for (int32_t k = 0; k < run.buffers[b].rank; ++k)
+          if (const attn_model_dim &dim = run.buffers[b].dims[k];
+              dim.num_terms == 1 && dim.terms[0].coeff == 1 &&
+              dim.constant == 0)
+            bound[dim.terms[0].symbol] = true;
+    for (int32_t b = 0; b < run.num_buffers; ++b)
+      for (int32_t k = 0; k < run.buffers[b].rank; ++k) {
+        const attn_model_dim &dim = run.buffers[b].dims[k];
+        for (int32_t t = 0; t < dim.num_terms; ++t)
+          if (!bound[dim.terms[t].symbol])
+            return bad("entry 'run' buffer " + std::to_string(b) +
+                       " uses symbol " + d.symbols[dim.terms[t].symbol].name +
+                       ", which no input dim binds");
       }
     return ATTN_OK;
   }
@@ -229,24 +454,64 @@ private:
   std::string path;
 };
 
+/// attn_dim_info of each dim of `t`. An affine dim (S + 1, 2*S) reads as
+/// dynamic with its first term's symbol and no bound: the struct has no
+/// room for the form, and the symbol's bound is not the dim's.
 std::vector<attn_dim_info> dimInfos(const attn_model_desc &d,
+                                    const attn_model_entry &entry,
                                     const attn_model_tensor &t) {
-  const attn_model_buffer &buf = d.buffers[t.buffer];
+  const attn_model_buffer &buf = entry.buffers[t.buffer];
   std::vector<attn_dim_info> infos;
   for (int32_t i = 0; i < buf.rank; ++i) {
     const attn_model_dim &dim = buf.dims[i];
-    if (dim.symbol < 0)
-      infos.push_back({0, dim.extent, nullptr, 0});
-    else
-      infos.push_back(
-          {1, -1, d.symbols[dim.symbol].name, d.symbols[dim.symbol].max});
+    if (dim.num_terms == 0) {
+      infos.push_back({0, dim.constant, nullptr, 0});
+      continue;
+    }
+    const attn_model_symbol &sym = d.symbols[dim.terms[0].symbol];
+    bool plain =
+        dim.num_terms == 1 && dim.terms[0].coeff == 1 && dim.constant == 0;
+    infos.push_back({1, -1, sym.name, plain ? sym.max : 0});
   }
   return infos;
 }
 
 } // namespace
 
-attn_status loadModel(const char *path, attn_model *&out) {
+const attn_model_entry *findEntry(const attn_model_desc &desc,
+                                  const char *name) {
+  for (int32_t e = 0; e < desc.num_entries; ++e)
+    if (desc.entries[e].name && std::string_view(desc.entries[e].name) == name)
+      return &desc.entries[e];
+  return nullptr;
+}
+
+namespace {
+
+/// The public API cannot hand state buffers (a KV cache) to a run yet: a
+/// model that keeps state is refused rather than run without it.
+attn_status refuseState(const attn_model_desc &d, const std::string &p) {
+  const attn_model_entry &run = *findEntry(d, "run");
+  bool runUsesState = false;
+  for (int32_t b = 0; b < run.num_buffers; ++b)
+    runUsesState |= run.buffers[b].kind == ATTN_MODEL_BUFFER_STATE;
+  if (d.num_states == 0 && !runUsesState)
+    return ATTN_OK;
+  // The validator checked every STATE buffer's index, so states[0] exists.
+  std::string states = "'" + std::string(d.states[0].name) + "'";
+  if (d.num_states > 1)
+    states += " and " + std::to_string(d.num_states - 1) + " more";
+  return fail(ATTN_ERROR_INVALID_LIBRARY,
+              "model '" + std::string(d.model_name) + "' ('" + p +
+                  "') keeps state across runs (" + states +
+                  ", a KV cache or the like), which this runtime cannot bind "
+                  "yet: build the model without state, or run it with a "
+                  "runtime that supports stateful models");
+}
+
+} // namespace
+
+attn_status loadModel(const char *path, const char *weights, attn_model *&out) {
   std::string p = path;
   struct stat st;
   if (::stat(path, &st) != 0)
@@ -267,6 +532,13 @@ attn_status loadModel(const char *path, attn_model *&out) {
   model->path = p;
   auto entry = reinterpret_cast<attn_model_entry_fn>(
       ::dlsym(handle, ATTN_MODEL_ENTRY_SYMBOL));
+  if (!entry && ::dlsym(handle, ATTN_MODEL_ENTRY_SYMBOL_V1))
+    return fail(ATTN_ERROR_ABI_MISMATCH,
+                "'" + p +
+                    "' was built by an older attnc for model ABI 1; this "
+                    "runtime reads ABI " +
+                    std::to_string(ATTN_MODEL_ABI_VERSION) +
+                    ": rebuild it with this attnc");
   if (!entry)
     return fail(ATTN_ERROR_INVALID_LIBRARY,
                 "'" + p + "' is not an attnc model: it exports no " +
@@ -286,6 +558,8 @@ attn_status loadModel(const char *path, attn_model *&out) {
                     ": rebuild it with the attnc that matches this runtime");
   if (attn_status s = Validator(*desc, p).run(); s != ATTN_OK)
     return s;
+  if (attn_status s = refuseState(*desc, p); s != ATTN_OK)
+    return s;
   // Before any kernel runs: one built for missing instructions would die of
   // SIGILL.
   if (std::vector<std::string> missing = missingCpuFeatures(desc->target);
@@ -302,21 +576,32 @@ attn_status loadModel(const char *path, attn_model *&out) {
                     portableTarget());
   }
   model->desc = desc;
-  for (int32_t i = 0; i < desc->num_inputs; ++i)
-    model->inputDims.push_back(dimInfos(*desc, desc->inputs[i]));
-  for (int32_t i = 0; i < desc->num_outputs; ++i)
-    model->outputDims.push_back(dimInfos(*desc, desc->outputs[i]));
-  model->temps.resize(desc->num_buffers);
-  model->bufferDims.resize(desc->num_buffers);
+  model->run = findEntry(*desc, "run");
+  model->init = findEntry(*desc, "init");
+  const attn_model_entry &run = *model->run;
+  for (int32_t i = 0; i < run.num_inputs; ++i)
+    model->inputDims.push_back(dimInfos(*desc, run, run.inputs[i]));
+  for (int32_t i = 0; i < run.num_outputs; ++i)
+    model->outputDims.push_back(dimInfos(*desc, run, run.outputs[i]));
+  model->runState.temps.resize(run.num_buffers);
+  model->runState.bufferDims.resize(run.num_buffers);
+  if (attn_status s = loadWeights(*model, weights); s != ATTN_OK)
+    return s;
   out = model.release();
   return ATTN_OK;
+}
+
+EntryState::~EntryState() {
+  for (TempBuffer &t : temps)
+    std::free(t.data);
 }
 
 } // namespace attn::rt
 
 attn_model::~attn_model() {
-  for (attn::rt::TempBuffer &t : temps)
-    std::free(t.data);
+  std::free(ownedConstants);
+  for (void *copy : weightCopies)
+    std::free(copy);
   if (handle)
     ::dlclose(handle);
 }

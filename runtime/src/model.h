@@ -1,7 +1,8 @@
 //===- runtime/src/model.h - Loaded model state (internal) ------*- C++ -*-===//
 //
 // What the runtime keeps per loaded model, and the helpers the C API edge
-// (api.cpp), the loader (load.cpp) and the executor (run.cpp) share.
+// (api.cpp), the loader (load.cpp), the weights reader (weights.cpp) and the
+// executor (run.cpp) share.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_SRC_MODEL_H
@@ -9,10 +10,12 @@
 
 #include "attn/attn.h"
 #include "attn/model_abi.h"
+#include "attn/safetensors.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,12 +24,19 @@ namespace attn::rt {
 /// Records `message` as this thread's last error and returns `status`.
 attn_status fail(attn_status status, std::string message);
 
-/// "[B, S, 4]": a buffer's dims as the model declares them.
+/// "S + 1", "2*S", "4": one dim as the model declares it.
+std::string declaredDim(const attn_model_desc &desc, const attn_model_dim &dim);
+/// "[B, S + 1, 4]": a buffer's dims as the model declares them.
 std::string declaredDims(const attn_model_desc &desc,
                          const attn_model_buffer &buffer);
 /// "[2, 5, 4]".
 std::string dimsString(const int64_t *dims, int32_t rank);
+/// "F32", from attn/dtypes.h; "an unknown dtype" for a code it lacks.
 const char *dtypeName(int32_t dtype);
+
+/// A 64-byte aligned block from posix_memalign (at least 64 bytes even for
+/// `bytes` == 0), or nullptr.
+void *alignedAlloc(std::size_t bytes);
 
 /// A 64-byte aligned TEMP buffer, kept between runs and grown on demand.
 struct TempBuffer {
@@ -34,10 +44,24 @@ struct TempBuffer {
   std::size_t capacity = 0;
 };
 
+/// What executing one entry point needs besides the model: the per-buffer
+/// dims and temps, and storage for the views of a step. Kept in the model
+/// for "run", so temps are reused across runs; local to the load for "init".
+struct EntryState {
+  std::vector<TempBuffer> temps;                ///< per buffer index
+  std::vector<std::vector<int64_t>> bufferDims; ///< per buffer index
+  std::vector<attn_model_view> views;
+
+  EntryState() = default;
+  EntryState(const EntryState &) = delete;
+  EntryState &operator=(const EntryState &) = delete;
+  ~EntryState();
+};
+
 /// The symbol values one call binds from its inputs.
 struct Binding {
   std::vector<int64_t> symbols;            ///< -1 while unbound
-  std::vector<const attn_tensor *> inputs; ///< per model input
+  std::vector<const attn_tensor *> inputs; ///< per entry input
 };
 
 } // namespace attn::rt
@@ -46,32 +70,67 @@ struct attn_model {
   void *handle = nullptr;
   std::string path;
   const attn_model_desc *desc = nullptr;
+  const attn_model_entry *run = nullptr;  ///< the "run" entry
+  const attn_model_entry *init = nullptr; ///< the "init" entry, if any
   /// attn_dim_info tables handed out by the info queries.
   std::vector<std::vector<attn_dim_info>> inputDims, outputDims;
 
+  /// The constants block: the library's embedded one, or `ownedConstants`
+  /// that the "init" entry filled at load.
+  const uint8_t *constants = nullptr;
+  uint8_t *ownedConstants = nullptr;
+  /// The weights file, kept mapped only while kernels of "run" read its
+  /// tensors directly; `weights` points at each tensor's data (into the
+  /// mapping, or into `weightCopies` where the file's data was misaligned).
+  std::optional<attn::safetensors::File> weightsFile;
+  std::vector<const void *> weights; ///< per attn_model_desc.weights entry
+  std::vector<void *> weightCopies;  ///< freed with the model
+
   /// Guards everything below: a run owns the temps and view dims.
   std::mutex runMutex;
-  std::vector<attn::rt::TempBuffer> temps;      ///< per buffer index
-  std::vector<std::vector<int64_t>> bufferDims; ///< per buffer index
-  std::vector<attn_model_view> views;
+  attn::rt::EntryState runState;
 
+  attn_model() = default;
+  attn_model(const attn_model &) = delete;
+  attn_model &operator=(const attn_model &) = delete;
   ~attn_model();
 };
 
 namespace attn::rt {
 
-/// dlopens `path`, checks magic, ABI and every table of the descriptor.
-attn_status loadModel(const char *path, attn_model *&out);
+/// dlopens `path`, checks magic, ABI and every table of the descriptor, then
+/// reads the weights from `weights` (nullptr: none given) and runs "init".
+attn_status loadModel(const char *path, const char *weights, attn_model *&out);
 
-/// Matches `inputs` to the model's inputs and binds every symbol from them,
-/// checking dtype, rank, constant dims, bounds and consistency. `needData`:
+/// Checks the weights file at `weights` against the model's weights table,
+/// records where each tensor's data is, allocates the constants block and
+/// runs the "init" entry.
+attn_status loadWeights(attn_model &model, const char *weights);
+
+/// The entry of `desc` called `name`, or nullptr.
+const attn_model_entry *findEntry(const attn_model_desc &desc,
+                                  const char *name);
+
+/// Matches `inputs` to the "run" entry's inputs and binds every symbol from
+/// them, checking dtype, rank, dims, bounds and consistency. `needData`:
 /// whether a non-empty input must have a data pointer.
 attn_status bindInputs(const attn_model &model, const attn_tensor *inputs,
                        int32_t numInputs, bool needData, Binding &binding);
 
 /// The dims of `buffer` under `binding` (every symbol it uses is bound).
-void resolveDims(const attn_model_buffer &buffer, const Binding &binding,
-                 int64_t *dims);
+/// Fails with SHAPE_MISMATCH, naming `where`, when a dim comes out negative
+/// or overflows.
+attn_status resolveDims(const attn_model_desc &desc,
+                        const attn_model_buffer &buffer, const Binding &binding,
+                        const std::string &where, int64_t *dims);
+
+/// Runs every step of `entry` once. `outputs`: the caller's tensor per entry
+/// output. `what` names the entry's kernels in messages ("kernel", "init
+/// kernel").
+attn_status runSteps(attn_model &model, const attn_model_entry &entry,
+                     EntryState &state, const Binding &binding,
+                     const std::vector<const attn_tensor *> &outputs,
+                     const char *what);
 
 attn_status runModel(attn_model &model, const attn_tensor *inputs,
                      int32_t numInputs, const attn_tensor *outputs,

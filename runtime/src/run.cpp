@@ -7,14 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "model.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <new>
+#include <optional>
 
 namespace attn::rt {
 namespace {
-
-constexpr std::size_t TempAlignment = 64;
 
 /// The element count of `dims`, or -1 when it overflows int64.
 int64_t numElements(const int64_t *dims, int32_t rank) {
@@ -36,12 +36,13 @@ std::string namesOf(const attn_model_tensor *table, int32_t count) {
 
 /// Matches given tensors to the model's by name, or by position where the
 /// name is NULL; each model tensor must be given exactly once.
-attn_status matchTensors(const attn_model_desc &d, bool inputs,
-                         const attn_tensor *given, int32_t numGiven,
+attn_status matchTensors(const attn_model_desc &d, const attn_model_entry &e,
+                         bool inputs, const attn_tensor *given,
+                         int32_t numGiven,
                          std::vector<const attn_tensor *> &matched) {
   const char *what = inputs ? "input" : "output";
-  int32_t count = inputs ? d.num_inputs : d.num_outputs;
-  const attn_model_tensor *table = inputs ? d.inputs : d.outputs;
+  int32_t count = inputs ? e.num_inputs : e.num_outputs;
+  const attn_model_tensor *table = inputs ? e.inputs : e.outputs;
   std::string model = "model '" + std::string(d.model_name) + "'";
   if (numGiven != count || (numGiven > 0 && !given))
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
@@ -115,17 +116,64 @@ std::string bindingString(const attn_model_desc &d, const Binding &binding) {
 void *ensureTemp(TempBuffer &temp, std::size_t bytes) {
   if (bytes <= temp.capacity && temp.data)
     return temp.data;
-  std::size_t rounded =
-      (bytes + TempAlignment - 1) / TempAlignment * TempAlignment;
-  if (rounded == 0)
-    rounded = TempAlignment;
-  void *p = nullptr;
-  if (::posix_memalign(&p, TempAlignment, rounded) != 0)
+  void *p = alignedAlloc(bytes);
+  if (!p)
     return nullptr;
   std::free(temp.data);
   temp.data = p;
-  temp.capacity = rounded;
+  temp.capacity = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
   return p;
+}
+
+bool isPlainSymbol(const attn_model_dim &dim) {
+  return dim.num_terms == 1 && dim.terms[0].coeff == 1 && dim.constant == 0;
+}
+
+/// constant + sum(coeff * symbol), or nullopt when it overflows int64.
+std::optional<int64_t> evalDim(const attn_model_dim &dim,
+                               const std::vector<int64_t> &symbols) {
+  int64_t v = dim.constant;
+  for (int32_t t = 0; t < dim.num_terms; ++t) {
+    int64_t term;
+    if (__builtin_mul_overflow(int64_t(dim.terms[t].coeff),
+                               symbols[dim.terms[t].symbol], &term) ||
+        __builtin_add_overflow(v, term, &v))
+      return std::nullopt;
+  }
+  return v;
+}
+
+/// Binds the symbol of a plain-symbol dim (`v` is the input's extent),
+/// checking its bound and that every input gives it the same value.
+attn_status bindSymbol(const attn_model_desc &d, const attn_model_entry &e,
+                       const attn_model_dim &dim, int64_t v,
+                       const std::string &dimWhere, int32_t input, int32_t i,
+                       Binding &binding,
+                       std::vector<std::pair<int32_t, int32_t>> &boundAt) {
+  int32_t symbol = dim.terms[0].symbol;
+  const attn_model_symbol &sym = d.symbols[symbol];
+  if (sym.max > 0 && v > sym.max)
+    return fail(ATTN_ERROR_DIM_OUT_OF_BOUNDS,
+                dimWhere + " (" + sym.name + ") is " + std::to_string(v) +
+                    ", beyond its bound " + sym.name +
+                    " <= " + std::to_string(sym.max) +
+                    ": split the input or recompile the model with a "
+                    "larger bound");
+  int64_t &value = binding.symbols[symbol];
+  if (value < 0) {
+    value = v;
+    boundAt[symbol] = {input, i};
+    return ATTN_OK;
+  }
+  if (value == v)
+    return ATTN_OK;
+  auto [firstInput, firstDim] = boundAt[symbol];
+  return fail(
+      ATTN_ERROR_SHAPE_MISMATCH,
+      std::string("symbol ") + sym.name + " is " + std::to_string(value) +
+          " in input '" + e.inputs[firstInput].name + "' dim " +
+          std::to_string(firstDim) + " but " + std::to_string(v) + " in " +
+          dimWhere + ": give every input the same " + sym.name);
 }
 
 } // namespace
@@ -133,87 +181,187 @@ void *ensureTemp(TempBuffer &temp, std::size_t bytes) {
 attn_status bindInputs(const attn_model &model, const attn_tensor *inputs,
                        int32_t numInputs, bool needData, Binding &binding) {
   const attn_model_desc &d = *model.desc;
-  if (attn_status s = matchTensors(d, true, inputs, numInputs, binding.inputs);
+  const attn_model_entry &e = *model.run;
+  if (attn_status s =
+          matchTensors(d, e, true, inputs, numInputs, binding.inputs);
       s != ATTN_OK)
     return s;
   binding.symbols.assign(d.num_symbols, -1);
   // Where each symbol was first bound, for the inconsistency message.
   std::vector<std::pair<int32_t, int32_t>> boundAt(d.num_symbols);
-  for (int32_t j = 0; j < d.num_inputs; ++j) {
+  auto where = [&](int32_t j) {
+    return "input '" + std::string(e.inputs[j].name) + "'";
+  };
+  // First the dims that are constants or bind a symbol, ...
+  for (int32_t j = 0; j < e.num_inputs; ++j) {
     const attn_tensor &t = *binding.inputs[j];
-    const attn_model_buffer &buf = d.buffers[d.inputs[j].buffer];
-    std::string name = d.inputs[j].name;
-    std::string where = "input '" + name + "'";
-    if (attn_status s = checkTensorHeader(d, buf, where, t, needData);
+    const attn_model_buffer &buf = e.buffers[e.inputs[j].buffer];
+    if (attn_status s = checkTensorHeader(d, buf, where(j), t, needData);
         s != ATTN_OK)
       return s;
     for (int32_t i = 0; i < buf.rank; ++i) {
       const attn_model_dim &dim = buf.dims[i];
-      std::string dimWhere = where + " dim " + std::to_string(i);
+      std::string dimWhere = where(j) + " dim " + std::to_string(i);
       int64_t v = t.dims[i];
-      if (dim.symbol < 0) {
-        if (v != dim.extent)
-          return fail(ATTN_ERROR_SHAPE_MISMATCH,
-                      dimWhere + " is " + std::to_string(v) +
-                          " but the model fixes it to " +
-                          std::to_string(dim.extent) + " (dims " +
-                          declaredDims(d, buf) + ")");
+      if (dim.num_terms == 0 && v != dim.constant)
+        return fail(ATTN_ERROR_SHAPE_MISMATCH,
+                    dimWhere + " is " + std::to_string(v) +
+                        " but the model fixes it to " +
+                        std::to_string(dim.constant) + " (dims " +
+                        declaredDims(d, buf) + ")");
+      if (isPlainSymbol(dim))
+        if (attn_status s =
+                bindSymbol(d, e, dim, v, dimWhere, j, i, binding, boundAt);
+            s != ATTN_OK)
+          return s;
+    }
+  }
+  // ... then the affine ones (S + 1), computed from the bound symbols.
+  for (int32_t j = 0; j < e.num_inputs; ++j) {
+    const attn_tensor &t = *binding.inputs[j];
+    const attn_model_buffer &buf = e.buffers[e.inputs[j].buffer];
+    for (int32_t i = 0; i < buf.rank; ++i) {
+      const attn_model_dim &dim = buf.dims[i];
+      if (dim.num_terms == 0 || isPlainSymbol(dim))
         continue;
-      }
-      const attn_model_symbol &sym = d.symbols[dim.symbol];
-      if (sym.max > 0 && v > sym.max)
-        return fail(ATTN_ERROR_DIM_OUT_OF_BOUNDS,
-                    dimWhere + " (" + sym.name + ") is " + std::to_string(v) +
-                        ", beyond its bound " + sym.name +
-                        " <= " + std::to_string(sym.max) +
-                        ": split the input or recompile the model with a "
-                        "larger bound");
-      int64_t &value = binding.symbols[dim.symbol];
-      if (value < 0) {
-        value = v;
-        boundAt[dim.symbol] = {j, i};
-      } else if (value != v) {
-        auto [firstInput, firstDim] = boundAt[dim.symbol];
-        return fail(
-            ATTN_ERROR_SHAPE_MISMATCH,
-            std::string("symbol ") + sym.name + " is " + std::to_string(value) +
-                " in input '" + d.inputs[firstInput].name + "' dim " +
-                std::to_string(firstDim) + " but " + std::to_string(v) +
-                " in " + dimWhere + ": give every input the same " + sym.name);
-      }
+      std::optional<int64_t> want = evalDim(dim, binding.symbols);
+      if (!want || *want != t.dims[i])
+        return fail(ATTN_ERROR_SHAPE_MISMATCH,
+                    where(j) + " dim " + std::to_string(i) + " is " +
+                        std::to_string(t.dims[i]) +
+                        " but the model declares it " + declaredDim(d, dim) +
+                        ", which is " +
+                        (want ? std::to_string(*want) : "too large") +
+                        " with " + bindingString(d, binding) + " (dims " +
+                        declaredDims(d, buf) + ")");
     }
   }
   return ATTN_OK;
 }
 
-void resolveDims(const attn_model_buffer &buffer, const Binding &binding,
-                 int64_t *dims) {
-  for (int32_t i = 0; i < buffer.rank; ++i)
-    dims[i] = buffer.dims[i].symbol < 0
-                  ? buffer.dims[i].extent
-                  : binding.symbols[buffer.dims[i].symbol];
+attn_status resolveDims(const attn_model_desc &desc,
+                        const attn_model_buffer &buffer, const Binding &binding,
+                        const std::string &where, int64_t *dims) {
+  for (int32_t i = 0; i < buffer.rank; ++i) {
+    std::optional<int64_t> v = evalDim(buffer.dims[i], binding.symbols);
+    if (!v || *v < 0)
+      return fail(ATTN_ERROR_SHAPE_MISMATCH,
+                  where + " dim " + std::to_string(i) + " is " +
+                      declaredDim(desc, buffer.dims[i]) + ", which is " +
+                      (v ? std::to_string(*v) : "too large") + " with " +
+                      bindingString(desc, binding) +
+                      ": give inputs for which it is a valid extent");
+    dims[i] = *v;
+  }
+  return ATTN_OK;
+}
+
+attn_status runSteps(attn_model &model, const attn_model_entry &entry,
+                     EntryState &state, const Binding &binding,
+                     const std::vector<const attn_tensor *> &outputs,
+                     const char *what) {
+  const attn_model_desc &d = *model.desc;
+  std::string entryName = "entry '" + std::string(entry.name) + "'";
+  state.temps.resize(entry.num_buffers);
+  state.bufferDims.resize(entry.num_buffers);
+  for (int32_t b = 0; b < entry.num_buffers; ++b) {
+    const attn_model_buffer &buf = entry.buffers[b];
+    std::vector<int64_t> &dims = state.bufferDims[b];
+    dims.resize(buf.rank);
+    if (attn_status s = resolveDims(d, buf, binding,
+                                    entryName + " buffer " + std::to_string(b),
+                                    dims.data());
+        s != ATTN_OK)
+      return s;
+  }
+  // Views are rebuilt per step; state.views keeps their storage across runs.
+  for (int32_t s = 0; s < entry.num_steps; ++s) {
+    const attn_model_step &step = entry.steps[s];
+    state.views.resize(step.num_args);
+    for (int32_t a = 0; a < step.num_args; ++a) {
+      int32_t b = step.args[a];
+      const attn_model_buffer &buf = entry.buffers[b];
+      const std::vector<int64_t> &dims = state.bufferDims[b];
+      void *data = nullptr;
+      switch (buf.kind) {
+      case ATTN_MODEL_BUFFER_INPUT:
+        data = binding.inputs[buf.index]->data;
+        break;
+      case ATTN_MODEL_BUFFER_OUTPUT:
+        data = outputs[buf.index]->data;
+        break;
+      // Kernels only read weights, and constants outside "init" (the load
+      // checked every step); the view type is shared with outputs.
+      case ATTN_MODEL_BUFFER_CONSTANT:
+        data = model.constants
+                   ? const_cast<uint8_t *>(model.constants) + buf.offset
+                   : nullptr;
+        break;
+      case ATTN_MODEL_BUFFER_WEIGHT:
+        data = const_cast<void *>(model.weights[buf.index]);
+        break;
+      case ATTN_MODEL_BUFFER_TEMP: {
+        int64_t n = numElements(dims.data(), buf.rank);
+        std::size_t item = attn_dtype_lookup(buf.dtype)->size;
+        std::string where = "temporary buffer " + std::to_string(b) + " of " +
+                            entryName + " (dims " +
+                            dimsString(dims.data(), buf.rank) + ")";
+        if (n < 0 || uint64_t(n) > SIZE_MAX / item)
+          return fail(ATTN_ERROR_OUT_OF_MEMORY,
+                      where + " is too large: bound the model's symbols");
+        data = ensureTemp(state.temps[b], std::size_t(n) * item);
+        if (!data)
+          return fail(ATTN_ERROR_OUT_OF_MEMORY, "cannot allocate " +
+                                                    std::to_string(n * item) +
+                                                    " bytes for " + where);
+        break;
+      }
+      default: // STATE: the load refuses models that keep state
+        return fail(ATTN_ERROR_INVALID_LIBRARY,
+                    entryName + " buffer " + std::to_string(b) +
+                        " is state, which this runtime cannot bind yet");
+      }
+      state.views[a] = {
+          data, buf.dtype, buf.rank, dims.data(), ATTN_MODEL_DEVICE_HOST, 0};
+    }
+    // Per call, so concurrent calls never share an error buffer.
+    char error[1024] = "";
+    attn_model_context context{error, sizeof error};
+    if (d.run_kernel(&context, step.kernel, step.num_args,
+                     state.views.data()) != 0) {
+      error[sizeof error - 1] = '\0';
+      return fail(ATTN_ERROR_KERNEL_FAILED,
+                  "model '" + std::string(d.model_name) + "': " + what + " '" +
+                      d.kernels[step.kernel].name + "' (step " +
+                      std::to_string(s) +
+                      ") failed: " + (*error ? error : "it gave no message"));
+    }
+  }
+  return ATTN_OK;
 }
 
 attn_status runModel(attn_model &model, const attn_tensor *inputs,
                      int32_t numInputs, const attn_tensor *outputs,
                      int32_t numOutputs) {
   const attn_model_desc &d = *model.desc;
+  const attn_model_entry &e = *model.run;
   Binding binding;
   if (attn_status s = bindInputs(model, inputs, numInputs, true, binding);
       s != ATTN_OK)
     return s;
   std::vector<const attn_tensor *> outs;
-  if (attn_status s = matchTensors(d, false, outputs, numOutputs, outs);
+  if (attn_status s = matchTensors(d, e, false, outputs, numOutputs, outs);
       s != ATTN_OK)
     return s;
-  for (int32_t j = 0; j < d.num_outputs; ++j) {
+  for (int32_t j = 0; j < e.num_outputs; ++j) {
     const attn_tensor &t = *outs[j];
-    const attn_model_buffer &buf = d.buffers[d.outputs[j].buffer];
-    std::string where = "output '" + std::string(d.outputs[j].name) + "'";
+    const attn_model_buffer &buf = e.buffers[e.outputs[j].buffer];
+    std::string where = "output '" + std::string(e.outputs[j].name) + "'";
     if (attn_status s = checkTensorHeader(d, buf, where, t, true); s != ATTN_OK)
       return s;
     int64_t want[ATTN_MAX_RANK];
-    resolveDims(buf, binding, want);
+    if (attn_status s = resolveDims(d, buf, binding, where, want); s != ATTN_OK)
+      return s;
     for (int32_t i = 0; i < buf.rank; ++i)
       if (t.dims[i] != want[i])
         return fail(
@@ -225,60 +373,7 @@ attn_status runModel(attn_model &model, const attn_tensor *inputs,
   }
 
   std::lock_guard<std::mutex> lock(model.runMutex);
-  for (int32_t b = 0; b < d.num_buffers; ++b) {
-    const attn_model_buffer &buf = d.buffers[b];
-    std::vector<int64_t> &dims = model.bufferDims[b];
-    dims.resize(buf.rank);
-    resolveDims(buf, binding, dims.data());
-  }
-  // Views are rebuilt per step; model.views keeps their storage across runs.
-  for (int32_t s = 0; s < d.num_steps; ++s) {
-    const attn_model_step &step = d.steps[s];
-    model.views.resize(step.num_args);
-    for (int32_t a = 0; a < step.num_args; ++a) {
-      int32_t b = step.args[a];
-      const attn_model_buffer &buf = d.buffers[b];
-      const std::vector<int64_t> &dims = model.bufferDims[b];
-      void *data = nullptr;
-      switch (buf.kind) {
-      case ATTN_MODEL_BUFFER_INPUT:
-        data = binding.inputs[buf.index]->data;
-        break;
-      case ATTN_MODEL_BUFFER_OUTPUT:
-        data = outs[buf.index]->data;
-        break;
-      case ATTN_MODEL_BUFFER_WEIGHT:
-        // Kernels only read weights; the view type is shared with outputs.
-        data = const_cast<uint8_t *>(d.weights + buf.weight_offset);
-        break;
-      case ATTN_MODEL_BUFFER_TEMP: {
-        int64_t n = numElements(dims.data(), buf.rank);
-        if (n < 0 || uint64_t(n) > SIZE_MAX / 4)
-          return fail(ATTN_ERROR_OUT_OF_MEMORY,
-                      "temporary buffer " + std::to_string(b) + " of dims " +
-                          dimsString(dims.data(), buf.rank) +
-                          " is too large: bound the model's symbols");
-        data = ensureTemp(model.temps[b], std::size_t(n) * 4);
-        if (!data)
-          return fail(ATTN_ERROR_OUT_OF_MEMORY,
-                      "cannot allocate " + std::to_string(n * 4) +
-                          " bytes for temporary buffer " + std::to_string(b) +
-                          " of dims " + dimsString(dims.data(), buf.rank));
-        break;
-      }
-      }
-      model.views[a] = {data, buf.dtype, buf.rank, dims.data()};
-    }
-    if (d.run_kernel(step.kernel, step.num_args, model.views.data()) != 0) {
-      const char *err = d.last_error();
-      return fail(
-          ATTN_ERROR_KERNEL_FAILED,
-          "model '" + std::string(d.model_name) + "': kernel '" +
-              d.kernels[step.kernel].name + "' (step " + std::to_string(s) +
-              ") failed: " + (err && *err ? err : "it gave no message"));
-    }
-  }
-  return ATTN_OK;
+  return runSteps(model, e, model.runState, binding, outs, "kernel");
 }
 
 } // namespace attn::rt

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/safetensors.h"
+#include "attn/dtypes.h"
 
 #include <nlohmann/json.hpp>
 
@@ -101,6 +102,18 @@ std::optional<DType> parseDType(std::string_view name) {
     if (name == info.name)
       return info.dtype;
   return std::nullopt;
+}
+
+std::optional<int32_t> attnDType(DType dtype) {
+  for (const attn_dtype_desc &row : attn_dtype_table)
+    if (std::string_view(row.name) == dtypeName(dtype))
+      return row.code;
+  return std::nullopt;
+}
+
+std::optional<DType> fromAttnDType(int32_t code) {
+  const attn_dtype_desc *row = attn_dtype_lookup(code);
+  return row ? parseDType(row->name) : std::nullopt;
 }
 
 int64_t Tensor::numElements() const {

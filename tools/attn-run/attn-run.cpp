@@ -1,15 +1,18 @@
 //===- tools/attn-run/attn-run.cpp - Run a compiled model -----------------===//
 //
-// attn-run lib.so --inputs in.safetensors | --random B=1,S=128
+// attn-run lib.so [--weights w.safetensors]
+//         --inputs in.safetensors | --random B=1,S=128
 //         [--outputs out.safetensors] [--threads N] [--bench N] [--info]
 //
-// Feeds a model its inputs by name from a safetensors file (or random ones),
+// Loads a model (reading its weights from --weights when it was built without
+// them), feeds it its inputs by name from a safetensors file (or random ones),
 // sizes the outputs with the runtime, runs, and writes the outputs by name or
 // prints a summary of them. The simplest way to run a model without writing
 // C, and to time it.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/attn.h"
+#include "attn/dtypes.h"
 #include "attn/safetensors.h"
 
 #include <fmt/core.h>
@@ -19,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,11 +35,16 @@ namespace st = attn::safetensors;
 namespace {
 
 const char *Usage =
-    "usage: attn-run lib.so [--inputs in.safetensors | --random B=1,S=128]\n"
+    "usage: attn-run lib.so [--weights w.safetensors]\n"
+    "                [--inputs in.safetensors | --random B=1,S=128]\n"
     "                [--outputs out.safetensors] [--threads N] [--bench N]\n"
     "                [--info] [--version]\n"
+    "  --weights F    read the model's weights from safetensors file F at "
+    "load\n"
+    "                 (for a model built without attnc --weights)\n"
     "  --inputs F     read the model's inputs by name from safetensors file F\n"
-    "  --random DIMS  make the inputs: f32 ~ N(0, 1), i32 all 0 (give ids and\n"
+    "  --random DIMS  make the inputs: floats ~ N(0, 1), i32 all 0 (give ids "
+    "and\n"
     "                 lengths with --inputs); DIMS binds each symbolic dim,\n"
     "                 e.g. B=1,S=128, and seed=N picks another draw\n"
     "  --outputs F    write the model's outputs by name to F (atomically);\n"
@@ -55,7 +64,7 @@ struct Failure {
 
 struct Options {
   std::string library;
-  std::string inputs, outputs;
+  std::string weights, inputs, outputs;
   /// --random: symbolic dim -> extent, and "seed".
   std::map<std::string, int64_t> random;
   int threads = -1;
@@ -117,7 +126,9 @@ Options parseArgs(int argc, char **argv) {
         throw Failure{a + " needs a value\n" + Usage};
       return argv[++i];
     };
-    if (a == "--inputs")
+    if (a == "--weights")
+      o.weights = value();
+    else if (a == "--inputs")
       o.inputs = value();
     else if (a == "--outputs")
       o.outputs = value();
@@ -166,7 +177,68 @@ void check(attn_status status) {
 }
 
 const char *dtypeName(int32_t dtype) {
-  return dtype == ATTN_F32 ? "F32" : dtype == ATTN_I32 ? "I32" : "?";
+  const attn_dtype_desc *row = attn_dtype_lookup(dtype);
+  return row ? row->name : "?";
+}
+
+/// Bytes per element of a model dtype (the runtime checked the code).
+std::size_t itemSize(int32_t dtype) {
+  const attn_dtype_desc *row = attn_dtype_lookup(dtype);
+  return row ? row->size : 4;
+}
+
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return uint16_t((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16); // to nearest
+}
+
+float f16ToFloat(uint16_t h) {
+  int exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  float v = exponent == 0 ? std::ldexp(float(mantissa), -24)
+            : exponent == 31
+                ? (mantissa ? NAN : INFINITY)
+                : std::ldexp(float(mantissa | 0x400), exponent - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+/// For values in f16's range (random inputs): nearest, ties away from zero.
+uint16_t floatToF16(float f) {
+  uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  float a = std::fabs(f);
+  if (a >= 65520.0f)
+    return sign | 0x7C00;
+  if (a < std::ldexp(1.0f, -14)) // subnormal
+    return sign | uint16_t(std::lround(std::ldexp(a, 24)));
+  int exponent;
+  float m = std::frexp(a, &exponent); // a = m * 2^exponent, m in [0.5, 1)
+  long bits = std::lround(std::ldexp(m, 11)); // 11 significant bits
+  if (bits == 2048) {
+    bits = 1024;
+    ++exponent;
+  }
+  return sign | uint16_t((exponent + 14) << 10) | uint16_t(bits & 0x3FF);
+}
+
+/// Element `i` of `data` as a double.
+double element(const void *data, int32_t dtype, std::size_t i) {
+  switch (dtype) {
+  case ATTN_I32:
+    return static_cast<const int32_t *>(data)[i];
+  case ATTN_BF16:
+    return bf16ToFloat(static_cast<const uint16_t *>(data)[i]);
+  case ATTN_F16:
+    return f16ToFloat(static_cast<const uint16_t *>(data)[i]);
+  default:
+    return static_cast<const float *>(data)[i];
+  }
 }
 
 std::string describe(const attn_tensor_info &t) {
@@ -202,13 +274,6 @@ void printInfo(const attn_model *model) {
   }
 }
 
-/// The runtime's dtype of a file's tensor, or -1 for one models never take.
-int32_t toModelDtype(st::DType dtype) {
-  return dtype == st::DType::F32   ? ATTN_F32
-         : dtype == st::DType::I32 ? ATTN_I32
-                                   : -1;
-}
-
 /// A 64-byte aligned output buffer, freed with free().
 struct Output {
   std::string name;
@@ -218,11 +283,11 @@ struct Output {
   std::size_t bytes = 0;
 };
 
-/// Inputs made up for a quick try: each symbolic dim from `bound`, f32 data
-/// ~ N(0, 1) from a fixed seed (or bound["seed"]), i32 data all 0.
+/// Inputs made up for a quick try: each symbolic dim from `bound`, float
+/// data ~ N(0, 1) from a fixed seed (or bound["seed"]), i32 data all 0.
 struct RandomInputs {
   std::vector<std::vector<int64_t>> dims;
-  std::vector<std::vector<float>> data; // 4-byte elements of either dtype
+  std::vector<std::vector<uint64_t>> data; // 8-byte words: aligned for all
   std::vector<attn_tensor> tensors;
 };
 
@@ -254,12 +319,16 @@ void makeRandomInputs(const attn_model *model,
       out.dims[i].push_back(extent);
       count *= size_t(extent);
     }
-    out.data[i].resize(std::max<size_t>(count, 1));
-    if (info.dtype == ATTN_F32)
-      for (float &v : out.data[i])
-        v = normal(rng);
-    else
-      std::fill(out.data[i].begin(), out.data[i].end(), 0.0f); // i32 0
+    std::size_t bytes = std::max<size_t>(count, 1) * itemSize(info.dtype);
+    out.data[i].assign((bytes + 7) / 8, 0); // i32 0
+    void *p = out.data[i].data();
+    for (size_t e = 0; e < count; ++e)
+      if (info.dtype == ATTN_F32)
+        static_cast<float *>(p)[e] = normal(rng);
+      else if (info.dtype == ATTN_BF16)
+        static_cast<uint16_t *>(p)[e] = floatToBf16(normal(rng));
+      else if (info.dtype == ATTN_F16)
+        static_cast<uint16_t *>(p)[e] = floatToF16(normal(rng));
     out.tensors.push_back({info.name, info.dtype, info.rank, out.dims[i].data(),
                            out.data[i].data()});
   }
@@ -274,7 +343,10 @@ std::string shapeString(const std::vector<int64_t> &dims) {
 
 int run(const Options &o) {
   attn_model *raw = nullptr;
-  check(attn_model_load(o.library.c_str(), &raw));
+  attn_load_options load{};
+  load.size = sizeof load;
+  load.weights = o.weights.empty() ? nullptr : o.weights.c_str();
+  check(attn_model_load_with_options(o.library.c_str(), &load, &raw));
   std::unique_ptr<attn_model, decltype(&attn_model_free)> model(
       raw, &attn_model_free);
   if (o.info)
@@ -306,14 +378,14 @@ int run(const Options &o) {
       throw Failure{"'" + o.inputs + "' has no tensor named '" + info.name +
                     "' for the model's input " + describe(info) + " (it has " +
                     file->tensorNames() + "): add it or rename a tensor"};
-    if (toModelDtype(t->dtype) < 0)
+    std::optional<int32_t> dtype = st::attnDType(t->dtype);
+    if (!dtype)
       throw Failure{"'" + o.inputs + "': tensor '" + info.name +
                     "' has dtype " + st::dtypeName(t->dtype) +
                     ", but the model's input is " + describe(info) +
                     ": convert it to " + dtypeName(info.dtype)};
-    inputs.push_back({info.name, toModelDtype(t->dtype),
-                      int32_t(t->shape.size()), t->shape.data(),
-                      const_cast<void *>(t->data)});
+    inputs.push_back({info.name, *dtype, int32_t(t->shape.size()),
+                      t->shape.data(), const_cast<void *>(t->data)});
     used.push_back(info.name);
   }
   for (const st::Tensor &t : file ? file->tensors() : std::vector<st::Tensor>())
@@ -336,7 +408,7 @@ int run(const Options &o) {
                                  int32_t(inputs.size()), i, out.dims.data(),
                                  ATTN_MAX_RANK));
     out.dims.resize(info.rank);
-    out.bytes = 4;
+    out.bytes = itemSize(info.dtype);
     for (int64_t d : out.dims)
       out.bytes *= std::size_t(d);
     out.data.reset(std::aligned_alloc(
@@ -376,13 +448,11 @@ int run(const Options &o) {
     fmt::print("{:<16} {:<5} {:<20} {:>12} {:>12} {:>12} {:>6}\n", "output",
                "dtype", "shape", "min", "max", "mean", "NaN");
     for (const Output &out : outputs) {
-      size_t n = out.bytes / 4;
+      size_t n = out.bytes / itemSize(out.dtype);
       double lo = INFINITY, hi = -INFINITY, sum = 0;
       size_t nans = 0;
       for (size_t i = 0; i < n; ++i) {
-        double v = out.dtype == ATTN_I32
-                       ? double(static_cast<const int32_t *>(out.data.get())[i])
-                       : double(static_cast<const float *>(out.data.get())[i]);
+        double v = element(out.data.get(), out.dtype, i);
         if (std::isnan(v)) {
           ++nans;
           continue;
@@ -401,9 +471,8 @@ int run(const Options &o) {
   if (!o.outputs.empty()) {
     st::Writer writer;
     for (const Output &out : outputs) {
-      st::Status s = writer.add(
-          out.name, out.dtype == ATTN_I32 ? st::DType::I32 : st::DType::F32,
-          out.dims, out.data.get(), out.bytes);
+      st::Status s = writer.add(out.name, *st::fromAttnDType(out.dtype),
+                                out.dims, out.data.get(), out.bytes);
       if (!s)
         throw Failure{s.message()};
     }

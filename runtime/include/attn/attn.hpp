@@ -37,8 +37,17 @@ inline void check(attn_status status) {
 /// A loaded model; unloaded when the last owner goes. Move-only.
 class Model {
 public:
+  /// A library that embeds its weights (attnc --weights).
   explicit Model(const std::string &path) {
     check(attn_model_load(path.c_str(), &model));
+  }
+  /// A library that reads its weights at load from safetensors file
+  /// `weights`.
+  Model(const std::string &path, const std::string &weights) {
+    attn_load_options options{};
+    options.size = sizeof options;
+    options.weights = weights.c_str();
+    check(attn_model_load_with_options(path.c_str(), &options, &model));
   }
   Model(Model &&other) noexcept : model(std::exchange(other.model, nullptr)) {}
   Model &operator=(Model &&other) noexcept {

@@ -23,9 +23,10 @@
 
 namespace attn::safetensors {
 
-/// Every dtype of the format. attn computes on F32 and I32 only; a file may
-/// hold the others (an I64 buffer in a checkpoint, say) as long as the tensors
-/// attn reads are F32 or I32, and the readers of a tensor check its dtype.
+/// Every dtype of the format. attn computes on the dtypes of attn/dtypes.h
+/// only; a file may hold the others (an I64 buffer in a checkpoint, say) as
+/// long as the tensors attn reads have one of those, and the readers of a
+/// tensor check its dtype.
 enum class DType {
   F32,
   I32,
@@ -48,6 +49,13 @@ enum class DType {
 const char *dtypeName(DType dtype);
 std::size_t itemSize(DType dtype);
 std::optional<DType> parseDType(std::string_view name);
+/// The attn dtype code (attn_dtype, attn_model_dtype) of `dtype`, or nullopt
+/// for a dtype attn does not compute on. Both sides spell a dtype alike, so
+/// the mapping follows attn_dtype_table's names.
+std::optional<int32_t> attnDType(DType dtype);
+/// The format's dtype for attn dtype code `code`, or nullopt for a code
+/// attn_dtype_lookup does not know.
+std::optional<DType> fromAttnDType(int32_t code);
 
 /// Success, or a failure with a message for the user.
 class [[nodiscard]] Status {

@@ -1,7 +1,8 @@
 //===- test/unit/runtime/attn_run_test.cpp - attn-run end to end ----------===//
 //
-// Runs the attn-run binary on fake_model.c with safetensors files written
-// here, and checks its outputs, its messages and its exit codes.
+// Runs the attn-run binary on fake_model.c and fake_weights_model.c with
+// safetensors files written here, and checks its outputs, its messages and
+// its exit codes.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/safetensors.h"
@@ -177,6 +178,101 @@ TEST_F(AttnRunTest, ErrorsExitWithOne) {
               " --bench 0");
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_THAT(r.output, HasSubstr("--bench wants an integer >= 1"));
+}
+
+// fake_weights_model.c reads bias and scale at load: c = 2 * bias,
+// y = x * scale + c + u, p = [c; y] with x: [S, 4], u: [2*S, 2].
+class AttnRunWeightsTest : public AttnRunTest {
+protected:
+  std::string writeWeights() {
+    Writer w;
+    EXPECT_TRUE(w.add("bias", DType::F32, {4}, bias, 16).ok());
+    EXPECT_TRUE(w.add("scale", DType::F32, {4}, scale, 16).ok());
+    std::string p = path("w.safetensors");
+    EXPECT_TRUE(w.write(p).ok());
+    return p;
+  }
+  std::string writeWeightsInputs() {
+    Writer w;
+    EXPECT_TRUE(w.add("x", DType::F32, {2, 4}, x.data(), 32).ok());
+    EXPECT_TRUE(w.add("u", DType::F32, {4, 2}, x.data() + 8, 32).ok());
+    std::string p = path("wx.safetensors");
+    EXPECT_TRUE(w.write(p).ok());
+    return p;
+  }
+
+  const float bias[4] = {1.0f, -2.0f, 0.5f, 0.0f};
+  const float scale[4] = {2.0f, 1.0f, -1.0f, 3.0f};
+};
+
+TEST_F(AttnRunWeightsTest, WeightsFileIsReadAtLoad) {
+  std::string out = path("out.safetensors");
+  Result r =
+      attnRun(std::string(FAKE_WEIGHTS) + " --weights " + writeWeights() +
+              " --inputs " + writeWeightsInputs() + " --outputs " + out);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  Expected<File> f = File::open(out);
+  ASSERT_TRUE(f.ok()) << f.message();
+  const Tensor *y = f->find("y");
+  const Tensor *p = f->find("p");
+  ASSERT_TRUE(y && p) << f->tensorNames();
+  EXPECT_EQ(y->shape, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(p->shape, (std::vector<int64_t>{3, 4}));
+  const auto *yp = static_cast<const float *>(y->data);
+  const auto *pp = static_cast<const float *>(p->data);
+  for (int i = 0; i < 8; ++i) {
+    float want = x[i] * scale[i % 4] + 2.0f * bias[i % 4] + x[8 + i];
+    EXPECT_FLOAT_EQ(yp[i], want) << "y element " << i;
+    EXPECT_FLOAT_EQ(pp[4 + i], want) << "p element " << 4 + i;
+  }
+  for (int c = 0; c < 4; ++c)
+    EXPECT_FLOAT_EQ(pp[c], 2.0f * bias[c]) << "p element " << c;
+}
+
+TEST_F(AttnRunWeightsTest, SummaryWithWeightsAsInlineValue) {
+  Result r =
+      attnRun(std::string(FAKE_WEIGHTS) + " --weights=" + writeWeights() +
+              " --inputs=" + writeWeightsInputs());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_THAT(r.output, AllOf(HasSubstr("\ny "), HasSubstr("[2, 4]"),
+                              HasSubstr("\np "), HasSubstr("[3, 4]")));
+  // The summary is computed from the outputs: p's min and max.
+  float lo = 2.0f * bias[0], hi = lo;
+  for (int i = 0; i < 12; ++i) {
+    float v = i < 4 ? 2.0f * bias[i]
+                    : x[i - 4] * scale[i % 4] + 2.0f * bias[i % 4] + x[i + 4];
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  char range[64];
+  std::snprintf(range, sizeof range, " %g ", double(lo));
+  std::string pLine = r.output.substr(r.output.find("\np "));
+  EXPECT_THAT(pLine, HasSubstr(range));
+  std::snprintf(range, sizeof range, " %g ", double(hi));
+  EXPECT_THAT(pLine, HasSubstr(range));
+
+  // attn_dim_info cannot describe u: [2*S, 2], so --random sizes it as S
+  // and the runtime says what the dim must be.
+  r = attnRun(std::string(FAKE_WEIGHTS) + " --weights=" + writeWeights() +
+              " --random S=3");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, HasSubstr("declares it 2*S, which is 6 with S=3"));
+}
+
+TEST_F(AttnRunWeightsTest, MissingWeightsIsTheRuntimesMessage) {
+  Result r = attnRun(std::string(FAKE_WEIGHTS) + " --info");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output,
+              AllOf(HasSubstr("attn-run: error: model 'fake_weights'"),
+                    HasSubstr("reads its 2 weights"),
+                    HasSubstr("attn-run --weights FILE")));
+  r = attnRun(std::string(FAKE_MODEL) + " --weights " + writeWeights() +
+              " --info");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, HasSubstr("embeds its weights"));
+  r = attnRun(std::string(FAKE_WEIGHTS) + " --weights");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, HasSubstr("--weights needs a value"));
 }
 
 } // namespace

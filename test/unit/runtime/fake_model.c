@@ -1,14 +1,18 @@
 /*===- test/unit/runtime/fake_model.c - A hand-written model library ------===*
  *
- * Implements the model ABI the way attnc output does, with plain C kernels:
- *   y = x * mask[..., None] + bias     (kernel scale_bias, y a TEMP buffer)
+ * Implements the model ABI the way attnc output does (one "run" entry,
+ * embedded constants), with plain C kernels:
+ *   y = x * mask[..., None] + bias     (kernel scale_bias, y a TEMP buffer,
+ *                                       bias a CONSTANT)
  *   z = relu(y)                        (kernel relu)
  *   count[b] = #{z[b, ...] > 0}        (kernel count_positive, an I32 output)
  * with x: [B, S, 4], mask: [B, S], B <= 8, S <= 16. Each kernel checks the
  * views it is given, so a runtime that passes wrong views fails the tests.
  *
  * Build variants: FAKE_VARIANT=2 (another name and bias), FAKE_ABI_VERSION,
- * FAKE_MAGIC, FAKE_BAD_WEIGHT_OFFSET (a weight outside the blob).
+ * FAKE_MAGIC, FAKE_BAD_CONSTANT_OFFSET (a constant outside the block), and
+ * corrupt tables: FAKE_NO_RUN_ENTRY, FAKE_WRITES_CONSTANT (a "run" step
+ * writes a constant), FAKE_UNBOUND_SYMBOL (a temp dim no input binds).
  *
  *===----------------------------------------------------------------------===*/
 #include "attn/model_abi.h"
@@ -22,10 +26,15 @@
 #ifndef FAKE_MAGIC
 #define FAKE_MAGIC ATTN_MODEL_MAGIC
 #endif
-#ifndef FAKE_BAD_WEIGHT_OFFSET
-#define FAKE_WEIGHT_OFFSET 0
+#ifndef FAKE_BAD_CONSTANT_OFFSET
+#define FAKE_CONSTANT_OFFSET 0
 #else
-#define FAKE_WEIGHT_OFFSET 64
+#define FAKE_CONSTANT_OFFSET 64
+#endif
+#ifdef FAKE_NO_RUN_ENTRY
+#define FAKE_ENTRY_NAME "main"
+#else
+#define FAKE_ENTRY_NAME "run"
 #endif
 
 #if FAKE_VARIANT == 2
@@ -36,26 +45,44 @@
 #define FAKE_BIAS 0.5f, -1.0f, 2.0f, 0.0f
 #endif
 
-static _Thread_local char error_message[256];
 static int num_threads;
 
-static const float weights[16] __attribute__((aligned(64))) = {FAKE_BIAS};
+static const float constants[16] __attribute__((aligned(64))) = {FAKE_BIAS};
 
-enum { SYM_B, SYM_S };
-static const attn_model_symbol symbols[] = {{"B", 8}, {"S", 16}};
+/* A dim that is symbol s, and a constant dim. */
+#define SYM(s)                                                                 \
+  {                                                                            \
+    0, 1, {                                                                    \
+      { (s), 1 }                                                               \
+    }                                                                          \
+  }
+#define CONST(n)                                                               \
+  {                                                                            \
+    (n), 0, {                                                                  \
+      { 0, 0 }                                                                 \
+    }                                                                          \
+  }
 
-static const attn_model_dim dims_bsc[] = {{SYM_B, 0}, {SYM_S, 0}, {-1, 4}};
-static const attn_model_dim dims_bs[] = {{SYM_B, 0}, {SYM_S, 0}};
-static const attn_model_dim dims_c[] = {{-1, 4}};
-static const attn_model_dim dims_b[] = {{SYM_B, 0}};
+enum { SYM_B, SYM_S, SYM_T };
+static const attn_model_symbol symbols[] = {{"B", 8}, {"S", 16}, {"T", 0}};
+
+static const attn_model_dim dims_bsc[] = {SYM(SYM_B), SYM(SYM_S), CONST(4)};
+static const attn_model_dim dims_bs[] = {SYM(SYM_B), SYM(SYM_S)};
+static const attn_model_dim dims_c[] = {CONST(4)};
+static const attn_model_dim dims_b[] = {SYM(SYM_B)};
+#ifdef FAKE_UNBOUND_SYMBOL
+static const attn_model_dim dims_temp[] = {SYM(SYM_B), SYM(SYM_T), CONST(4)};
+#else
+#define dims_temp dims_bsc
+#endif
 
 enum { BUF_X, BUF_MASK, BUF_BIAS, BUF_Y, BUF_Z, BUF_COUNT };
 static const attn_model_buffer buffers[] = {
     {ATTN_MODEL_BUFFER_INPUT, 0, ATTN_MODEL_F32, 3, dims_bsc, 0},
     {ATTN_MODEL_BUFFER_INPUT, 1, ATTN_MODEL_F32, 2, dims_bs, 0},
-    {ATTN_MODEL_BUFFER_WEIGHT, -1, ATTN_MODEL_F32, 1, dims_c,
-     FAKE_WEIGHT_OFFSET},
-    {ATTN_MODEL_BUFFER_TEMP, -1, ATTN_MODEL_F32, 3, dims_bsc, 0},
+    {ATTN_MODEL_BUFFER_CONSTANT, -1, ATTN_MODEL_F32, 1, dims_c,
+     FAKE_CONSTANT_OFFSET},
+    {ATTN_MODEL_BUFFER_TEMP, -1, ATTN_MODEL_F32, 3, dims_temp, 0},
     {ATTN_MODEL_BUFFER_OUTPUT, 0, ATTN_MODEL_F32, 3, dims_bsc, 0},
     {ATTN_MODEL_BUFFER_OUTPUT, 1, ATTN_MODEL_I32, 1, dims_b, 0},
 };
@@ -65,17 +92,27 @@ static const attn_model_tensor outputs[] = {{"z", BUF_Z}, {"count", BUF_COUNT}};
 
 enum { K_SCALE_BIAS, K_RELU, K_COUNT };
 static const attn_model_kernel kernels[] = {
-    {"scale_bias", 4}, {"relu", 2}, {"count_positive", 2}};
+    {"scale_bias", 3, 1}, {"relu", 1, 1}, {"count_positive", 1, 1}};
 
 static const int32_t args_scale_bias[] = {BUF_X, BUF_MASK, BUF_BIAS, BUF_Y};
+#ifdef FAKE_WRITES_CONSTANT
+static const int32_t args_relu[] = {BUF_Y, BUF_BIAS};
+#else
 static const int32_t args_relu[] = {BUF_Y, BUF_Z};
+#endif
 static const int32_t args_count[] = {BUF_Z, BUF_COUNT};
 static const attn_model_step steps[] = {{K_SCALE_BIAS, 4, args_scale_bias},
                                         {K_RELU, 2, args_relu},
                                         {K_COUNT, 2, args_count}};
 
+static const attn_model_entry entries[] = {
+    {FAKE_ENTRY_NAME, 2, inputs, 2, outputs, 6, buffers, 3, steps}};
+
+/* The runtime's per-call context: where a failing kernel's message goes. */
+static _Thread_local attn_model_context *context;
+
 static int32_t fail(const char *message) {
-  snprintf(error_message, sizeof error_message, "%s", message);
+  snprintf(context->error, context->error_size, "%s", message);
   return -1;
 }
 
@@ -130,14 +167,21 @@ static int32_t count_positive(const attn_model_view *a) {
   return 0;
 }
 
-static int32_t run_kernel(int32_t kernel, int32_t num_args,
-                          const attn_model_view *args) {
-  if (kernel < 0 || kernel > K_COUNT || num_args != kernels[kernel].num_args)
+static int32_t run_kernel(attn_model_context *ctx, int32_t kernel,
+                          int32_t num_args, const attn_model_view *args) {
+  context = ctx;
+  if (!ctx || !ctx->error || ctx->error_size == 0)
+    return -1;
+  if (kernel < 0 || kernel > K_COUNT ||
+      num_args != kernels[kernel].num_inputs + kernels[kernel].num_outputs)
     return fail("run_kernel: unknown kernel or wrong argument count");
-  for (int32_t i = 0; i < num_args; ++i)
+  for (int32_t i = 0; i < num_args; ++i) {
     if (args[i].dtype !=
         (kernel == K_COUNT && i == 1 ? ATTN_MODEL_I32 : ATTN_MODEL_F32))
       return fail("run_kernel: view of the wrong dtype");
+    if (args[i].device != ATTN_MODEL_DEVICE_HOST || args[i].device_handle)
+      return fail("run_kernel: a view not on the host");
+  }
   switch (kernel) {
   case K_SCALE_BIAS:
     return scale_bias(args);
@@ -150,34 +194,25 @@ static int32_t run_kernel(int32_t kernel, int32_t num_args,
 
 static void set_num_threads(int32_t threads) { num_threads = threads; }
 
-static const char *last_error(void) { return error_message; }
-
 static const attn_model_desc descriptor = {
-    FAKE_MAGIC,
-    FAKE_ABI_VERSION,
-    "fake-compiler 1.0",
-    FAKE_NAME,
-    "host",
-    2,
-    symbols,
-    2,
-    inputs,
-    2,
-    outputs,
-    6,
-    buffers,
-    3,
-    kernels,
-    3,
-    steps,
-    (const uint8_t *)weights,
-    sizeof weights,
-    run_kernel,
-    set_num_threads,
-    last_error,
+    .magic = FAKE_MAGIC,
+    .abi_version = FAKE_ABI_VERSION,
+    .compiler_version = "fake-compiler 1.0",
+    .model_name = FAKE_NAME,
+    .target = "host",
+    .num_symbols = 3,
+    .symbols = symbols,
+    .constants = (const uint8_t *)constants,
+    .constants_size = sizeof constants,
+    .num_kernels = 3,
+    .kernels = kernels,
+    .num_entries = 1,
+    .entries = entries,
+    .run_kernel = run_kernel,
+    .set_num_threads = set_num_threads,
 };
 
 __attribute__((visibility("default"))) const attn_model_desc *
-attn_model_descriptor_v1(void) {
+attn_model_descriptor_v2(void) {
   return &descriptor;
 }

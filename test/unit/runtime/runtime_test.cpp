@@ -2,11 +2,15 @@
 //
 // Drives the C API (and the C++ wrapper) against fake_model.c: the model
 // y = x * mask[..., None] + bias, z = relu(y), count[b] = #{z[b] > 0} with
-// x: [B, S, 4], mask: [B, S], B <= 8, S <= 16.
+// x: [B, S, 4], mask: [B, S], B <= 8, S <= 16; and against
+// fake_weights_model.c, which reads its weights from a safetensors file at
+// load: c = 2 * bias (its "init" entry), t = x * scale + c, y = t,
+// p = [c; t] with x: [S, 4], t: [2*S, 2], p: [S + 1, 4].
 //
 //===----------------------------------------------------------------------===//
 #include "attn/attn.h"
 #include "attn/attn.hpp"
+#include "attn/safetensors.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,12 +18,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <unistd.h>
 
+namespace fs = std::filesystem;
+namespace st = attn::safetensors;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -94,7 +103,7 @@ TEST_F(RuntimeTest, Info) {
   EXPECT_STREQ(info.compiler_version, "fake-compiler 1.0");
   EXPECT_STREQ(info.target, "host");
   EXPECT_STREQ(info.path, FAKE_MODEL);
-  EXPECT_EQ(attn_runtime_abi_version(), 1u);
+  EXPECT_EQ(attn_runtime_abi_version(), 2u);
 
   ASSERT_EQ(attn_model_num_inputs(model), 2);
   ASSERT_EQ(attn_model_num_outputs(model), 2);
@@ -334,14 +343,14 @@ TEST(RuntimeLoadTest, LibraryWithoutEntrySymbol) {
   std::string msg;
   EXPECT_EQ(loadFails(NOT_A_MODEL, msg), ATTN_ERROR_INVALID_LIBRARY);
   EXPECT_THAT(msg, AllOf(HasSubstr("not an attnc model"),
-                         HasSubstr("attn_model_descriptor_v1")));
+                         HasSubstr("attn_model_descriptor_v2")));
 }
 
 TEST(RuntimeLoadTest, WrongAbiVersion) {
   std::string msg;
   EXPECT_EQ(loadFails(FAKE_MODEL_ABI99, msg), ATTN_ERROR_ABI_MISMATCH);
   EXPECT_THAT(msg, AllOf(HasSubstr("model ABI 99"),
-                         HasSubstr("this runtime reads ABI 1"),
+                         HasSubstr("this runtime reads ABI 2"),
                          HasSubstr("rebuild")));
 }
 
@@ -351,11 +360,39 @@ TEST(RuntimeLoadTest, WrongMagic) {
   EXPECT_THAT(msg, HasSubstr("wrong magic"));
 }
 
-TEST(RuntimeLoadTest, WeightOutsideTheBlob) {
+TEST(RuntimeLoadTest, ConstantOutsideTheBlock) {
   std::string msg;
-  EXPECT_EQ(loadFails(FAKE_MODEL_BADWEIGHTS, msg), ATTN_ERROR_INVALID_LIBRARY);
-  EXPECT_THAT(msg, AllOf(HasSubstr("corrupt"), HasSubstr("buffer 2"),
-                         HasSubstr("64-byte blob")));
+  EXPECT_EQ(loadFails(FAKE_MODEL_BADCONSTANT, msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg,
+              AllOf(HasSubstr("corrupt"), HasSubstr("entry 'run' buffer 2"),
+                    HasSubstr("64-byte constants block"),
+                    HasSubstr("rebuild it with attnc")));
+}
+
+TEST(RuntimeLoadTest, CorruptTablesAreNamed) {
+  struct {
+    const char *path, *what;
+  } cases[] = {
+      {FAKE_MODEL_NORUN, "no entry point named 'run'"},
+      {FAKE_MODEL_WRITESCONSTANT,
+       "entry 'run' step 1 lets kernel 'relu' write buffer 2, a CONSTANT"},
+      {FAKE_MODEL_UNBOUND,
+       "entry 'run' buffer 3 uses symbol T, which no input dim binds"},
+  };
+  for (const auto &c : cases) {
+    std::string msg;
+    EXPECT_EQ(loadFails(c.path, msg), ATTN_ERROR_INVALID_LIBRARY) << c.path;
+    EXPECT_THAT(msg, AllOf(HasSubstr(c.path), HasSubstr("is corrupt"),
+                           HasSubstr(c.what), HasSubstr("rebuild it")));
+  }
+}
+
+TEST(RuntimeLoadTest, LibraryOfAbi1IsRefusedByName) {
+  std::string msg;
+  EXPECT_EQ(loadFails(ABI1_MODEL, msg), ATTN_ERROR_ABI_MISMATCH);
+  EXPECT_THAT(msg, AllOf(HasSubstr(ABI1_MODEL), HasSubstr("ABI 1"),
+                         HasSubstr("reads ABI 2"),
+                         HasSubstr("rebuild it with this attnc")));
 }
 
 TEST(RuntimeLoadTest, NullArguments) {
@@ -388,6 +425,367 @@ TEST(RuntimeCppTest, WrapperRunsAndThrows) {
     EXPECT_THAT(e.what(), HasSubstr("symbol B"));
   }
   EXPECT_THROW(attn::Model(FAKE_MODEL_ABI99), attn::Error);
+}
+
+//===----------------------------------------------------------------------===//
+// Weights read at load (fake_weights_model.c)
+//===----------------------------------------------------------------------===//
+
+const float Bias[4] = {0.5f, -1.0f, 2.0f, 3.0f};
+const float Scale[4] = {1.0f, 2.0f, -1.0f, 0.5f};
+
+/// Inputs and outputs of one call of fake_weights_model.c, with the expected
+/// values computed here.
+struct WeightsCase {
+  explicit WeightsCase(int64_t s)
+      : xDims{s, 4}, uDims{2 * s, 2}, yDims{s, 4}, pDims{s + 1, 4} {
+    x.resize(s * 4);
+    u.resize(s * 4);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = float(int(i * 5 % 7) - 3);
+      u[i] = float(i % 3) * 0.25f;
+    }
+    y.assign(x.size(), -99.0f);
+    p.assign(x.size() + 4, -99.0f);
+  }
+
+  std::vector<attn_tensor> inputs() {
+    return {{"x", ATTN_F32, 2, xDims.data(), x.data()},
+            {"u", ATTN_F32, 2, uDims.data(), u.data()}};
+  }
+  std::vector<attn_tensor> outputs() {
+    return {{"y", ATTN_F32, 2, yDims.data(), y.data()},
+            {"p", ATTN_F32, 2, pDims.data(), p.data()}};
+  }
+  attn_status run(attn_model *m) {
+    auto in = inputs();
+    auto out = outputs();
+    return attn_model_run(m, in.data(), 2, out.data(), 2);
+  }
+
+  void expectResult(const float *bias, const float *scale) const {
+    for (int c = 0; c < 4; ++c)
+      EXPECT_FLOAT_EQ(p[c], 2.0f * bias[c]) << "p row 0, column " << c;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      float want = x[i] * scale[i % 4] + 2.0f * bias[i % 4] + u[i];
+      ASSERT_FLOAT_EQ(y[i], want) << "y element " << i;
+      ASSERT_FLOAT_EQ(p[i + 4], want) << "p element " << i + 4;
+    }
+  }
+
+  std::vector<int64_t> xDims, uDims, yDims, pDims;
+  std::vector<float> x, u, y, p;
+};
+
+attn_status loadWith(const char *library, const char *weights,
+                     attn_model **model) {
+  attn_load_options options{};
+  options.size = sizeof options;
+  options.weights = weights;
+  return attn_model_load_with_options(library, &options, model);
+}
+
+/// Whether `path` is mapped into this process.
+bool isMapped(const std::string &path) {
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  return text.str().find(path) != std::string::npos;
+}
+
+class WeightsTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string tmpl =
+        (fs::temp_directory_path() / "attn_weights_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir = tmpl;
+  }
+  void TearDown() override {
+    attn_model_free(model);
+    fs::remove_all(dir);
+  }
+
+  struct Entry {
+    std::string name;
+    st::DType dtype;
+    std::vector<int64_t> shape;
+    std::vector<uint8_t> bytes;
+  };
+  static Entry f32(std::string name, std::vector<int64_t> shape,
+                   const float *values, std::size_t count) {
+    const auto *b = reinterpret_cast<const uint8_t *>(values);
+    return {std::move(name), st::DType::F32, std::move(shape),
+            std::vector<uint8_t>(b, b + count * 4)};
+  }
+  static std::vector<Entry> goodEntries() {
+    return {f32("bias", {4}, Bias, 4), f32("scale", {4}, Scale, 4)};
+  }
+
+  /// Writes `entries` (in this order) as `name` in the test's directory.
+  std::string write(const std::vector<Entry> &entries,
+                    const std::string &name = "w.safetensors") {
+    st::Writer w;
+    for (const Entry &e : entries)
+      EXPECT_TRUE(
+          w.add(e.name, e.dtype, e.shape, e.bytes.data(), e.bytes.size()).ok());
+    std::string p = (dir / name).string();
+    EXPECT_TRUE(w.write(p).ok());
+    return p;
+  }
+
+  /// Loads `library` with `weights`, which must fail; returns the status.
+  attn_status loadFails(const char *library, const std::string &weights) {
+    attn_status s = loadWith(library, weights.c_str(), &model);
+    EXPECT_EQ(model, nullptr);
+    message = attn_last_error();
+    return s;
+  }
+
+  fs::path dir;
+  attn_model *model = nullptr;
+  std::string message;
+};
+
+TEST_F(WeightsTest, RunComputesFromTheFile) {
+  ASSERT_EQ(loadWith(FAKE_WEIGHTS, write(goodEntries()).c_str(), &model),
+            ATTN_OK)
+      << attn_last_error();
+  for (int64_t s : {3, 16, 1, 5}) {
+    WeightsCase c(s);
+    ASSERT_EQ(c.run(model), ATTN_OK) << attn_last_error();
+    c.expectResult(Bias, Scale);
+  }
+}
+
+TEST_F(WeightsTest, AffineDimsAreComputedAndChecked) {
+  ASSERT_EQ(loadWith(FAKE_WEIGHTS, write(goodEntries()).c_str(), &model),
+            ATTN_OK)
+      << attn_last_error();
+  attn_tensor_info p;
+  ASSERT_EQ(attn_model_output_info(model, 1, &p), ATTN_OK);
+  ASSERT_EQ(p.rank, 2);
+  EXPECT_EQ(p.dims[0].is_dynamic, 1);
+  EXPECT_EQ(p.dims[0].extent, -1);
+  EXPECT_STREQ(p.dims[0].symbol, "S");
+  EXPECT_EQ(p.dims[0].max, 0); // S + 1 is not bounded by S <= 16
+  EXPECT_EQ(p.dims[1].extent, 4);
+
+  WeightsCase c(3);
+  auto in = c.inputs();
+  int64_t dims[ATTN_MAX_RANK];
+  ASSERT_EQ(attn_model_output_dims(model, in.data(), 2, 1, dims, 2), ATTN_OK)
+      << attn_last_error();
+  EXPECT_EQ(std::vector<int64_t>(dims, dims + 2), (std::vector<int64_t>{4, 4}));
+
+  c.pDims[0] = 3;
+  EXPECT_EQ(c.run(model), ATTN_ERROR_SHAPE_MISMATCH);
+  EXPECT_THAT(std::string(attn_last_error()),
+              AllOf(HasSubstr("output 'p' has dims [3, 4]"),
+                    HasSubstr("make it [4, 4] ([S + 1, 4] with S=3)")));
+  c.pDims[0] = 4;
+  c.uDims[0] = 5;
+  EXPECT_EQ(c.run(model), ATTN_ERROR_SHAPE_MISMATCH);
+  EXPECT_THAT(std::string(attn_last_error()),
+              AllOf(HasSubstr("input 'u' dim 0 is 5"),
+                    HasSubstr("declares it 2*S, which is 6 with S=3"),
+                    HasSubstr("[2*S, 2]")));
+  c.uDims[0] = 6;
+  ASSERT_EQ(c.run(model), ATTN_OK) << attn_last_error();
+  c.expectResult(Bias, Scale);
+}
+
+TEST_F(WeightsTest, FileStaysMappedOnlyWhileRunReadsIt) {
+  std::string path = write(goodEntries());
+  ASSERT_EQ(loadWith(FAKE_WEIGHTS, path.c_str(), &model), ATTN_OK)
+      << attn_last_error();
+  EXPECT_TRUE(isMapped(path)) << "'run' reads weight 'scale' from the file";
+  attn_model_free(model);
+  model = nullptr;
+  EXPECT_FALSE(isMapped(path));
+
+  ASSERT_EQ(loadWith(FAKE_WEIGHTS_INITONLY, path.c_str(), &model), ATTN_OK)
+      << attn_last_error();
+  EXPECT_FALSE(isMapped(path)) << "only 'init' reads the file";
+  WeightsCase c(4);
+  ASSERT_EQ(c.run(model), ATTN_OK) << attn_last_error();
+  c.expectResult(Bias, Scale);
+}
+
+// A tensor whose data the file leaves misaligned for its dtype is copied:
+// the fake's kernels refuse misaligned views.
+TEST_F(WeightsTest, MisalignedTensorsAreCopied) {
+  std::vector<Entry> entries = goodEntries();
+  uint16_t half = 0x3C00;
+  entries.insert(
+      entries.begin(),
+      {"odd", st::DType::F16, {1}, {uint8_t(half), uint8_t(half >> 8)}});
+  std::string path = write(entries);
+  st::Expected<st::File> file = st::File::open(path);
+  ASSERT_TRUE(file.ok()) << file.message();
+  ASSERT_NE(reinterpret_cast<uintptr_t>(file->find("scale")->data) % 4, 0u);
+  ASSERT_EQ(loadWith(FAKE_WEIGHTS, path.c_str(), &model), ATTN_OK)
+      << attn_last_error();
+  WeightsCase c(2);
+  ASSERT_EQ(c.run(model), ATTN_OK) << attn_last_error();
+  c.expectResult(Bias, Scale);
+}
+
+TEST_F(WeightsTest, WeightsFileIsRequired) {
+  EXPECT_EQ(attn_model_load(FAKE_WEIGHTS, &model), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(model, nullptr);
+  EXPECT_THAT(std::string(attn_last_error()),
+              AllOf(HasSubstr("model 'fake_weights'"), HasSubstr(FAKE_WEIGHTS),
+                    HasSubstr("reads its 2 weights from a safetensors file"),
+                    HasSubstr("attn-run --weights FILE"),
+                    HasSubstr("attn_load_options.weights")));
+  EXPECT_EQ(loadWith(FAKE_WEIGHTS, nullptr, &model),
+            ATTN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(WeightsTest, EmbeddedModelRefusesAWeightsFile) {
+  EXPECT_EQ(loadFails(FAKE_MODEL, write(goodEntries())),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(message,
+              AllOf(HasSubstr("model 'fake'"), HasSubstr("embeds its weights"),
+                    HasSubstr("load it without a weights file")));
+}
+
+TEST_F(WeightsTest, MissingWeightNamesTheClosestOnes) {
+  std::vector<Entry> entries = {
+      f32("bias", {4}, Bias, 4), f32("sclae", {4}, Scale, 4),
+      f32("shift", {4}, Scale, 4), f32("unrelated.tensor", {4}, Scale, 4)};
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, write(entries)),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(message,
+              AllOf(HasSubstr("weight 'scale' is not in '" +
+                              (dir / "w.safetensors").string() + "'"),
+                    HasSubstr("closest names there: 'sclae', 'bias', 'shift'"),
+                    HasSubstr("fix the name in the model or export the "
+                              "weight")));
+  EXPECT_THAT(message, Not(HasSubstr("unrelated")));
+}
+
+TEST_F(WeightsTest, FileWithoutTensorsReportsEveryWeight) {
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, write({})), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(message,
+              AllOf(HasSubstr("2 problems with its weights"),
+                    HasSubstr("weight 'bias' is not in"),
+                    HasSubstr("weight 'scale' is not in"),
+                    HasSubstr("which holds no tensors: give the model's "
+                              "weights file")));
+}
+
+TEST_F(WeightsTest, WrongDtype) {
+  std::vector<Entry> entries = goodEntries();
+  entries[1] = {"scale", st::DType::F16, {4}, std::vector<uint8_t>(8, 0)};
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, write(entries)), ATTN_ERROR_DTYPE_MISMATCH);
+  EXPECT_THAT(message, AllOf(HasSubstr("weight 'scale' in '"),
+                             HasSubstr("has dtype F16 but the model reads F32"),
+                             HasSubstr("convert it to F32 when exporting")));
+}
+
+TEST_F(WeightsTest, WrongShape) {
+  std::vector<Entry> entries = goodEntries();
+  entries[0] = f32("bias", {2, 2}, Bias, 4);
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, write(entries)), ATTN_ERROR_SHAPE_MISMATCH);
+  EXPECT_THAT(message,
+              AllOf(HasSubstr("weight 'bias' in '"),
+                    HasSubstr("has shape [2, 2] but the model declares it [4]"),
+                    HasSubstr("fix the declaration or the exported tensor")));
+}
+
+// Every problem is reported; the status is the first one's.
+TEST_F(WeightsTest, AllProblemsAtOnceFirstStatusWins) {
+  std::vector<Entry> entries = {
+      {"bias", st::DType::I32, {4}, std::vector<uint8_t>(16, 0)}};
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, write(entries)), ATTN_ERROR_DTYPE_MISMATCH);
+  EXPECT_THAT(message, AllOf(HasSubstr("2 problems"), HasSubstr("'bias' in '"),
+                             HasSubstr("dtype I32"),
+                             HasSubstr("weight 'scale' is not in")));
+}
+
+TEST_F(WeightsTest, TruncatedOrMissingFile) {
+  std::string path = write(goodEntries());
+  fs::resize_file(path, fs::file_size(path) - 8);
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, path), ATTN_ERROR_IO);
+  EXPECT_THAT(message, AllOf(HasSubstr(path), HasSubstr("truncated")));
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, (dir / "none.safetensors").string()),
+            ATTN_ERROR_IO);
+  EXPECT_THAT(message, HasSubstr("cannot open it"));
+}
+
+TEST_F(WeightsTest, InitKernelFailure) {
+  float bias[4] = {1.0f, std::numeric_limits<float>::quiet_NaN(), 0.0f, 0.0f};
+  std::vector<Entry> entries = {f32("bias", {4}, bias, 4),
+                                f32("scale", {4}, Scale, 4)};
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, write(entries)), ATTN_ERROR_KERNEL_FAILED);
+  EXPECT_THAT(message,
+              AllOf(HasSubstr("model 'fake_weights': init kernel 'prepare' "
+                              "(step 0) failed"),
+                    HasSubstr("prepare: bias contains NaN")));
+}
+
+TEST_F(WeightsTest, StatefulModelIsRefused) {
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS_STATE, write(goodEntries())),
+            ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(message, AllOf(HasSubstr("keeps state across runs"),
+                             HasSubstr("cannot bind yet")));
+}
+
+TEST_F(WeightsTest, OptionsSize) {
+  std::string path = write(goodEntries());
+  attn_load_options options{};
+  options.weights = path.c_str();
+  for (uint32_t size : {0u, 2u}) {
+    options.size = size;
+    EXPECT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
+              ATTN_ERROR_INVALID_ARGUMENT);
+    EXPECT_THAT(std::string(attn_last_error()),
+                AllOf(HasSubstr("options->size is " + std::to_string(size)),
+                      HasSubstr("sizeof(attn_load_options)")));
+  }
+  // Only `size` bytes are read: the weights field lies beyond 4.
+  options.size = sizeof options.size;
+  EXPECT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()), HasSubstr("reads its 2 weights"));
+  ASSERT_EQ(attn_model_load_with_options(FAKE_MODEL, &options, &model), ATTN_OK)
+      << attn_last_error();
+  attn_model_free(model);
+  model = nullptr;
+  // A caller with a newer, larger struct: fields this runtime lacks are
+  // ignored.
+  struct {
+    attn_load_options known;
+    uint64_t later;
+  } newer{};
+  newer.known.size = sizeof newer;
+  newer.known.weights = path.c_str();
+  newer.later = 1;
+  ASSERT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &newer.known, &model),
+            ATTN_OK)
+      << attn_last_error();
+  attn_model_free(model);
+  model = nullptr;
+  // NULL options equal attn_model_load.
+  ASSERT_EQ(attn_model_load_with_options(FAKE_MODEL, nullptr, &model), ATTN_OK)
+      << attn_last_error();
+}
+
+TEST_F(WeightsTest, CppWrapperLoadsWithAWeightsFile) {
+  attn::Model m(FAKE_WEIGHTS, write(goodEntries()));
+  WeightsCase c(2);
+  EXPECT_EQ(m.outputDims(c.inputs(), 1), (std::vector<int64_t>{3, 4}));
+  m.run(c.inputs(), c.outputs());
+  c.expectResult(Bias, Scale);
+  try {
+    attn::Model without(FAKE_WEIGHTS);
+    FAIL() << "expected attn::Error";
+  } catch (const attn::Error &e) {
+    EXPECT_EQ(e.status(), ATTN_ERROR_INVALID_ARGUMENT);
+    EXPECT_THAT(e.what(), HasSubstr("--weights"));
+  }
 }
 
 } // namespace
