@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace attn::rt {
 namespace {
@@ -163,6 +165,24 @@ attn_status readWeightsFile(attn_model &model, const std::string &path) {
   return ATTN_OK;
 }
 
+/// "init" has read every page of the mapping; "run" reads a part of it (an
+/// embedding table's rows of the ids it is given). Dropping the pages from
+/// this process lets the runs fault back in only what they read: the data
+/// stays in the page cache, and the mapping is private and read-only, so
+/// nothing is lost.
+void releaseResidentPages(const st::File &file) {
+  uintptr_t begin = UINTPTR_MAX, end = 0;
+  for (const st::Tensor &t : file.tensors()) {
+    auto p = reinterpret_cast<uintptr_t>(t.data);
+    begin = std::min(begin, p);
+    end = std::max(end, p + t.sizeBytes);
+  }
+  uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  begin = begin / page * page;
+  if (begin < end)
+    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
 bool readsWeights(const attn_model_entry &entry) {
   for (int32_t b = 0; b < entry.num_buffers; ++b)
     if (entry.buffers[b].kind == ATTN_MODEL_BUFFER_WEIGHT)
@@ -225,7 +245,9 @@ attn_status loadWeights(attn_model &model, const char *weights) {
   }
   // Kernels of "run" that read weights directly read the mapping at every
   // run; otherwise "init" was its last reader.
-  if (!readsWeights(*model.run)) {
+  if (readsWeights(*model.run)) {
+    releaseResidentPages(*model.weightsFile);
+  } else {
     model.weightsFile.reset();
     model.weights.clear();
     for (void *copy : model.weightCopies)
