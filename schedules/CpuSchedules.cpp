@@ -290,6 +290,24 @@ void scheduleHand(KernelStages &s, const Target &target) {
     scheduleRows(s.final, s.final.args(), vectorWidth(s.features, target));
 }
 
+void scheduleLayout(KernelStages &s, const Target &target) {
+  Func f = s.final;
+  std::vector<Var> v = f.args();
+  int width = vectorWidth(s.features, target);
+  if (v.size() == 2) {
+    // 64 x 64 floats: the tile's source lines (64 rows x 4 lines) stay in L1.
+    Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    f.tile(v[0], v[1], xo, yo, xi, yi, 64, 64, TailStrategy::GuardWithIf)
+        .vectorize(xi, width)
+        .parallel(yo);
+    return;
+  }
+  if (width > 1)
+    f.vectorize(v[0], width, TailStrategy::ShiftInwards);
+  if (v.size() > 2)
+    f.parallel(v.back());
+}
+
 void scheduleNaive(KernelStages &s) {
   for (Stage &stage : s.stages)
     std::visit(Overloaded{

@@ -14,6 +14,11 @@ void scheduleHand(KernelStages &stages, const Halide::Target &target);
 /// reads weights packed in panels of this width (attn.pack_panels).
 int gemmPanelWidth(const Halide::Target &target);
 
+/// A kernel that only moves data (weights transposed, joined, scaled, packed
+/// in panels at load): coarse parallel tasks over the outermost dim, 2-D
+/// outputs in cache-sized tiles so a transpose reads whole cache lines.
+void scheduleLayout(KernelStages &stages, const Halide::Target &target);
+
 /// The simplest correct schedule: every stage computed at root, serially,
 /// without vectors. A baseline for benchmarks and a debugging aid.
 void scheduleNaive(KernelStages &stages);

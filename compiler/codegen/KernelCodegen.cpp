@@ -124,6 +124,9 @@ FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
   case ScheduleKind::Naive:
     schedules::scheduleNaive(stages);
     break;
+  case ScheduleKind::Layout:
+    schedules::scheduleLayout(stages, halideTarget);
+    break;
   case ScheduleKind::Auto: {
     FailureOr<KernelEstimates> estimates = estimateKernel(kernel);
     if (failed(estimates))

@@ -22,8 +22,10 @@
 namespace attnc::codegen {
 
 /// --schedule: the hand schedules (schedules/CpuSchedules.h), Halide's
-/// autoscheduler (schedules/AutoSchedule.h) or the naive baseline.
-enum class ScheduleKind { Hand, Auto, Naive };
+/// autoscheduler (schedules/AutoSchedule.h) or the naive baseline. Layout is
+/// not a user's choice: it schedules the kernels that rearrange weights at
+/// load (the "init" entry), whatever --schedule says.
+enum class ScheduleKind { Hand, Auto, Naive, Layout };
 
 struct KernelTarget {
   /// A full Halide target string, e.g. "x86-64-linux-avx2-fma-sse41".

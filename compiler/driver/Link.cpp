@@ -80,7 +80,7 @@ private:
       objects.push_back(tmp.file(kernel.fnName + ".o"));
       codegen::KernelTarget target = options.target;
       if (kernel.forInit)
-        target.schedule = codegen::ScheduleKind::Hand;
+        target.schedule = codegen::ScheduleKind::Layout;
       if (failed(codegen::compileKernel(kernel.op, target, kernel.fnName,
                                         objects.back())))
         return failure();

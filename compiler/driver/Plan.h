@@ -69,8 +69,8 @@ struct PlanKernel {
   std::string name;   ///< as the descriptor lists it: the kernel's symbol
   std::string fnName; ///< the C entry point, unique in the library
   int32_t numInputs = 0, numOutputs = 0;
-  /// Computes a constant at load (the "init" entry): scheduled by the hand
-  /// schedule whatever --schedule says, which is for the model's kernels.
+  /// Computes a constant at load (the "init" entry): scheduled as a layout
+  /// kernel whatever --schedule says, which is for the model's kernels.
   bool forInit = false;
 };
 
