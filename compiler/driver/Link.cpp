@@ -171,6 +171,23 @@ private:
     return found;
   }
 
+  /// Where plan.c's headers are (attn/model_abi.h, HalideRuntime.h): beside
+  /// an installed attnc (<prefix>/include, <prefix>/share/attnc/include),
+  /// else in the source tree and Halide SDK it was built from.
+  static std::vector<std::string> headerDirs() {
+    static int anchor;
+    std::string exe = fs::getMainExecutable(nullptr, &anchor);
+    llvm::SmallString<128> prefix(path::parent_path(path::parent_path(exe)));
+    llvm::SmallString<128> abi(prefix), halide(prefix);
+    path::append(abi, "include");
+    path::append(halide, "share", "attnc", "include");
+    llvm::SmallString<128> probe(halide);
+    path::append(probe, "HalideRuntime.h");
+    if (!exe.empty() && fs::exists(probe))
+      return {std::string(abi), std::string(halide)};
+    return {ATTNC_ABI_INCLUDE_DIR, ATTNC_HALIDE_INCLUDE_DIR};
+  }
+
   /// Links into a unique name beside the output, then renames it over the
   /// output, so readers never see a partial library.
   LogicalResult linkLibrary(const std::vector<std::string> &inputs) {
@@ -180,15 +197,12 @@ private:
     llvm::SmallString<128> partial;
     fs::createUniquePath(options.outputPath + ".tmp-%%%%%%", partial,
                          /*MakeAbsolute=*/false);
-    std::vector<std::string> args = {*cc,
-                                     "-shared",
-                                     "-fPIC",
-                                     "-O2",
-                                     "-std=gnu11",
-                                     "-I" ATTNC_ABI_INCLUDE_DIR,
-                                     "-I" ATTNC_HALIDE_INCLUDE_DIR,
-                                     "-o",
-                                     std::string(partial)};
+    std::vector<std::string> args = {*cc, "-shared", "-fPIC", "-O2",
+                                     "-std=gnu11"};
+    for (const std::string &dir : headerDirs())
+      args.push_back("-I" + dir);
+    args.push_back("-o");
+    args.push_back(std::string(partial));
     args.insert(args.end(), inputs.begin(), inputs.end());
     for (const char *flag : {"-Wl,--no-undefined", "-Wl,-z,noexecstack",
                              "-lpthread", "-ldl", "-lm"})
