@@ -395,8 +395,9 @@ public:
     }
     // Room to give every workspace back, so the destructor never
     // allocates (and so never throws).
-    model.idleWorkspaces.reserve(++model.numWorkspaces);
+    model.idleWorkspaces.reserve(model.numWorkspaces + 1);
     workspace = std::make_unique<EntryState>();
+    ++model.numWorkspaces;
   }
   ~WorkspaceLease() {
     std::lock_guard<std::mutex> lock(model.workspaceMutex);
