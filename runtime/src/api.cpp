@@ -50,6 +50,26 @@ attn_status tensorInfo(const attn_model *model, int32_t index, bool input,
   return ATTN_OK;
 }
 
+/// Refuses flags this runtime does not know (a newer caller's request it
+/// would silently ignore) and a weights file given to a describe-only load.
+attn_status checkLoadFlags(const attn_load_options &o, const char *fn) {
+  if (uint32_t unknown = o.flags & ~ATTN_LOAD_DESCRIBE_ONLY)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": options->flags has bits " +
+                    std::to_string(unknown) +
+                    " this runtime does not know: clear them, or use a "
+                    "runtime that supports them");
+  if ((o.flags & ATTN_LOAD_DESCRIBE_ONLY) && o.weights)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) +
+                    ": ATTN_LOAD_DESCRIBE_ONLY reads no weights "
+                    "but options->weights is '" +
+                    o.weights +
+                    "': give the weights file to run the model, or the flag "
+                    "to only describe it");
+  return ATTN_OK;
+}
+
 } // namespace
 
 attn_status fail(attn_status status, std::string message) {
@@ -159,7 +179,11 @@ ATTN_API attn_status attn_model_load_with_options(
                       "sizeof(attn_load_options)");
     std::memcpy(&o, options, std::min<std::size_t>(options->size, sizeof o));
   }
-  return guarded(fn, [&] { return loadModel(path, o.weights, *model); });
+  if (attn_status s = checkLoadFlags(o, fn); s != ATTN_OK)
+    return s;
+  bool describeOnly = o.flags & ATTN_LOAD_DESCRIBE_ONLY;
+  return guarded(
+      fn, [&] { return loadModel(path, o.weights, describeOnly, *model); });
 }
 
 ATTN_API void attn_model_free(attn_model *model) { delete model; }
@@ -234,6 +258,27 @@ ATTN_API attn_status attn_model_output_dims(const attn_model *model,
         s != ATTN_OK)
       return s;
     return resolveDims(d, buf, binding, where, dims);
+  });
+}
+
+ATTN_API attn_status attn_model_workspace_size(
+    const attn_model *model, const attn_tensor *inputs, int32_t num_inputs,
+    uint64_t *arena_bytes, uint64_t *largest_live_bytes, uint64_t *temp_bytes) {
+  if (!model)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_model_workspace_size: model must not be NULL");
+  return guarded("attn_model_workspace_size", [&] {
+    ArenaPlan plan;
+    if (attn_status s = planWorkspace(*model, inputs, num_inputs, plan);
+        s != ATTN_OK)
+      return s;
+    if (arena_bytes)
+      *arena_bytes = plan.arenaBytes;
+    if (largest_live_bytes)
+      *largest_live_bytes = plan.largestLiveBytes;
+    if (temp_bytes)
+      *temp_bytes = plan.tempBytes;
+    return ATTN_OK;
   });
 }
 

@@ -511,7 +511,8 @@ attn_status refuseState(const attn_model_desc &d, const std::string &p) {
 
 } // namespace
 
-attn_status loadModel(const char *path, const char *weights, attn_model *&out) {
+attn_status loadModel(const char *path, const char *weights, bool describeOnly,
+                      attn_model *&out) {
   std::string p = path;
   struct stat st;
   if (::stat(path, &st) != 0)
@@ -583,17 +584,14 @@ attn_status loadModel(const char *path, const char *weights, attn_model *&out) {
     model->inputDims.push_back(dimInfos(*desc, run, run.inputs[i]));
   for (int32_t i = 0; i < run.num_outputs; ++i)
     model->outputDims.push_back(dimInfos(*desc, run, run.outputs[i]));
-  model->runState.temps.resize(run.num_buffers);
-  model->runState.bufferDims.resize(run.num_buffers);
-  if (attn_status s = loadWeights(*model, weights); s != ATTN_OK)
-    return s;
+  // A model loaded to be described reads no weights and runs no "init":
+  // its runs are refused (run.cpp), its queries need neither.
+  model->describeOnly = describeOnly;
+  if (!describeOnly)
+    if (attn_status s = loadWeights(*model, weights); s != ATTN_OK)
+      return s;
   out = model.release();
   return ATTN_OK;
-}
-
-EntryState::~EntryState() {
-  for (TempBuffer &t : temps)
-    std::free(t.data);
 }
 
 } // namespace attn::rt

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -38,18 +39,49 @@ const char *dtypeName(int32_t dtype);
 /// `bytes` == 0), or nullptr.
 void *alignedAlloc(std::size_t bytes);
 
-/// A 64-byte aligned TEMP buffer, kept between runs and grown on demand.
-struct TempBuffer {
-  void *data = nullptr;
-  std::size_t capacity = 0;
+/// The steps of an entry during which one TEMP buffer holds data: from the
+/// first step that passes it to a kernel to the last, both included.
+struct TempLifetime {
+  int32_t buffer; ///< index into the entry's buffers
+  int32_t first, last;
 };
 
-/// What executing one entry point needs besides the model: the per-buffer
-/// dims and temps, and storage for the views of a step. Kept in the model
-/// for "run", so temps are reused across runs; local to the load for "init".
-struct EntryState {
-  std::vector<TempBuffer> temps;                ///< per buffer index
+/// Where an entry's temps lie in one arena for one binding of the symbols,
+/// and the dims of every buffer under that binding (the views point here).
+struct ArenaPlan {
+  std::vector<int64_t> symbols;                 ///< the binding: the key
   std::vector<std::vector<int64_t>> bufferDims; ///< per buffer index
+  std::vector<uint64_t> offsets;                ///< per buffer index; temps
+  uint64_t arenaBytes = 0;                      ///< the arena this plan needs
+  uint64_t largestLiveBytes = 0; ///< max over steps of the temps alive there
+  uint64_t tempBytes = 0;        ///< every temp in its own buffer
+};
+
+/// The lifetime of every TEMP buffer of `entry` that some step touches.
+std::vector<TempLifetime> tempLifetimes(const attn_model_entry &entry);
+
+/// Sizes every buffer of `entry` under `binding` and places its temps in one
+/// arena, greedy by size: largest first, each at the lowest 64-byte aligned
+/// offset that overlaps no placed temp whose lifetime intersects its own.
+attn_status planArena(const attn_model_desc &desc,
+                      const attn_model_entry &entry,
+                      const std::vector<TempLifetime> &lifetimes,
+                      const std::vector<int64_t> &symbols, ArenaPlan &plan);
+
+/// What executing one entry point needs besides the model: an arena for its
+/// temps, the plans of the last bindings, and storage for the views of a
+/// step. Owned by one call at a time: "run" takes one from the model's pool
+/// per call (see attn_model), "init" makes one for the load.
+struct EntryState {
+  /// The entry `lifetimes` and `plans` describe (computed on first use).
+  const attn_model_entry *entry = nullptr;
+  std::vector<TempLifetime> lifetimes;
+  /// The plans of the last bindings, most recently used first: a steady
+  /// state of equal shapes plans nothing and allocates nothing.
+  std::vector<ArenaPlan> plans;
+  /// 64-byte aligned; grown to the largest plan, never shrunk.
+  void *arena = nullptr;
+  std::size_t arenaCapacity = 0;
   std::vector<attn_model_view> views;
 
   EntryState() = default;
@@ -86,9 +118,15 @@ struct attn_model {
   std::vector<const void *> weights; ///< per attn_model_desc.weights entry
   std::vector<void *> weightCopies;  ///< freed with the model
 
-  /// Guards everything below: a run owns the temps and view dims.
-  std::mutex runMutex;
-  attn::rt::EntryState runState;
+  /// Loaded with ATTN_LOAD_DESCRIBE_ONLY: no weights, no constants, no runs.
+  bool describeOnly = false;
+
+  /// Workspaces of "run" not in use. A run takes one (or makes one when all
+  /// are busy) and gives it back, so concurrent runs never share an arena;
+  /// the mutex guards only the list, never a kernel.
+  std::mutex workspaceMutex;
+  std::vector<std::unique_ptr<attn::rt::EntryState>> idleWorkspaces;
+  std::size_t numWorkspaces = 0; ///< idle or in use
 
   attn_model() = default;
   attn_model(const attn_model &) = delete;
@@ -99,8 +137,10 @@ struct attn_model {
 namespace attn::rt {
 
 /// dlopens `path`, checks magic, ABI and every table of the descriptor, then
-/// reads the weights from `weights` (nullptr: none given) and runs "init".
-attn_status loadModel(const char *path, const char *weights, attn_model *&out);
+/// reads the weights from `weights` (nullptr: none given) and runs "init";
+/// with `describeOnly`, skips both: the model can be described, not run.
+attn_status loadModel(const char *path, const char *weights, bool describeOnly,
+                      attn_model *&out);
 
 /// Checks the weights file at `weights` against the model's weights table,
 /// records where each tensor's data is, allocates the constants block and
@@ -135,6 +175,10 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
 attn_status runModel(attn_model &model, const attn_tensor *inputs,
                      int32_t numInputs, const attn_tensor *outputs,
                      int32_t numOutputs);
+
+/// The arena plan of "run" for `inputs` (checked as for output dims).
+attn_status planWorkspace(const attn_model &model, const attn_tensor *inputs,
+                          int32_t numInputs, ArenaPlan &plan);
 
 } // namespace attn::rt
 

@@ -111,20 +111,6 @@ std::string bindingString(const attn_model_desc &d, const Binding &binding) {
   return s;
 }
 
-/// Returns a 64-byte aligned block of at least `bytes`, reusing the last one
-/// when it is big enough.
-void *ensureTemp(TempBuffer &temp, std::size_t bytes) {
-  if (bytes <= temp.capacity && temp.data)
-    return temp.data;
-  void *p = alignedAlloc(bytes);
-  if (!p)
-    return nullptr;
-  std::free(temp.data);
-  temp.data = p;
-  temp.capacity = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
-  return p;
-}
-
 bool isPlainSymbol(const attn_model_dim &dim) {
   return dim.num_terms == 1 && dim.terms[0].coeff == 1 && dim.constant == 0;
 }
@@ -256,24 +242,108 @@ attn_status resolveDims(const attn_model_desc &desc,
   return ATTN_OK;
 }
 
+namespace {
+
+/// How many bindings a workspace keeps plans for: a server alternating a few
+/// shapes (prompt lengths) plans each once.
+constexpr std::size_t PlanCacheSize = 4;
+
+/// The plan of `state` for `binding`: a cached one, moved to the front, or a
+/// new one that evicts the least recently used.
+attn_status findPlan(const attn_model_desc &d, const attn_model_entry &entry,
+                     EntryState &state, const Binding &binding,
+                     const ArenaPlan *&out) {
+  if (state.entry != &entry) {
+    state.entry = &entry;
+    state.lifetimes = tempLifetimes(entry);
+    state.plans.clear();
+  }
+  auto &plans = state.plans;
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (plans[i].symbols == binding.symbols) {
+      std::rotate(plans.begin(), plans.begin() + i, plans.begin() + i + 1);
+      out = &plans.front();
+      return ATTN_OK;
+    }
+  ArenaPlan plan;
+  if (attn_status s =
+          planArena(d, entry, state.lifetimes, binding.symbols, plan);
+      s != ATTN_OK)
+    return s;
+  if (plans.size() == PlanCacheSize)
+    plans.pop_back();
+  plans.insert(plans.begin(), std::move(plan));
+  out = &plans.front();
+  return ATTN_OK;
+}
+
+/// Grows the arena of `state` to `bytes` (at least 64 when the entry has
+/// temps, so even an empty temp gets a valid pointer); never shrinks it.
+attn_status ensureArena(const attn_model_desc &d, const attn_model_entry &e,
+                        EntryState &state, const Binding &binding,
+                        uint64_t bytes) {
+  if (state.lifetimes.empty() || (state.arena && bytes <= state.arenaCapacity))
+    return ATTN_OK;
+  void *p = alignedAlloc(std::size_t(bytes));
+  if (!p)
+    return fail(ATTN_ERROR_OUT_OF_MEMORY,
+                "cannot allocate the " + std::to_string(bytes) +
+                    "-byte arena of the temporaries of entry '" + e.name +
+                    "' of model '" + d.model_name + "' (" +
+                    bindingString(d, binding) + "): give smaller inputs");
+  std::free(state.arena);
+  state.arena = p;
+  state.arenaCapacity = std::max<std::size_t>(64, std::size_t(bytes));
+  return ATTN_OK;
+}
+
+/// Where the data of buffer `b` is for this call.
+attn_status bufferData(attn_model &model, const attn_model_entry &entry,
+                       const EntryState &state, const ArenaPlan &plan,
+                       const Binding &binding,
+                       const std::vector<const attn_tensor *> &outputs,
+                       int32_t b, void *&data) {
+  const attn_model_buffer &buf = entry.buffers[b];
+  switch (buf.kind) {
+  case ATTN_MODEL_BUFFER_INPUT:
+    data = binding.inputs[buf.index]->data;
+    return ATTN_OK;
+  case ATTN_MODEL_BUFFER_OUTPUT:
+    data = outputs[buf.index]->data;
+    return ATTN_OK;
+  // Kernels only read weights, and constants outside "init" (the load
+  // checked every step); the view type is shared with outputs.
+  case ATTN_MODEL_BUFFER_CONSTANT:
+    data = model.constants ? const_cast<uint8_t *>(model.constants) + buf.offset
+                           : nullptr;
+    return ATTN_OK;
+  case ATTN_MODEL_BUFFER_WEIGHT:
+    data = const_cast<void *>(model.weights[buf.index]);
+    return ATTN_OK;
+  case ATTN_MODEL_BUFFER_TEMP:
+    data = static_cast<uint8_t *>(state.arena) + plan.offsets[b];
+    return ATTN_OK;
+  default: // STATE: the load refuses models that keep state
+    return fail(ATTN_ERROR_INVALID_LIBRARY,
+                "entry '" + std::string(entry.name) + "' buffer " +
+                    std::to_string(b) +
+                    " is state, which this runtime cannot bind yet");
+  }
+}
+
+} // namespace
+
 attn_status runSteps(attn_model &model, const attn_model_entry &entry,
                      EntryState &state, const Binding &binding,
                      const std::vector<const attn_tensor *> &outputs,
                      const char *what) {
   const attn_model_desc &d = *model.desc;
-  std::string entryName = "entry '" + std::string(entry.name) + "'";
-  state.temps.resize(entry.num_buffers);
-  state.bufferDims.resize(entry.num_buffers);
-  for (int32_t b = 0; b < entry.num_buffers; ++b) {
-    const attn_model_buffer &buf = entry.buffers[b];
-    std::vector<int64_t> &dims = state.bufferDims[b];
-    dims.resize(buf.rank);
-    if (attn_status s = resolveDims(d, buf, binding,
-                                    entryName + " buffer " + std::to_string(b),
-                                    dims.data());
-        s != ATTN_OK)
-      return s;
-  }
+  const ArenaPlan *plan = nullptr;
+  if (attn_status s = findPlan(d, entry, state, binding, plan); s != ATTN_OK)
+    return s;
+  if (attn_status s = ensureArena(d, entry, state, binding, plan->arenaBytes);
+      s != ATTN_OK)
+    return s;
   // Views are rebuilt per step; state.views keeps their storage across runs.
   for (int32_t s = 0; s < entry.num_steps; ++s) {
     const attn_model_step &step = entry.steps[s];
@@ -281,48 +351,17 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
     for (int32_t a = 0; a < step.num_args; ++a) {
       int32_t b = step.args[a];
       const attn_model_buffer &buf = entry.buffers[b];
-      const std::vector<int64_t> &dims = state.bufferDims[b];
       void *data = nullptr;
-      switch (buf.kind) {
-      case ATTN_MODEL_BUFFER_INPUT:
-        data = binding.inputs[buf.index]->data;
-        break;
-      case ATTN_MODEL_BUFFER_OUTPUT:
-        data = outputs[buf.index]->data;
-        break;
-      // Kernels only read weights, and constants outside "init" (the load
-      // checked every step); the view type is shared with outputs.
-      case ATTN_MODEL_BUFFER_CONSTANT:
-        data = model.constants
-                   ? const_cast<uint8_t *>(model.constants) + buf.offset
-                   : nullptr;
-        break;
-      case ATTN_MODEL_BUFFER_WEIGHT:
-        data = const_cast<void *>(model.weights[buf.index]);
-        break;
-      case ATTN_MODEL_BUFFER_TEMP: {
-        int64_t n = numElements(dims.data(), buf.rank);
-        std::size_t item = attn_dtype_lookup(buf.dtype)->size;
-        std::string where = "temporary buffer " + std::to_string(b) + " of " +
-                            entryName + " (dims " +
-                            dimsString(dims.data(), buf.rank) + ")";
-        if (n < 0 || uint64_t(n) > SIZE_MAX / item)
-          return fail(ATTN_ERROR_OUT_OF_MEMORY,
-                      where + " is too large: bound the model's symbols");
-        data = ensureTemp(state.temps[b], std::size_t(n) * item);
-        if (!data)
-          return fail(ATTN_ERROR_OUT_OF_MEMORY, "cannot allocate " +
-                                                    std::to_string(n * item) +
-                                                    " bytes for " + where);
-        break;
-      }
-      default: // STATE: the load refuses models that keep state
-        return fail(ATTN_ERROR_INVALID_LIBRARY,
-                    entryName + " buffer " + std::to_string(b) +
-                        " is state, which this runtime cannot bind yet");
-      }
-      state.views[a] = {
-          data, buf.dtype, buf.rank, dims.data(), ATTN_MODEL_DEVICE_HOST, 0};
+      if (attn_status st =
+              bufferData(model, entry, state, *plan, binding, outputs, b, data);
+          st != ATTN_OK)
+        return st;
+      state.views[a] = {data,
+                        buf.dtype,
+                        buf.rank,
+                        plan->bufferDims[b].data(),
+                        ATTN_MODEL_DEVICE_HOST,
+                        0};
     }
     // Per call, so concurrent calls never share an error buffer.
     char error[1024] = "";
@@ -340,9 +379,69 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
   return ATTN_OK;
 }
 
+namespace {
+
+/// A workspace of "run" owned by one call: taken from the model's pool (or
+/// made when every pooled one is busy) and given back when the call ends,
+/// however it ends. The pool's mutex is held only to take and give back.
+class WorkspaceLease {
+public:
+  explicit WorkspaceLease(attn_model &model) : model(model) {
+    std::lock_guard<std::mutex> lock(model.workspaceMutex);
+    if (!model.idleWorkspaces.empty()) {
+      workspace = std::move(model.idleWorkspaces.back());
+      model.idleWorkspaces.pop_back();
+      return;
+    }
+    // Room to give every workspace back, so the destructor never
+    // allocates (and so never throws).
+    model.idleWorkspaces.reserve(model.numWorkspaces + 1);
+    workspace = std::make_unique<EntryState>();
+    ++model.numWorkspaces;
+  }
+  ~WorkspaceLease() {
+    std::lock_guard<std::mutex> lock(model.workspaceMutex);
+    model.idleWorkspaces.push_back(std::move(workspace));
+  }
+  WorkspaceLease(const WorkspaceLease &) = delete;
+  WorkspaceLease &operator=(const WorkspaceLease &) = delete;
+
+  EntryState &state() { return *workspace; }
+
+private:
+  attn_model &model;
+  std::unique_ptr<EntryState> workspace;
+};
+
+/// A model loaded with ATTN_LOAD_DESCRIBE_ONLY has no weights or constants.
+attn_status refuseDescribeOnly(const attn_model &model) {
+  const attn_model_desc &d = *model.desc;
+  std::string m = "model '" + std::string(d.model_name) + "' ('" + model.path +
+                  "') was loaded to describe it only " +
+                  "(ATTN_LOAD_DESCRIBE_ONLY), so it cannot run";
+  if (d.num_weights == 0)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                m + ": load it without ATTN_LOAD_DESCRIBE_ONLY to run it");
+  std::string names;
+  for (int32_t i = 0; i < std::min(d.num_weights, 3); ++i)
+    names += (i ? ", '" : "'") + std::string(d.weights[i].name) + "'";
+  if (d.num_weights > 3)
+    names += " and " + std::to_string(d.num_weights - 3) + " more";
+  return fail(ATTN_ERROR_INVALID_ARGUMENT,
+              m + ": it reads its " + std::to_string(d.num_weights) +
+                  " weights (" + names +
+                  ") from a safetensors file at load: load it again with "
+                  "that file (attn_load_options.weights, attn-run --weights "
+                  "FILE) and without ATTN_LOAD_DESCRIBE_ONLY");
+}
+
+} // namespace
+
 attn_status runModel(attn_model &model, const attn_tensor *inputs,
                      int32_t numInputs, const attn_tensor *outputs,
                      int32_t numOutputs) {
+  if (model.describeOnly)
+    return refuseDescribeOnly(model);
   const attn_model_desc &d = *model.desc;
   const attn_model_entry &e = *model.run;
   Binding binding;
@@ -372,8 +471,18 @@ attn_status runModel(attn_model &model, const attn_tensor *inputs,
                 "): size it with attn_model_output_dims");
   }
 
-  std::lock_guard<std::mutex> lock(model.runMutex);
-  return runSteps(model, e, model.runState, binding, outs, "kernel");
+  WorkspaceLease workspace(model);
+  return runSteps(model, e, workspace.state(), binding, outs, "kernel");
+}
+
+attn_status planWorkspace(const attn_model &model, const attn_tensor *inputs,
+                          int32_t numInputs, ArenaPlan &plan) {
+  Binding binding;
+  if (attn_status s = bindInputs(model, inputs, numInputs, false, binding);
+      s != ATTN_OK)
+    return s;
+  return planArena(*model.desc, *model.run, tempLifetimes(*model.run),
+                   binding.symbols, plan);
 }
 
 } // namespace attn::rt

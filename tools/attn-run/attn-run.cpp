@@ -7,8 +7,9 @@
 // Loads a model (reading its weights from --weights when it was built without
 // them), feeds it its inputs by name from a safetensors file (or random ones),
 // sizes the outputs with the runtime, runs, and writes the outputs by name or
-// prints a summary of them. The simplest way to run a model without writing
-// C, and to time it.
+// prints a summary of them and of the memory its temporaries take. The
+// simplest way to run a model without writing C, and to time it. --info
+// alone loads the model only to describe it, so needs no weights file.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/attn.h"
@@ -52,7 +53,12 @@ const char *Usage =
     "  --threads N    size the model's thread pool (0: its default)\n"
     "  --bench N      run N more times after one warm-up; print median and "
     "min\n"
-    "  --info         print the model's inputs and outputs\n"
+    "  --info         print the model's inputs and outputs; alone, without\n"
+    "                 --weights, the model is loaded only to be described\n"
+    "With --inputs or --random, the summary (and --info or --bench) also "
+    "gives\n"
+    "the workspace: the arena the temporaries take, planned by lifetime; the\n"
+    "largest set of them alive at once; and their sum (one buffer each).\n"
     "  --version      print the version and the model ABI this runtime reads\n"
     "Options take their value as the next argument or after '=' "
     "(--threads=2).\n";
@@ -341,17 +347,42 @@ std::string shapeString(const std::vector<int64_t> &dims) {
   return s + "]";
 }
 
+/// "75.0 MiB", "512 bytes".
+std::string bytesString(uint64_t bytes) {
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024)
+    return fmt::format("{} bytes", bytes);
+  double v = double(bytes) / 1024;
+  int unit = 0;
+  for (; v >= 1024 && unit < 3; ++unit)
+    v /= 1024;
+  return fmt::format("{:.1f} {}", v, units[unit]);
+}
+
+void printWorkspace(const attn_model *model,
+                    const std::vector<attn_tensor> &inputs) {
+  uint64_t arena = 0, largest = 0, temps = 0;
+  check(attn_model_workspace_size(model, inputs.data(), int32_t(inputs.size()),
+                                  &arena, &largest, &temps));
+  fmt::print("workspace: {} arena (largest live set {}; {} without reuse)\n",
+             bytesString(arena), bytesString(largest), bytesString(temps));
+}
+
 int run(const Options &o) {
   attn_model *raw = nullptr;
   attn_load_options load{};
   load.size = sizeof load;
   load.weights = o.weights.empty() ? nullptr : o.weights.c_str();
+  // Only described: a model that reads its weights at load needs none.
+  bool running = !o.inputs.empty() || !o.random.empty();
+  if (!running && !load.weights)
+    load.flags = ATTN_LOAD_DESCRIBE_ONLY;
   check(attn_model_load_with_options(o.library.c_str(), &load, &raw));
   std::unique_ptr<attn_model, decltype(&attn_model_free)> model(
       raw, &attn_model_free);
   if (o.info)
     printInfo(model.get());
-  if (o.inputs.empty() && o.random.empty())
+  if (!running)
     return 0;
   if (o.threads >= 0)
     check(attn_model_set_threads(model.get(), o.threads));
@@ -424,6 +455,8 @@ int run(const Options &o) {
     check(attn_model_run(model.get(), inputs.data(), int32_t(inputs.size()),
                          outputTensors.data(), int32_t(outputTensors.size())));
   };
+  if (o.info || o.bench > 0 || o.outputs.empty())
+    printWorkspace(model.get(), inputs);
   runOnce();
   if (o.bench > 0) {
     std::vector<double> ms;

@@ -8,9 +8,13 @@
  * that goes with it (naming the tensor, dim or file and the fix) is read with
  * attn_last_error() on the same thread.
  *
- * Threads: a model may be queried from many threads at once. attn_model_run
- * calls on one model are serialised (the model owns its temporary buffers);
- * load several models, or one model several times, to run concurrently.
+ * Threads: a model may be queried and run from many threads at once; no lock
+ * is held while its kernels run. Each run takes a workspace (the arena of its
+ * temporary buffers) that no other run uses at the same time, from a pool in
+ * the model that grows to the number of runs in flight, so concurrent runs
+ * give results bit-identical to the same runs one after another. Loading,
+ * freeing and attn_model_set_threads must not overlap other calls on the
+ * same model.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef ATTN_ATTN_H
@@ -111,7 +115,16 @@ typedef struct attn_load_options {
    * by name, dtype and shape, then packed by the library's "init" plan), or
    * NULL for a library that embeds its weights. */
   const char *weights;
+  /* ATTN_LOAD_* bits; 0 for a plain load. Unknown bits are refused. */
+  uint32_t flags;
 } attn_load_options;
+
+/* Load to describe the model: no weights are read and no init runs, so a
+ * library that reads its weights at load needs no weights file (and must not
+ * be given one). Info queries, attn_model_output_dims and
+ * attn_model_workspace_size work; attn_model_run refuses with
+ * ATTN_ERROR_INVALID_ARGUMENT naming the weights file the model needs. */
+#define ATTN_LOAD_DESCRIBE_ONLY 1u
 
 /* attn_model_load with options; NULL options equal attn_model_load. */
 ATTN_API attn_status attn_model_load_with_options(
@@ -140,6 +153,17 @@ ATTN_API attn_status attn_model_output_dims(const attn_model *model,
                                             const attn_tensor *inputs,
                                             int32_t num_inputs, int32_t output,
                                             int64_t *dims, int32_t max_rank);
+
+/* Checks `inputs` as attn_model_output_dims does (data may be NULL) and
+ * reports the memory a run on them takes for the model's temporary buffers,
+ * beyond inputs and outputs: `arena_bytes`, the arena they are planned in by
+ * lifetime (buffers never alive at the same step share memory); at least
+ * `largest_live_bytes`, the most bytes of temporaries alive at one step; and
+ * `temp_bytes`, the sum of all of them (one buffer per temporary, no reuse).
+ * Each concurrent run has its own arena. Any pointer may be NULL. */
+ATTN_API attn_status attn_model_workspace_size(
+    const attn_model *model, const attn_tensor *inputs, int32_t num_inputs,
+    uint64_t *arena_bytes, uint64_t *largest_live_bytes, uint64_t *temp_bytes);
 
 /* Runs the model. Every input and output must be given exactly once, by name
  * or by position; their dtypes and dims are checked before any kernel runs. */

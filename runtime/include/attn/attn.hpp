@@ -34,7 +34,15 @@ inline void check(attn_status status) {
     throw Error(status, attn_last_error());
 }
 
-/// A loaded model; unloaded when the last owner goes. Move-only.
+/// What a run takes for its temporary buffers (attn_model_workspace_size).
+struct WorkspaceSize {
+  uint64_t arenaBytes = 0;       ///< the arena planned by lifetime
+  uint64_t largestLiveBytes = 0; ///< the most bytes alive at one step
+  uint64_t tempBytes = 0;        ///< one buffer per temporary
+};
+
+/// A loaded model; unloaded when the last owner goes. Move-only. Runs may be
+/// concurrent (see attn.h).
 class Model {
 public:
   /// A library that embeds its weights (attnc --weights).
@@ -48,6 +56,16 @@ public:
     options.size = sizeof options;
     options.weights = weights.c_str();
     check(attn_model_load_with_options(path.c_str(), &options, &model));
+  }
+  /// Loads `path` to describe it (ATTN_LOAD_DESCRIBE_ONLY): no weights are
+  /// read, so none are needed, and run() throws.
+  static Model describeOnly(const std::string &path) {
+    Model m;
+    attn_load_options options{};
+    options.size = sizeof options;
+    options.flags = ATTN_LOAD_DESCRIBE_ONLY;
+    check(attn_model_load_with_options(path.c_str(), &options, &m.model));
+    return m;
   }
   Model(Model &&other) noexcept : model(std::exchange(other.model, nullptr)) {}
   Model &operator=(Model &&other) noexcept {
@@ -88,6 +106,15 @@ public:
     dims.resize(output(index).rank);
     return dims;
   }
+  /// The memory a run on these inputs takes for its temporaries.
+  WorkspaceSize workspaceSize(const std::vector<attn_tensor> &inputs) const {
+    WorkspaceSize w;
+    check(attn_model_workspace_size(
+        model, inputs.data(), static_cast<int32_t>(inputs.size()),
+        &w.arenaBytes, &w.largestLiveBytes, &w.tempBytes));
+    return w;
+  }
+  /// Safe to call from several threads at once on one model.
   void run(const std::vector<attn_tensor> &inputs,
            const std::vector<attn_tensor> &outputs) {
     check(attn_model_run(model, inputs.data(),
@@ -97,6 +124,8 @@ public:
   attn_model *get() const { return model; }
 
 private:
+  Model() = default;
+
   attn_model *model = nullptr;
 };
 

@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 using namespace attn::safetensors;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -149,6 +150,9 @@ TEST_F(AttnRunTest, RandomInputsAndSummary) {
   EXPECT_THAT(r.output, AllOf(HasSubstr("output"), HasSubstr("mean"),
                               HasSubstr("z"), HasSubstr("[2, 3, 4]"),
                               HasSubstr("count"), HasSubstr("[2]")));
+  // The one temp, y: [2, 3, 4] F32, is 96 bytes, in an arena of 128.
+  EXPECT_THAT(r.output, HasSubstr("workspace: 128 bytes arena (largest live "
+                                  "set 96 bytes; 96 bytes without reuse)"));
   // The summary is computed from the outputs: z = relu(...) >= 0.
   std::string zLine = r.output.substr(r.output.find("\nz "));
   EXPECT_EQ(zLine.find(" -"), std::string::npos) << zLine;
@@ -259,8 +263,18 @@ TEST_F(AttnRunWeightsTest, SummaryWithWeightsAsInlineValue) {
   EXPECT_THAT(r.output, HasSubstr("declares it 2*S, which is 6 with S=3"));
 }
 
-TEST_F(AttnRunWeightsTest, MissingWeightsIsTheRuntimesMessage) {
+// --info alone loads the model only to describe it: no weights needed.
+TEST_F(AttnRunWeightsTest, InfoNeedsNoWeights) {
   Result r = attnRun(std::string(FAKE_WEIGHTS) + " --info");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_THAT(r.output, AllOf(HasSubstr("model fake_weights"),
+                              HasSubstr("x: F32 [S <= 16, 4]"),
+                              HasSubstr("p: F32 [S, 4]")));
+  EXPECT_THAT(r.output, Not(HasSubstr("workspace")));
+}
+
+TEST_F(AttnRunWeightsTest, MissingWeightsIsTheRuntimesMessage) {
+  Result r = attnRun(std::string(FAKE_WEIGHTS) + " --random S=3");
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_THAT(r.output,
               AllOf(HasSubstr("attn-run: error: model 'fake_weights'"),

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -771,6 +772,108 @@ TEST_F(WeightsTest, OptionsSize) {
   // NULL options equal attn_model_load.
   ASSERT_EQ(attn_model_load_with_options(FAKE_MODEL, nullptr, &model), ATTN_OK)
       << attn_last_error();
+}
+
+attn_status loadDescribeOnly(const char *library, attn_model **model) {
+  attn_load_options options{};
+  options.size = sizeof options;
+  options.flags = ATTN_LOAD_DESCRIBE_ONLY;
+  return attn_model_load_with_options(library, &options, model);
+}
+
+// A model that reads its weights at load, loaded without them: described,
+// sized, never run.
+TEST_F(WeightsTest, DescribeOnlyNeedsNoWeights) {
+  ASSERT_EQ(loadDescribeOnly(FAKE_WEIGHTS, &model), ATTN_OK)
+      << attn_last_error();
+  attn_model_info info;
+  ASSERT_EQ(attn_model_get_info(model, &info), ATTN_OK);
+  EXPECT_STREQ(info.name, "fake_weights");
+  attn_tensor_info x;
+  ASSERT_EQ(attn_model_input_info(model, 0, &x), ATTN_OK);
+  EXPECT_STREQ(x.dims[0].symbol, "S");
+  EXPECT_EQ(x.dims[0].max, 16);
+
+  WeightsCase c(3);
+  auto in = c.inputs();
+  int64_t dims[ATTN_MAX_RANK];
+  ASSERT_EQ(attn_model_output_dims(model, in.data(), 2, 1, dims, 2), ATTN_OK)
+      << attn_last_error();
+  EXPECT_EQ(std::vector<int64_t>(dims, dims + 2), (std::vector<int64_t>{4, 4}));
+  // Its one temp, t: [2*S, 2] F32, is 48 bytes at S = 3.
+  uint64_t arena = 0, largest = 0, temps = 0;
+  ASSERT_EQ(
+      attn_model_workspace_size(model, in.data(), 2, &arena, &largest, &temps),
+      ATTN_OK)
+      << attn_last_error();
+  EXPECT_EQ(arena, 64u);
+  EXPECT_EQ(largest, 48u);
+  EXPECT_EQ(temps, 48u);
+
+  EXPECT_EQ(c.run(model), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()),
+              AllOf(HasSubstr("model 'fake_weights' ('" +
+                              std::string(FAKE_WEIGHTS) + "')"),
+                    HasSubstr("loaded to describe it only "
+                              "(ATTN_LOAD_DESCRIBE_ONLY)"),
+                    HasSubstr("reads its 2 weights ('bias', 'scale') from a "
+                              "safetensors file"),
+                    HasSubstr("attn_load_options.weights"),
+                    HasSubstr("attn-run --weights FILE")));
+  EXPECT_EQ(c.y[0], -99.0f) << "no kernel may run";
+}
+
+TEST_F(WeightsTest, DescribeOnlyOfAnEmbeddingModel) {
+  ASSERT_EQ(loadDescribeOnly(FAKE_MODEL, &model), ATTN_OK) << attn_last_error();
+  Case c(2, 3);
+  EXPECT_EQ(c.run(model), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()),
+              AllOf(HasSubstr("model 'fake'"),
+                    HasSubstr("load it without ATTN_LOAD_DESCRIBE_ONLY")));
+}
+
+TEST_F(WeightsTest, LoadFlagsAreChecked) {
+  std::string path = write(goodEntries());
+  attn_load_options options{};
+  options.size = sizeof options;
+  options.weights = path.c_str();
+  options.flags = ATTN_LOAD_DESCRIBE_ONLY;
+  EXPECT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()),
+              AllOf(HasSubstr("ATTN_LOAD_DESCRIBE_ONLY reads no weights"),
+                    HasSubstr(path)));
+  options.flags = 6;
+  EXPECT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()),
+              HasSubstr("options->flags has bits 6 this runtime does not "
+                        "know"));
+  EXPECT_EQ(model, nullptr);
+  // A caller built before `flags` existed passes the smaller size: whatever
+  // lies beyond it is not read.
+  options.flags = 0xFFFFFFFFu;
+  options.size = offsetof(attn_load_options, flags);
+  ASSERT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
+            ATTN_OK)
+      << attn_last_error();
+  WeightsCase c(2);
+  ASSERT_EQ(c.run(model), ATTN_OK) << attn_last_error();
+  c.expectResult(Bias, Scale);
+}
+
+TEST_F(WeightsTest, CppWrapperDescribesOnly) {
+  attn::Model m = attn::Model::describeOnly(FAKE_WEIGHTS);
+  EXPECT_STREQ(m.info().name, "fake_weights");
+  WeightsCase c(2);
+  EXPECT_EQ(m.workspaceSize(c.inputs()).tempBytes, 32u); // t: [4, 2] F32
+  try {
+    m.run(c.inputs(), c.outputs());
+    FAIL() << "expected attn::Error";
+  } catch (const attn::Error &e) {
+    EXPECT_EQ(e.status(), ATTN_ERROR_INVALID_ARGUMENT);
+    EXPECT_THAT(e.what(), HasSubstr("ATTN_LOAD_DESCRIBE_ONLY"));
+  }
 }
 
 TEST_F(WeightsTest, CppWrapperLoadsWithAWeightsFile) {

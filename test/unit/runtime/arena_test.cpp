@@ -1,0 +1,279 @@
+//===- test/unit/runtime/arena_test.cpp - The arena and concurrent runs ---===//
+//
+// Against fake_arena_model.c, a chain of temps t0 [S, 4] (steps 0-1),
+// t1 [2*S, 4] (steps 1-2) and t2 [S, 6] (steps 2-3) computing
+// y[i, c] = t2[i, c] * 0.5 + x[i, c % 4] with
+// t2[i, c] = t0[i, c % 4] + 2 * t0[i, (c + 1) % 4], t0 = x + bias: the
+// arena sizes the planner must reach, and runs of one model from several
+// threads at once, each compared with a serial run bit for bit.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/attn.h"
+#include "attn/attn.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <dlfcn.h>
+#include <memory>
+#include <thread>
+#include <vector>
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+namespace {
+
+const float ArenaBias[4] = {0.5f, -1.0f, 2.0f, 0.0f};
+const float Arena2Bias[4] = {10.0f, 20.0f, 30.0f, 40.0f};
+
+/// One call of the fake: x [S, 4] in, y [S, 6] out.
+struct ArenaCase {
+  ArenaCase(int64_t s, int seed) : xDims{s, 4}, yDims{s, 6} {
+    x.resize(s * 4);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] = float(int((i + seed) * 13 % 17) - 8) * 0.375f;
+    y.assign(s * 6, -99.0f);
+  }
+
+  std::vector<attn_tensor> inputs() {
+    return {{"x", ATTN_F32, 2, xDims.data(), x.data()}};
+  }
+  attn_status run(attn_model *m) {
+    auto in = inputs();
+    attn_tensor out{"y", ATTN_F32, 2, yDims.data(), y.data()};
+    return attn_model_run(m, in.data(), 1, &out, 1);
+  }
+
+  /// y as the model defines it. The inputs and biases are short binary
+  /// fractions, so every step is exact and equality is the right test.
+  float want(const float *bias, int64_t i, int c) const {
+    float t0a = x[i * 4 + c % 4] + bias[c % 4];
+    float t0b = x[i * 4 + (c + 1) % 4] + bias[(c + 1) % 4];
+    return (t0a + 2.0f * t0b) * 0.5f + x[i * 4 + c % 4];
+  }
+  bool correct(const float *bias) const {
+    for (int64_t i = 0; i < xDims[0]; ++i)
+      for (int c = 0; c < 6; ++c)
+        if (y[i * 6 + c] != want(bias, i, c))
+          return false;
+    return true;
+  }
+  void expectResult(const float *bias) const {
+    for (int64_t i = 0; i < xDims[0]; ++i)
+      for (int c = 0; c < 6; ++c)
+        ASSERT_EQ(y[i * 6 + c], want(bias, i, c))
+            << "y[" << i << ", " << c << "]";
+  }
+
+  std::vector<int64_t> xDims, yDims;
+  std::vector<float> x, y;
+};
+
+class ArenaTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_EQ(attn_model_load(FAKE_ARENA, &model), ATTN_OK)
+        << attn_last_error();
+  }
+  void TearDown() override { attn_model_free(model); }
+
+  attn_model *model = nullptr;
+};
+
+struct Sizes {
+  uint64_t arena = 0, largest = 0, temps = 0;
+};
+
+Sizes workspaceSize(attn_model *model, ArenaCase &c) {
+  Sizes s;
+  auto in = c.inputs();
+  EXPECT_EQ(attn_model_workspace_size(model, in.data(), 1, &s.arena, &s.largest,
+                                      &s.temps),
+            ATTN_OK)
+      << attn_last_error();
+  return s;
+}
+
+// Greedy by size, by hand. With S = 3: t0 48 bytes, t1 96, t2 72. t1 (the
+// largest) at 0; t2 lives with t1 (step 2): after it, at 128 (aligned);
+// t0 lives with t1 (step 1) but not with t2: also at 128. The arena ends at
+// 128 + 72 = 200, rounded to 256. The largest live set is step 2's,
+// t1 + t2 = 168; without reuse 48 + 96 + 72 = 216.
+TEST_F(ArenaTest, SizesFollowTheLifetimes) {
+  ArenaCase small(3, 0);
+  Sizes s = workspaceSize(model, small);
+  EXPECT_EQ(s.arena, 256u);
+  EXPECT_EQ(s.largest, 168u);
+  EXPECT_EQ(s.temps, 216u);
+
+  // S = 16: t0 256, t1 512, t2 384: t1 at 0, t2 and t0 at 512; the arena,
+  // 896, is the largest live set: t1 + t2.
+  ArenaCase large(16, 0);
+  s = workspaceSize(model, large);
+  EXPECT_EQ(s.arena, 896u);
+  EXPECT_EQ(s.largest, 896u);
+  EXPECT_EQ(s.temps, 1152u);
+
+  // Any pointer may be NULL; inputs are checked as for output dims.
+  auto in = large.inputs();
+  uint64_t arena = 0;
+  EXPECT_EQ(
+      attn_model_workspace_size(model, in.data(), 1, &arena, nullptr, nullptr),
+      ATTN_OK);
+  EXPECT_EQ(arena, 896u);
+  large.xDims[0] = 65;
+  EXPECT_EQ(
+      attn_model_workspace_size(model, in.data(), 1, &arena, nullptr, nullptr),
+      ATTN_ERROR_DIM_OUT_OF_BOUNDS);
+  EXPECT_THAT(std::string(attn_last_error()), HasSubstr("S <= 64"));
+  EXPECT_EQ(attn_model_workspace_size(nullptr, in.data(), 1, &arena, nullptr,
+                                      nullptr),
+            ATTN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(ArenaTest, CppWrapperReportsTheSameSizes) {
+  attn::Model m(FAKE_ARENA);
+  ArenaCase c(3, 0);
+  attn::WorkspaceSize w = m.workspaceSize(c.inputs());
+  EXPECT_EQ(w.arenaBytes, 256u);
+  EXPECT_EQ(w.largestLiveBytes, 168u);
+  EXPECT_EQ(w.tempBytes, 216u);
+}
+
+// The fake's kernels refuse views that overlap or are misaligned, so every
+// plan is checked by the runs as well as by their results.
+TEST_F(ArenaTest, RunsFollowTheShapeUpAndDown) {
+  for (int64_t s : {3, 16, 1, 64, 2, 16, 3, 64}) {
+    ArenaCase c(s, int(s));
+    ASSERT_EQ(c.run(model), ATTN_OK) << "S=" << s << ": " << attn_last_error();
+    c.expectResult(ArenaBias);
+  }
+}
+
+/// The test hooks of the fake library at `path`, which the runtime has
+/// loaded: found without loading it again.
+struct FakeHooks {
+  explicit FakeHooks(const char *path)
+      : handle(::dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {
+    if (!handle)
+      return;
+    awaitOverlap = reinterpret_cast<void (*)(int)>(
+        ::dlsym(handle, "fake_arena_await_overlap"));
+    maxConcurrentCalls = reinterpret_cast<int (*)()>(
+        ::dlsym(handle, "fake_arena_max_concurrent_calls"));
+  }
+  ~FakeHooks() {
+    if (handle)
+      ::dlclose(handle);
+  }
+  FakeHooks(const FakeHooks &) = delete;
+  FakeHooks &operator=(const FakeHooks &) = delete;
+
+  void *handle;
+  void (*awaitOverlap)(int) = nullptr;
+  int (*maxConcurrentCalls)() = nullptr;
+};
+
+/// The S of iteration `i` of thread `t`: every shape in 1..64, so threads
+/// often run different shapes at once.
+int64_t shapeOf(int t, int i) { return 1 + (t * 17 + i * 5) % 64; }
+
+// 4 threads on each of 2 models, all at once, each with its own inputs and
+// shapes: every result equals the serial run's bit for bit, and the fake
+// libraries saw their kernels run concurrently.
+TEST(ConcurrentRunTest, ThreadsShareAModelAndMatchSerialRuns) {
+  constexpr int Threads = 4, Iterations = 40;
+  const char *paths[2] = {FAKE_ARENA, FAKE_ARENA2};
+  attn_model *models[2] = {nullptr, nullptr};
+  for (int m = 0; m < 2; ++m)
+    ASSERT_EQ(attn_model_load(paths[m], &models[m]), ATTN_OK)
+        << attn_last_error();
+
+  // cases[m][t][i], run serially first to get the reference results.
+  std::vector<std::vector<std::vector<ArenaCase>>> cases(2);
+  std::vector<std::vector<std::vector<std::vector<float>>>> serial(2);
+  for (int m = 0; m < 2; ++m) {
+    cases[m].resize(Threads);
+    serial[m].resize(Threads);
+    for (int t = 0; t < Threads; ++t)
+      for (int i = 0; i < Iterations; ++i) {
+        cases[m][t].emplace_back(shapeOf(t, i), m * 1000 + t * 100 + i);
+        ArenaCase &c = cases[m][t].back();
+        ASSERT_EQ(c.run(models[m]), ATTN_OK) << attn_last_error();
+        if (t == 0 && i == 0) // the reference is right
+          c.expectResult(m ? Arena2Bias : ArenaBias);
+        serial[m][t].push_back(c.y);
+        c.y.assign(c.y.size(), -99.0f);
+      }
+  }
+  // From here on, kernel calls wait (a little) for each other to overlap.
+  std::vector<std::unique_ptr<FakeHooks>> hooks;
+  for (const char *path : paths) {
+    hooks.push_back(std::make_unique<FakeHooks>(path));
+    ASSERT_TRUE(hooks.back()->awaitOverlap && hooks.back()->maxConcurrentCalls)
+        << path << " lacks its test hooks";
+    hooks.back()->awaitOverlap(20);
+  }
+
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int m = 0; m < 2; ++m)
+    for (int t = 0; t < Threads; ++t)
+      threads.emplace_back([&, m, t] {
+        for (ArenaCase &c : cases[m][t])
+          if (c.run(models[m]) != ATTN_OK)
+            ++failures;
+      });
+  for (std::thread &th : threads)
+    th.join();
+  EXPECT_EQ(failures.load(), 0);
+
+  for (int m = 0; m < 2; ++m)
+    for (int t = 0; t < Threads; ++t)
+      for (int i = 0; i < Iterations; ++i) {
+        const std::vector<float> &got = cases[m][t][i].y;
+        const std::vector<float> &want = serial[m][t][i];
+        ASSERT_EQ(got.size(), want.size());
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0)
+            << paths[m] << " thread " << t << " iteration " << i
+            << " S=" << shapeOf(t, i);
+      }
+  for (int m = 0; m < 2; ++m)
+    EXPECT_GE(hooks[m]->maxConcurrentCalls(), 2)
+        << paths[m] << ": its kernels never ran concurrently";
+  for (attn_model *model : models)
+    attn_model_free(model);
+}
+
+// A failing run gives its workspace back: later runs, concurrent or not,
+// still work.
+TEST(ConcurrentRunTest, ErrorsStayWithTheirThread) {
+  attn::Model m(FAKE_ARENA);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        ArenaCase c(1 + (t + i) % 8, t);
+        if (t % 2) { // a bad shape: the message must be this thread's own
+          c.yDims[1] = 5;
+          if (c.run(m.get()) != ATTN_ERROR_SHAPE_MISMATCH ||
+              !std::strstr(attn_last_error(), "output 'y' has dims"))
+            ++wrong;
+        } else if (c.run(m.get()) != ATTN_OK || !c.correct(ArenaBias)) {
+          ++wrong;
+        }
+      }
+    });
+  for (std::thread &th : threads)
+    th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  ArenaCase c(5, 1);
+  ASSERT_EQ(c.run(m.get()), ATTN_OK) << attn_last_error();
+  c.expectResult(ArenaBias);
+}
+
+} // namespace

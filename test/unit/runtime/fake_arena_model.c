@@ -1,0 +1,255 @@
+/*===- test/unit/runtime/fake_arena_model.c - Temps with known lifetimes --===*
+ *
+ * A hand-written model library whose "run" entry is a chain of temps, so
+ * which of them may share memory is known by hand:
+ *   step 0  t0 = x + bias                  t0: [S, 4]   lives in steps 0-1
+ *   step 1  t1 = [t0; 2 * t0]              t1: [2*S, 4] lives in steps 1-2
+ *   step 2  t2[i, c] = t1[i, c % 4] + t1[S + i, (c + 1) % 4]
+ *                                          t2: [S, 6]   lives in steps 2-3
+ *   step 3  y[i, c] = t2[i, c] * 0.5 + x[i, c % 4]      y: [S, 6]
+ * with x: [S, 4], S <= 64: t0 and t2 may share memory, t1 may share with
+ * neither. Every kernel refuses a result that overlaps an argument, and
+ * temps that are not 64-byte aligned, so a planner that lets live temps
+ * share memory fails its call.
+ *
+ * For the concurrency tests, every kernel call counts itself in an atomic;
+ * fake_arena_max_concurrent_calls() (exported) returns the most calls seen
+ * at once. Once a test calls fake_arena_await_overlap(n) (exported), until
+ * two calls have overlapped, a call waits up to 200 ms for another to begin
+ * (at most n calls wait): a runtime that runs calls concurrently is seen to,
+ * however the threads are scheduled, and one that serialises them costs
+ * the test at most n * 200 ms.
+ *
+ * Build variant: FAKE_VARIANT=2 (another name and bias).
+ *
+ *===----------------------------------------------------------------------===*/
+#define _POSIX_C_SOURCE 199309L
+#include "attn/model_abi.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#if FAKE_VARIANT == 2
+#define FAKE_NAME "fake_arena2"
+#define FAKE_BIAS 10.0f, 20.0f, 30.0f, 40.0f
+#else
+#define FAKE_NAME "fake_arena"
+#define FAKE_BIAS 0.5f, -1.0f, 2.0f, 0.0f
+#endif
+
+#define SYM(s)                                                                 \
+  {                                                                            \
+    0, 1, {                                                                    \
+      { (s), 1 }                                                               \
+    }                                                                          \
+  }
+#define CONST(n)                                                               \
+  {                                                                            \
+    (n), 0, {                                                                  \
+      { 0, 0 }                                                                 \
+    }                                                                          \
+  }
+
+static const float constants[16] __attribute__((aligned(64))) = {FAKE_BIAS};
+
+enum { SYM_S };
+static const attn_model_symbol symbols[] = {{"S", 64}};
+
+static const attn_model_dim dims_s4[] = {SYM(SYM_S), CONST(4)};
+static const attn_model_dim dims_2s4[] = {{0, 1, {{SYM_S, 2}}}, CONST(4)};
+static const attn_model_dim dims_s6[] = {SYM(SYM_S), CONST(6)};
+static const attn_model_dim dims_4[] = {CONST(4)};
+
+enum { BUF_X, BUF_BIAS, BUF_T0, BUF_T1, BUF_T2, BUF_Y };
+static const attn_model_buffer buffers[] = {
+    {ATTN_MODEL_BUFFER_INPUT, 0, ATTN_MODEL_F32, 2, dims_s4, 0},
+    {ATTN_MODEL_BUFFER_CONSTANT, -1, ATTN_MODEL_F32, 1, dims_4, 0},
+    {ATTN_MODEL_BUFFER_TEMP, -1, ATTN_MODEL_F32, 2, dims_s4, 0},
+    {ATTN_MODEL_BUFFER_TEMP, -1, ATTN_MODEL_F32, 2, dims_2s4, 0},
+    {ATTN_MODEL_BUFFER_TEMP, -1, ATTN_MODEL_F32, 2, dims_s6, 0},
+    {ATTN_MODEL_BUFFER_OUTPUT, 0, ATTN_MODEL_F32, 2, dims_s6, 0},
+};
+static const attn_model_tensor inputs[] = {{"x", BUF_X}};
+static const attn_model_tensor outputs[] = {{"y", BUF_Y}};
+
+enum { K_ADD_BIAS, K_DUP, K_FOLD, K_OUT };
+static const attn_model_kernel kernels[] = {
+    {"add_bias", 2, 1}, {"dup", 1, 1}, {"fold", 1, 1}, {"out", 2, 1}};
+
+static const int32_t args_add_bias[] = {BUF_X, BUF_BIAS, BUF_T0};
+static const int32_t args_dup[] = {BUF_T0, BUF_T1};
+static const int32_t args_fold[] = {BUF_T1, BUF_T2};
+static const int32_t args_out[] = {BUF_T2, BUF_X, BUF_Y};
+static const attn_model_step steps[] = {{K_ADD_BIAS, 3, args_add_bias},
+                                        {K_DUP, 2, args_dup},
+                                        {K_FOLD, 2, args_fold},
+                                        {K_OUT, 3, args_out}};
+
+static const attn_model_entry entries[] = {
+    {"run", 1, inputs, 1, outputs, 6, buffers, 4, steps}};
+
+static _Thread_local attn_model_context *context;
+
+static int32_t fail(const char *message) {
+  snprintf(context->error, context->error_size, "%s", message);
+  return -1;
+}
+
+static int64_t bytes(const attn_model_view *v) {
+  int64_t n = 4;
+  for (int32_t i = 0; i < v->rank; ++i)
+    n *= v->dims[i];
+  return n;
+}
+
+/* Whether two views' bytes overlap (a planner sharing live memory). */
+static int overlap(const attn_model_view *a, const attn_model_view *b) {
+  uintptr_t pa = (uintptr_t)a->data, pb = (uintptr_t)b->data;
+  return pa < pb + (uintptr_t)bytes(b) && pb < pa + (uintptr_t)bytes(a);
+}
+
+static int shaped(const attn_model_view *v, int64_t rows, int64_t cols) {
+  return v->rank == 2 && v->dims[0] == rows && v->dims[1] == cols;
+}
+
+static int32_t add_bias(const attn_model_view *a) {
+  int64_t s = a[0].dims[0];
+  if (!shaped(&a[0], s, 4) || a[1].rank != 1 || !shaped(&a[2], s, 4))
+    return fail("add_bias: views of the wrong shape");
+  const float *x = a[0].data, *bias = a[1].data;
+  float *t0 = a[2].data;
+  for (int64_t i = 0; i < s * 4; ++i)
+    t0[i] = x[i] + bias[i % 4];
+  return 0;
+}
+
+static int32_t dup(const attn_model_view *a) {
+  int64_t s = a[0].dims[0];
+  if (!shaped(&a[0], s, 4) || !shaped(&a[1], 2 * s, 4))
+    return fail("dup: views of the wrong shape");
+  const float *t0 = a[0].data;
+  float *t1 = a[1].data;
+  for (int64_t i = 0; i < s * 4; ++i) {
+    t1[i] = t0[i];
+    t1[s * 4 + i] = 2.0f * t0[i];
+  }
+  return 0;
+}
+
+static int32_t fold(const attn_model_view *a) {
+  int64_t s = a[1].dims[0];
+  if (!shaped(&a[0], 2 * s, 4) || !shaped(&a[1], s, 6))
+    return fail("fold: views of the wrong shape");
+  const float *t1 = a[0].data;
+  float *t2 = a[1].data;
+  for (int64_t i = 0; i < s; ++i)
+    for (int c = 0; c < 6; ++c)
+      t2[i * 6 + c] = t1[i * 4 + c % 4] + t1[(s + i) * 4 + (c + 1) % 4];
+  return 0;
+}
+
+static int32_t out(const attn_model_view *a) {
+  int64_t s = a[0].dims[0];
+  if (!shaped(&a[0], s, 6) || !shaped(&a[1], s, 4) || !shaped(&a[2], s, 6))
+    return fail("out: views of the wrong shape");
+  const float *t2 = a[0].data, *x = a[1].data;
+  float *y = a[2].data;
+  for (int64_t i = 0; i < s; ++i)
+    for (int c = 0; c < 6; ++c)
+      y[i * 6 + c] = t2[i * 6 + c] * 0.5f + x[i * 4 + c % 4];
+  return 0;
+}
+
+static atomic_int active, max_active, waits_left;
+
+/* Counts this call among those running now; until two have overlapped,
+ * gives another call up to 200 ms to begin. */
+static void enter(void) {
+  int now = atomic_fetch_add(&active, 1) + 1;
+  int seen = atomic_load(&max_active);
+  while (now > seen && !atomic_compare_exchange_weak(&max_active, &seen, now))
+    ;
+  if (atomic_load(&max_active) >= 2 || atomic_fetch_sub(&waits_left, 1) <= 0)
+    return;
+  struct timespec tenth = {0, 100000};
+  for (int i = 0; i < 2000 && atomic_load(&max_active) < 2; ++i)
+    nanosleep(&tenth, NULL);
+}
+
+__attribute__((visibility("default"))) void fake_arena_await_overlap(int n) {
+  atomic_store(&max_active, 0);
+  atomic_store(&waits_left, n);
+}
+
+__attribute__((visibility("default"))) int
+fake_arena_max_concurrent_calls(void) {
+  return atomic_load(&max_active);
+}
+
+static int32_t call(int32_t kernel, int32_t num_args,
+                    const attn_model_view *args) {
+  if (kernel < 0 || kernel > K_OUT ||
+      num_args != kernels[kernel].num_inputs + kernels[kernel].num_outputs)
+    return fail("run_kernel: unknown kernel or wrong argument count");
+  /* Which arguments of each kernel are temps: only those are the runtime's
+   * to align (the caller's x and y are not). */
+  static const unsigned temps[] = {1u << 2, 3u, 3u, 1u};
+  for (int32_t i = 0; i < num_args; ++i) {
+    if (args[i].dtype != ATTN_MODEL_F32 || !args[i].data)
+      return fail("run_kernel: view of the wrong dtype or without data");
+    if ((temps[kernel] >> i & 1) && (uintptr_t)args[i].data % 64)
+      return fail("run_kernel: a temp not 64-byte aligned");
+  }
+  const attn_model_view *result = &args[num_args - 1];
+  for (int32_t i = 0; i < num_args - 1; ++i)
+    if (overlap(&args[i], result))
+      return fail("run_kernel: an argument overlaps the result");
+  switch (kernel) {
+  case K_ADD_BIAS:
+    return add_bias(args);
+  case K_DUP:
+    return dup(args);
+  case K_FOLD:
+    return fold(args);
+  default:
+    return out(args);
+  }
+}
+
+static int32_t run_kernel(attn_model_context *ctx, int32_t kernel,
+                          int32_t num_args, const attn_model_view *args) {
+  context = ctx;
+  if (!ctx || !ctx->error || ctx->error_size == 0)
+    return -1;
+  enter();
+  int32_t status = call(kernel, num_args, args);
+  atomic_fetch_sub(&active, 1);
+  return status;
+}
+
+static void set_num_threads(int32_t threads) { (void)threads; }
+
+static const attn_model_desc descriptor = {
+    .magic = ATTN_MODEL_MAGIC,
+    .abi_version = ATTN_MODEL_ABI_VERSION,
+    .compiler_version = "fake-compiler 1.0",
+    .model_name = FAKE_NAME,
+    .target = "host",
+    .num_symbols = 1,
+    .symbols = symbols,
+    .constants = (const uint8_t *)constants,
+    .constants_size = sizeof constants,
+    .num_kernels = 4,
+    .kernels = kernels,
+    .num_entries = 1,
+    .entries = entries,
+    .run_kernel = run_kernel,
+    .set_num_threads = set_num_threads,
+};
+
+__attribute__((visibility("default"))) const attn_model_desc *
+attn_model_descriptor_v2(void) {
+  return &descriptor;
+}
