@@ -6,6 +6,7 @@
 #include "schedules/AutoSchedule.h"
 #include "schedules/CpuSchedules.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Path.h"
 
 #include <algorithm>
 
@@ -74,27 +75,47 @@ FailureOr<KernelEstimates> estimateKernel(attn::KernelOp kernel) {
 
 const char *autoschedulerName() { return schedules::autoschedulerName(); }
 
-llvm::Expected<std::string> resolveTarget(llvm::StringRef name) {
-  auto bad = [&](const llvm::Twine &why) {
+std::string KernelTarget::joined() const {
+  std::string s;
+  for (const std::string &t : halideTargets)
+    s += (s.empty() ? "" : ",") + t;
+  return s;
+}
+
+llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name) {
+  auto bad = [&](llvm::StringRef which, const llvm::Twine &why) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        "unknown target '" + name + "': " + why +
-            "; use 'host' or a Halide target such as x86-64-linux-avx2 or "
-            "x86-64-linux-avx512");
+        "unknown target '" + which + "': " + why +
+            "; use 'host', a Halide target such as x86-64-linux-avx2 or "
+            "x86-64-linux-avx512, a comma-separated list of them (most "
+            "capable first), or " +
+            kMultiTargetName + " (AVX-512 and AVX2)");
   };
   Halide::Target host = Halide::get_host_target();
   if (name == "host")
-    return host.to_string();
-  if (!Halide::Target::validate_target_string(name.str()))
-    return bad("not a Halide target string");
-  Halide::Target target(name.str());
-  if (target.arch != host.arch || target.bits != host.bits ||
-      target.os != host.os)
-    return bad("it is not this machine's architecture and OS (" +
-               host.to_string() + "), so the library could not be linked here");
-  if (target.has_gpu_feature())
-    return bad("GPU targets are not supported yet");
-  return target.to_string();
+    return std::vector<std::string>{host.to_string()};
+  std::string list = name.str();
+  if (name == kMultiTargetName)
+    list = "x86-64-linux-avx512_skylake,x86-64-linux-avx2-fma-f16c-sse41";
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(list).split(parts, ',');
+  std::vector<std::string> targets;
+  for (llvm::StringRef part : parts) {
+    part = part.trim();
+    if (!Halide::Target::validate_target_string(part.str()))
+      return bad(part, "not a Halide target string");
+    Halide::Target target(part.str());
+    if (target.arch != host.arch || target.bits != host.bits ||
+        target.os != host.os)
+      return bad(part, "it is not this machine's architecture and OS (" +
+                           host.to_string() +
+                           "), so the library could not be linked here");
+    if (target.has_gpu_feature())
+      return bad(part, "GPU targets are not supported yet");
+    targets.push_back(target.to_string());
+  }
+  return targets;
 }
 
 /// The kernel's Halide pipeline, scheduled for `target`, and its arguments.
@@ -104,20 +125,25 @@ struct ScheduledKernel {
   Halide::Target target;
 };
 
-/// Builds and schedules `kernel`; Halide errors propagate as exceptions.
+/// `name` as kernels are compiled for it. The runtime passes each call's
+/// context (errors, later devices) as Halide's user context.
+Halide::Target kernelTarget(const std::string &name) {
+  return Halide::Target(name)
+      .with_feature(Halide::Target::NoRuntime)
+      .with_feature(Halide::Target::UserContext);
+}
+
+/// Builds and schedules `kernel` for one Halide target; Halide errors
+/// propagate as exceptions.
 FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
-                                          const KernelTarget &target) {
+                                          ScheduleKind schedule,
+                                          const Halide::Target &halideTarget) {
   std::vector<Halide::ImageParam> params;
   schedules::KernelStages stages;
   if (failed(buildAlgorithm(kernel, params, stages)))
     return failure();
-  // The runtime passes each call's context (errors, later devices) as
-  // Halide's user context.
-  Halide::Target halideTarget = Halide::Target(target.halideTarget)
-                                    .with_feature(Halide::Target::NoRuntime)
-                                    .with_feature(Halide::Target::UserContext);
   Halide::Pipeline pipeline(stages.outputs);
-  switch (target.schedule) {
+  switch (schedule) {
   case ScheduleKind::Hand:
     schedules::scheduleHand(stages, halideTarget);
     break;
@@ -143,27 +169,63 @@ FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
       pipeline, {params.begin(), params.end()}, halideTarget};
 }
 
-LogicalResult compileKernel(attn::KernelOp kernel, const KernelTarget &target,
-                            llvm::StringRef fnName,
-                            llvm::StringRef objectPath) {
+namespace {
+/// Thrown out of Halide's module factory when scheduling failed; the
+/// diagnostic is already reported.
+struct ScheduleFailed {};
+} // namespace
+
+FailureOr<std::vector<std::string>>
+compileKernel(attn::KernelOp kernel, const KernelTarget &target,
+              llvm::StringRef fnName, llvm::StringRef objectPath) {
   try {
-    FailureOr<ScheduledKernel> k = scheduleKernel(kernel, target);
-    if (failed(k))
-      return failure();
-    k->pipeline.compile_to({{Halide::OutputFileType::object, objectPath.str()}},
-                           k->args, fnName.str(), k->target);
+    if (target.halideTargets.size() == 1) {
+      FailureOr<ScheduledKernel> k = scheduleKernel(
+          kernel, target.schedule, kernelTarget(target.baseline()));
+      if (failed(k))
+        return failure();
+      k->pipeline.compile_to(
+          {{Halide::OutputFileType::object, objectPath.str()}}, k->args,
+          fnName.str(), k->target);
+      return std::vector<std::string>{objectPath.str()};
+    }
+    // One object per target ("<object>-v<i>.o") and a wrapper choosing one
+    // by the CPU's features ("<object>_wrapper.o").
+    std::vector<Halide::Target> targets;
+    std::vector<std::string> suffixes, objects;
+    llvm::StringRef stem = objectPath.drop_back(
+        llvm::sys::path::extension(objectPath).size());
+    for (auto [i, name] : llvm::enumerate(target.halideTargets)) {
+      targets.push_back(kernelTarget(name));
+      suffixes.push_back("v" + std::to_string(i));
+      objects.push_back((stem + "-" + suffixes.back() + ".o").str());
+    }
+    objects.push_back((stem + "_wrapper.o").str());
+    Halide::compile_multitarget(
+        fnName.str(), {{Halide::OutputFileType::object, objectPath.str()}},
+        targets, suffixes,
+        [&](const std::string &name, const Halide::Target &t) {
+          FailureOr<ScheduledKernel> k =
+              scheduleKernel(kernel, target.schedule, t);
+          if (failed(k))
+            throw ScheduleFailed();
+          return k->pipeline.compile_to_module(k->args, name, t);
+        });
+    return objects;
+  } catch (const ScheduleFailed &) {
+    return failure();
   } catch (const Halide::Error &e) {
     return kernel.emitError("Halide failed to compile kernel ")
            << kernel.getSymName() << ": " << e.what();
   }
-  return success();
 }
 
 LogicalResult lowerKernelToStmt(attn::KernelOp kernel,
                                 const KernelTarget &target,
                                 llvm::StringRef stmtPath) {
   try {
-    FailureOr<ScheduledKernel> k = scheduleKernel(kernel, target);
+    FailureOr<ScheduledKernel> k = scheduleKernel(
+        kernel, target.schedule, kernelTarget(target.baseline()));
     if (failed(k))
       return failure();
     k->pipeline.compile_to_lowered_stmt(
@@ -179,7 +241,7 @@ llvm::Error compileHalideRuntime(const KernelTarget &target,
                                  llvm::StringRef objectPath) {
   try {
     Halide::compile_standalone_runtime(objectPath.str(),
-                                       Halide::Target(target.halideTarget));
+                                       Halide::Target(target.baseline()));
   } catch (const Halide::Error &e) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "Halide failed to compile its runtime: %s",
@@ -191,7 +253,7 @@ llvm::Error compileHalideRuntime(const KernelTarget &target,
 int64_t weightPanelWidth(const KernelTarget &target) {
   if (target.schedule != ScheduleKind::Hand)
     return 0;
-  return schedules::gemmPanelWidth(Halide::Target(target.halideTarget));
+  return schedules::gemmPanelWidth(Halide::Target(target.baseline()));
 }
 
 } // namespace attnc::codegen

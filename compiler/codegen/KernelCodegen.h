@@ -18,6 +18,7 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace attnc::codegen {
 
@@ -28,38 +29,53 @@ namespace attnc::codegen {
 enum class ScheduleKind { Hand, Auto, Naive, Layout };
 
 struct KernelTarget {
-  /// A full Halide target string, e.g. "x86-64-linux-avx2-fma-sse41".
-  std::string halideTarget;
+  /// Full Halide target strings, e.g. "x86-64-linux-avx2-fma-sse41", most
+  /// capable first. With more than one, every kernel is compiled once per
+  /// target and picks its variant by the CPU it runs on (Halide's
+  /// multitarget); the last, the baseline, is what a CPU must have.
+  std::vector<std::string> halideTargets;
   ScheduleKind schedule = ScheduleKind::Hand;
+
+  const std::string &baseline() const { return halideTargets.back(); }
+  /// "a,b": the targets as the library's descriptor records them.
+  std::string joined() const;
 };
 
 /// The Halide autoscheduler behind ScheduleKind::Auto, e.g. "Mullapudi2016".
 const char *autoschedulerName();
 
-/// "host" or a Halide target string (e.g. "x86-64-linux-avx2"), checked and
-/// completed into a full target string; the error lists the accepted forms.
-llvm::Expected<std::string> resolveTarget(llvm::StringRef name);
+/// The portable x86-64 build: AVX-512 (Skylake) and AVX2 variants of every
+/// kernel, for the CPUs our machines have.
+constexpr llvm::StringLiteral kMultiTargetName = "x86-64-multi";
 
-/// Compiles `kernel` to `objectPath`, defining `fnName` and `fnName_argv`.
-/// Errors (including Halide's) are reported as diagnostics at the kernel.
-mlir::LogicalResult compileKernel(mlir::attn::KernelOp kernel,
-                                  const KernelTarget &target,
-                                  llvm::StringRef fnName,
-                                  llvm::StringRef objectPath);
+/// "host", a Halide target string (e.g. "x86-64-linux-avx2"), a comma-
+/// separated list of them (most capable first) or kMultiTargetName, checked
+/// and completed into full target strings; the error lists the accepted
+/// forms.
+llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name);
 
-/// Writes Halide's lowered statement of `kernel`, scheduled for `target`, to
-/// `stmtPath` as text (attnc --emit=halide-stmt).
+/// Compiles `kernel` into object files beside `objectPath` (one per target
+/// and a dispatching wrapper when there are several), defining `fnName` and
+/// `fnName_argv`; returns the files. Errors (including Halide's) are
+/// reported as diagnostics at the kernel.
+mlir::FailureOr<std::vector<std::string>>
+compileKernel(mlir::attn::KernelOp kernel, const KernelTarget &target,
+              llvm::StringRef fnName, llvm::StringRef objectPath);
+
+/// Writes Halide's lowered statement of `kernel`, scheduled for `target`'s
+/// baseline, to `stmtPath` as text (attnc --emit=halide-stmt).
 mlir::LogicalResult lowerKernelToStmt(mlir::attn::KernelOp kernel,
                                       const KernelTarget &target,
                                       llvm::StringRef stmtPath);
 
-/// Compiles the one Halide runtime the kernels of a model share.
+/// Compiles the one Halide runtime the kernels of a model share, for the
+/// baseline target.
 llvm::Error compileHalideRuntime(const KernelTarget &target,
                                  llvm::StringRef objectPath);
 
 /// Output features per packed weight panel that `target`'s GEMM schedule
-/// reads (the pipeline's AttnPipelineOptions::panelWidth); 0 for schedules
-/// that read plain [in, out] weights.
+/// reads (the pipeline's AttnPipelineOptions::panelWidth), the baseline's
+/// for all variants; 0 for schedules that read plain [in, out] weights.
 int64_t weightPanelWidth(const KernelTarget &target);
 
 } // namespace attnc::codegen

@@ -77,13 +77,14 @@ private:
         llvm::errs() << "[" << compiled.size() << "/" << distinct.size()
                      << "] kernel " << attn::KernelOp(kernel.op).getSymName()
                      << "\n";
-      objects.push_back(tmp.file(kernel.fnName + ".o"));
       codegen::KernelTarget target = options.target;
       if (kernel.forInit)
         target.schedule = codegen::ScheduleKind::Layout;
-      if (failed(codegen::compileKernel(kernel.op, target, kernel.fnName,
-                                        objects.back())))
+      FailureOr<std::vector<std::string>> written = codegen::compileKernel(
+          kernel.op, target, kernel.fnName, tmp.file(kernel.fnName + ".o"));
+      if (failed(written))
         return failure();
+      objects.insert(objects.end(), written->begin(), written->end());
     }
     if (options.verbose)
       llvm::errs() << "attnc: compiled " << compiled.size()
@@ -96,7 +97,7 @@ private:
     if (llvm::Error err =
             codegen::compileHalideRuntime(options.target, objects.back()))
       return emitError(loc) << "cannot compile the Halide runtime for target '"
-                            << options.target.halideTarget
+                            << options.target.baseline()
                             << "': " << llvm::toString(std::move(err));
     return success();
   }
@@ -117,7 +118,7 @@ private:
 
   /// plan.c, the version script and, when embedded, the constants object.
   LogicalResult writeSources(std::vector<std::string> &inputs) {
-    PlanSourceInfo info{options.compilerVersion, options.target.halideTarget,
+    PlanSourceInfo info{options.compilerVersion, options.target.joined(),
                         !constants.empty()};
     inputs.push_back(tmp.file("plan.c"));
     if (failed(writeFile(inputs.back(), emitPlanSource(plan, info))))

@@ -21,6 +21,7 @@ constexpr llvm::StringLiteral kConstantsSymbol = "attn_constants";
 
 struct PlanSourceInfo {
   std::string compilerVersion;
+  /// The Halide targets, comma-separated, most capable first.
   std::string halideTarget;
   /// The constants block is linked in (kConstantsSymbol); otherwise the
   /// runtime allocates it and the "init" entry fills it.

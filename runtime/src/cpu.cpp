@@ -96,8 +96,11 @@ bool contains(const std::vector<std::string> &list, const std::string &s) {
 
 } // namespace
 
-std::vector<std::string> missingCpuFeatures(const std::string &target) {
+std::vector<std::string> missingCpuFeatures(const std::string &targets) {
   std::vector<std::string> missing;
+  // A multi-target library lists its targets most capable first; each of
+  // its kernels runs the best one this CPU has, so it needs only the last.
+  std::string target = targets.substr(targets.rfind(',') + 1);
   if (!isX86(target))
     return missing;
   std::vector<std::string> have = cpuFeatures();

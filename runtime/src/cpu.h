@@ -17,7 +17,8 @@ namespace attn::rt {
 /// The CPU features (`avx512f`, `avx2`, ...) that the x86 Halide target
 /// string `target` needs and this CPU lacks, in a fixed order; empty when it
 /// runs here, for other architectures, and for features this table does not
-/// know (they are not checked). The environment variable ATTN_CPU_FEATURES, a
+/// know (they are not checked). A comma-separated list of targets (a
+/// multi-target library, most capable first) needs what its last one needs. The environment variable ATTN_CPU_FEATURES, a
 /// comma-separated list such as "sse4.1,avx,avx2,fma,f16c", replaces the
 /// detected features: a test hook that simulates an older CPU.
 std::vector<std::string> missingCpuFeatures(const std::string &target);

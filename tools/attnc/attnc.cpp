@@ -79,8 +79,10 @@ cl::opt<std::string>
                 cl::value_desc("file.safetensors"), cl::cat(attncCategory));
 cl::opt<std::string>
     targetName("target", cl::init("host"),
-               cl::desc("'host' or a Halide target string such as "
-                        "x86-64-linux-avx2"),
+               cl::desc("'host', a Halide target string such as "
+                        "x86-64-linux-avx2, a comma-separated list of them "
+                        "(most capable first), or x86-64-multi (AVX-512 "
+                        "and AVX2 variants of every kernel)"),
                cl::cat(attncCategory));
 const std::string autoScheduleHelp =
     std::string("Halide's ") + attnc::codegen::autoschedulerName() +
@@ -224,7 +226,7 @@ int printHalideStmts(func::FuncOp model,
 }
 
 int run() {
-  llvm::Expected<std::string> target =
+  llvm::Expected<std::vector<std::string>> target =
       attnc::codegen::resolveTarget(targetName);
   if (!target)
     return fail(llvm::toString(target.takeError()));

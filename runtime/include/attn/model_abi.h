@@ -170,7 +170,10 @@ typedef struct attn_model_desc {
   uint32_t abi_version; /* ATTN_MODEL_ABI_VERSION */
   const char *compiler_version;
   const char *model_name;
-  const char *target; /* Halide target string the kernels were built for */
+  /* Halide target string the kernels were built for; for a multi-target
+   * library, a comma-separated list, most capable first, of which the CPU
+   * must support the last (each kernel dispatches to the best it has). */
+  const char *target;
 
   int32_t num_symbols;
   const attn_model_symbol *symbols;
