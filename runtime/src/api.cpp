@@ -220,6 +220,17 @@ ATTN_API attn_status attn_model_output_info(const attn_model *model,
   return tensorInfo(model, index, false, info, "attn_model_output_info");
 }
 
+ATTN_API attn_status attn_model_set_step_callback(attn_model *model,
+                                                  attn_step_callback callback,
+                                                  void *user) {
+  if (!model)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_model_set_step_callback: needs a model");
+  model->stepCallback = callback;
+  model->stepUser = callback ? user : nullptr;
+  return ATTN_OK;
+}
+
 ATTN_API attn_status attn_model_set_threads(attn_model *model,
                                             int32_t threads) {
   if (!model || threads < 0)

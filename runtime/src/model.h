@@ -121,6 +121,10 @@ struct attn_model {
   /// Loaded with ATTN_LOAD_DESCRIBE_ONLY: no weights, no constants, no runs.
   bool describeOnly = false;
 
+  /// attn_model_set_step_callback: told of each kernel call of "run".
+  attn_step_callback stepCallback = nullptr;
+  void *stepUser = nullptr;
+
   /// Workspaces of "run" not in use. A run takes one (or makes one when all
   /// are busy) and gives it back, so concurrent runs never share an arena;
   /// the mutex guards only the list, never a kernel.

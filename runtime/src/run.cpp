@@ -8,6 +8,7 @@
 #include "model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <limits>
 #include <new>
@@ -366,8 +367,19 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
     // Per call, so concurrent calls never share an error buffer.
     char error[1024] = "";
     attn_model_context context{error, sizeof error};
-    if (d.run_kernel(&context, step.kernel, step.num_args,
-                     state.views.data()) != 0) {
+    bool timed = model.stepCallback && &entry == model.run;
+    auto start = timed ? std::chrono::steady_clock::now()
+                       : std::chrono::steady_clock::time_point();
+    int32_t status =
+        d.run_kernel(&context, step.kernel, step.num_args, state.views.data());
+    if (timed && status == 0) {
+      std::chrono::duration<double> took =
+          std::chrono::steady_clock::now() - start;
+      attn_step_event event{s, entry.num_steps, d.kernels[step.kernel].name,
+                            took.count()};
+      model.stepCallback(model.stepUser, &event);
+    }
+    if (status != 0) {
       error[sizeof error - 1] = '\0';
       return fail(ATTN_ERROR_KERNEL_FAILED,
                   "model '" + std::string(d.model_name) + "': " + what + " '" +

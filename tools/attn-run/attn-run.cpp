@@ -2,7 +2,8 @@
 //
 // attn-run lib.so [--weights w.safetensors]
 //         --inputs in.safetensors | --random B=1,S=128
-//         [--outputs out.safetensors] [--threads N] [--bench N] [--info]
+//         [--outputs out.safetensors] [--threads N] [--bench N] [--profile]
+//         [--info]
 //
 // Loads a model (reading its weights from --weights when it was built without
 // them), feeds it its inputs by name from a safetensors file (or random ones),
@@ -12,6 +13,7 @@
 // alone loads the model only to describe it, so needs no weights file.
 //
 //===----------------------------------------------------------------------===//
+#include "Profile.h"
 #include "attn/attn.h"
 #include "attn/dtypes.h"
 #include "attn/safetensors.h"
@@ -38,7 +40,8 @@ namespace {
 const char *Usage =
     "usage: attn-run lib.so [--weights w.safetensors]\n"
     "                [--inputs in.safetensors | --random B=1,S=128]\n"
-    "                [--outputs out.safetensors] [--threads N] [--bench N]\n"
+    "                [--outputs out.safetensors] [--threads N] [--bench N] "
+    "[--profile]\n"
     "                [--info] [--version]\n"
     "  --weights F    read the model's weights from safetensors file F at "
     "load\n"
@@ -53,13 +56,18 @@ const char *Usage =
     "  --threads N    size the model's thread pool (0: its default)\n"
     "  --bench N      run N more times after one warm-up; print median and "
     "min\n"
+    "                 and tokens/s (tokens: the first input's dynamic dims, "
+    "B x S)\n"
+    "  --profile      time every kernel of the --bench runs (or of one run) "
+    "and\n"
+    "                 print ms and % per kind of kernel\n"
     "  --info         print the model's inputs and outputs; alone, without\n"
     "                 --weights, the model is loaded only to be described\n"
-    "With --inputs or --random, the summary (and --info or --bench) also "
-    "gives\n"
-    "the workspace: the arena the temporaries take, planned by lifetime; the\n"
-    "largest set of them alive at once; and their sum (one buffer each).\n"
     "  --version      print the version and the model ABI this runtime reads\n"
+    "With --inputs or --random, the summary (and --info, --bench and\n"
+    "--profile) also gives the workspace: the arena the temporaries take,\n"
+    "planned by lifetime; the largest set of them alive at once; and their\n"
+    "sum (one buffer each).\n"
     "Options take their value as the next argument or after '=' "
     "(--threads=2).\n";
 
@@ -75,6 +83,7 @@ struct Options {
   std::map<std::string, int64_t> random;
   int threads = -1;
   int bench = 0;
+  bool profile = false;
   bool info = false;
 };
 
@@ -142,6 +151,8 @@ Options parseArgs(int argc, char **argv) {
       o.threads = parseCount(a, value(), 0);
     else if (a == "--bench")
       o.bench = parseCount(a, value(), 1);
+    else if (a == "--profile")
+      o.profile = true;
     else if (a == "--random")
       o.random = parseBindings(value());
     else if (a == "--info")
@@ -172,8 +183,8 @@ Options parseArgs(int argc, char **argv) {
     throw Failure{std::string("nothing to do: give --inputs or --random (to "
                               "run) or --info\n") +
                   Usage};
-  if (!running && (!o.outputs.empty() || o.bench))
-    throw Failure{"--outputs and --bench need --inputs or --random"};
+  if (!running && (!o.outputs.empty() || o.bench || o.profile))
+    throw Failure{"--outputs, --bench and --profile need --inputs or --random"};
   return o;
 }
 
@@ -359,13 +370,29 @@ std::string bytesString(uint64_t bytes) {
   return fmt::format("{:.1f} {}", v, units[unit]);
 }
 
-void printWorkspace(const attn_model *model,
-                    const std::vector<attn_tensor> &inputs) {
+/// Prints the workspace line; returns the arena's bytes.
+uint64_t printWorkspace(const attn_model *model,
+                        const std::vector<attn_tensor> &inputs) {
   uint64_t arena = 0, largest = 0, temps = 0;
   check(attn_model_workspace_size(model, inputs.data(), int32_t(inputs.size()),
                                   &arena, &largest, &temps));
   fmt::print("workspace: {} arena (largest live set {}; {} without reuse)\n",
              bytesString(arena), bytesString(largest), bytesString(temps));
+  return arena;
+}
+
+/// Tokens per run for --bench: the product of the first input's dynamic
+/// dims (B x S of ids [B, S] or of activations [B, S, D]).
+int64_t tokensPerRun(const attn_model *model,
+                     const std::vector<attn_tensor> &inputs) {
+  attn_tensor_info info;
+  if (inputs.empty() || attn_model_input_info(model, 0, &info) != ATTN_OK)
+    return 0;
+  int64_t tokens = 1;
+  for (int32_t d = 0; d < info.rank; ++d)
+    if (info.dims[d].is_dynamic)
+      tokens *= inputs[0].dims[d];
+  return tokens;
 }
 
 int run(const Options &o) {
@@ -455,25 +482,40 @@ int run(const Options &o) {
     check(attn_model_run(model.get(), inputs.data(), int32_t(inputs.size()),
                          outputTensors.data(), int32_t(outputTensors.size())));
   };
-  if (o.info || o.bench > 0 || o.outputs.empty())
-    printWorkspace(model.get(), inputs);
+  uint64_t arena = 0;
+  if (o.info || o.bench > 0 || o.profile || o.outputs.empty())
+    arena = printWorkspace(model.get(), inputs);
   runOnce();
+  // --profile times the --bench runs, or one more run.
+  std::optional<attnrun::Profile> profile;
+  if (o.profile)
+    profile.emplace(model.get());
+  int timedRuns = o.bench > 0 ? o.bench : o.profile ? 1 : 0;
+  std::vector<double> ms;
+  for (int i = 0; i < timedRuns; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    runOnce();
+    std::chrono::duration<double, std::milli> d =
+        std::chrono::steady_clock::now() - start;
+    ms.push_back(d.count());
+  }
+  std::sort(ms.begin(), ms.end());
+  double median = ms.empty() ? 0
+                  : ms.size() % 2
+                      ? ms[ms.size() / 2]
+                      : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
   if (o.bench > 0) {
-    std::vector<double> ms;
-    for (int i = 0; i < o.bench; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      runOnce();
-      std::chrono::duration<double, std::milli> d =
-          std::chrono::steady_clock::now() - start;
-      ms.push_back(d.count());
-    }
-    std::sort(ms.begin(), ms.end());
-    double median = ms.size() % 2
-                        ? ms[ms.size() / 2]
-                        : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+    int64_t tokens = tokensPerRun(model.get(), inputs);
     fmt::print("bench: {} runs after 1 warm-up: median {:.3f} ms, min "
-               "{:.3f} ms\n",
-               o.bench, median, ms.front());
+               "{:.3f} ms; {:.1f} tokens/s ({} tokens per run)\n",
+               o.bench, median, ms.front(),
+               median > 0 ? double(tokens) * 1e3 / median : 0.0, tokens);
+  }
+  if (profile) {
+    double mean = 0;
+    for (double m : ms)
+      mean += m / double(ms.size());
+    profile->print(mean, arena);
   }
 
   if (o.outputs.empty()) {

@@ -46,7 +46,7 @@ typedef enum attn_status {
   ATTN_ERROR_DIM_OUT_OF_BOUNDS = 7, /* a dynamic dim beyond its bound */
   ATTN_ERROR_KERNEL_FAILED = 8,     /* a kernel of the model failed */
   ATTN_ERROR_OUT_OF_MEMORY = 9,
-  ATTN_ERROR_UNSUPPORTED_CPU = 10,  /* built for instructions this CPU lacks */
+  ATTN_ERROR_UNSUPPORTED_CPU = 10, /* built for instructions this CPU lacks */
 } attn_status;
 
 /* Element types; the values equal attn_model_dtype in model_abi.h. */
@@ -108,7 +108,8 @@ ATTN_API uint32_t attn_runtime_abi_version(void);
 ATTN_API attn_status attn_model_load(const char *path, attn_model **model);
 
 /* How to load a model. Zero-initialise it and set `size`, then the fields you
- * need: later runtimes may add fields at the end, and read only `size` bytes. */
+ * need: later runtimes may add fields at the end, and read only `size` bytes.
+ */
 typedef struct attn_load_options {
   uint32_t size; /* sizeof(attn_load_options) */
   /* The safetensors file the model's weights are read from (mapped, checked
@@ -142,6 +143,25 @@ ATTN_API attn_status attn_model_input_info(const attn_model *model,
 ATTN_API attn_status attn_model_output_info(const attn_model *model,
                                             int32_t index,
                                             attn_tensor_info *info);
+
+/* One kernel call of a run, as a step callback sees it. Later runtimes may
+ * add fields at the end. */
+typedef struct attn_step_event {
+  int32_t step;       /* its index in the run's plan, 0 .. num_steps - 1 */
+  int32_t num_steps;  /* kernel calls in one run */
+  const char *kernel; /* the kernel's name; valid until attn_model_free */
+  double seconds;     /* wall-clock time of the call */
+} attn_step_event;
+
+typedef void (*attn_step_callback)(void *user, const attn_step_event *event);
+
+/* Calls `callback(user, event)` after each kernel call of every later
+ * attn_model_run of `model`, on the thread that runs it (so from several
+ * threads at once when runs overlap); NULL stops it. For profilers: it costs
+ * two clock reads per call. Set it while no run of the model is in flight. */
+ATTN_API attn_status attn_model_set_step_callback(attn_model *model,
+                                                  attn_step_callback callback,
+                                                  void *user);
 
 /* Sizes the model's thread pool; 0 restores the library's default. */
 ATTN_API attn_status attn_model_set_threads(attn_model *model, int32_t threads);

@@ -142,6 +142,24 @@ TEST_F(AttnRunTest, Bench) {
                               HasSubstr("min")));
 }
 
+// --profile lists each kind of kernel once per run, with its share of the
+// time; --bench gives tokens/s from the first input's dynamic dims (B x S).
+TEST_F(AttnRunTest, ProfileAndTokens) {
+  Result r = attnRun(std::string(FAKE_MODEL) + " --random B=2,S=3 --bench 3 "
+                                               "--profile");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_THAT(r.output, AllOf(HasSubstr("(6 tokens per run)"),
+                              HasSubstr("profile: 3 run(s)"),
+                              HasSubstr("peak extra memory")));
+  for (const char *kernel : {"scale_bias", "relu", "count_positive"})
+    EXPECT_THAT(r.output, ::testing::ContainsRegex(std::string("\n") + kernel +
+                                                   " +1 +[0-9.]+ +[0-9.]+\n"))
+        << kernel;
+  r = attnRun(std::string(FAKE_MODEL) + " --info --profile");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.output, HasSubstr("--profile need --inputs or --random"));
+}
+
 // Without --outputs each output is summarised; --random makes the inputs
 // from bound dims; options take "--name=value" too.
 TEST_F(AttnRunTest, RandomInputsAndSummary) {

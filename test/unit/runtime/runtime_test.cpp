@@ -284,6 +284,36 @@ TEST_F(RuntimeTest, KernelErrorCarriesItsMessage) {
   ok.expectResult(FakeBias);
 }
 
+// A profiler sees every kernel call of a run, in plan order, with its name
+// and a time, until it stops listening.
+TEST_F(RuntimeTest, StepCallbackSeesEveryKernelCall) {
+  std::vector<attn_step_event> events;
+  std::vector<std::string> names;
+  auto record = [](void *user, const attn_step_event *e) {
+    auto *seen = static_cast<std::vector<attn_step_event> *>(user);
+    seen->push_back(*e);
+  };
+  ASSERT_EQ(attn_model_set_step_callback(model, record, &events), ATTN_OK);
+  Case c(2, 3);
+  ASSERT_EQ(c.run(model), ATTN_OK) << error();
+  ASSERT_EQ(c.run(model), ATTN_OK) << error();
+  ASSERT_EQ(events.size(), 6u);
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].step, int32_t(i % 3));
+    EXPECT_EQ(events[i].num_steps, 3);
+    EXPECT_GE(events[i].seconds, 0.0);
+    names.push_back(events[i].kernel);
+  }
+  EXPECT_THAT(names,
+              ::testing::ElementsAre("scale_bias", "relu", "count_positive",
+                                     "scale_bias", "relu", "count_positive"));
+  ASSERT_EQ(attn_model_set_step_callback(model, nullptr, nullptr), ATTN_OK);
+  ASSERT_EQ(c.run(model), ATTN_OK) << error();
+  EXPECT_EQ(events.size(), 6u);
+  EXPECT_EQ(attn_model_set_step_callback(nullptr, record, &events),
+            ATTN_ERROR_INVALID_ARGUMENT);
+}
+
 TEST_F(RuntimeTest, SetThreads) {
   EXPECT_EQ(attn_model_set_threads(model, 2), ATTN_OK);
   EXPECT_EQ(attn_model_set_threads(model, -1), ATTN_ERROR_INVALID_ARGUMENT);
