@@ -143,6 +143,7 @@ try:  # pragma: no cover - optional
     _NUMPY_DTYPES[2] = np.dtype(ml_dtypes.bfloat16)
 except ImportError:
     pass
+_KNOWN_DTYPES = frozenset(_NUMPY_DTYPES.values())
 _ATTN_NAMES = {0: "f32", 1: "i32", 2: "bf16", 3: "f16"}
 
 
@@ -234,29 +235,30 @@ class Model:
         (name -> array) gives arrays to write outputs into; the others are
         allocated. Returns a dict name -> array of every output."""
         ins = [(name, self._input(name, value)) for name, value in inputs.items()]
-        outs = [(name, self._output(name, a)) for name, a in (out or {}).items()]
+        if not out:
+            return self._m.run(ins, [])
+        outs = [(name, self._output(name, a)) for name, a in out.items()]
         result = self._m.run(ins, outs)
-        if outs:
-            result.update(outs)
-            return {t.name: result[t.name] for t in self.outputs if t.name in result}
-        return result
+        result.update(outs)
+        return {t.name: result[t.name] for t in self.outputs if t.name in result}
 
     def _input(self, name, value):
-        if isinstance(value, np.ndarray):
+        expected = self._in_dtypes.get(name)
+        if type(value) is np.ndarray:
+            if value.dtype == expected and value.flags.c_contiguous:
+                return value                        # read in place
             a = value
         else:  # a list, a scalar, a buffer: made an array of the model's dtype
-            a = np.asarray(value, dtype=self._in_dtypes.get(name))
-        if name not in self._in_dtypes and a.dtype not in _NUMPY_DTYPES.values():
+            a = np.asarray(value, dtype=expected)
+        if expected is None and a.dtype not in _KNOWN_DTYPES:
             # The runtime would name it; it cannot be handed an unknown dtype.
             raise ArgumentError(f"model '{self.info.name}' has no input named '{name}': "
                                 f"its inputs are {', '.join(self._in_dtypes)}", 4)
-        if name in self._in_dtypes and a.dtype != self._in_dtypes[name]:
-            expected = self._in_dtypes[name]
-            if a.dtype not in _NUMPY_DTYPES.values():
-                raise DTypeError(
-                    f"input '{name}' is a numpy {a.dtype} array but the model expects "
-                    f"{expected}: convert it, e.g. x.astype(np.{expected})", 6)
-            # A dtype the runtime knows (f16 for f32, ...) reaches it: its message.
+        if a.dtype not in _KNOWN_DTYPES:
+            raise DTypeError(
+                f"input '{name}' is a numpy {a.dtype} array but the model expects "
+                f"{expected}: convert it, e.g. x.astype(np.{expected})", 6)
+        # Another dtype the runtime knows (f16 for f32, ...) reaches it: its message.
         if not a.flags.c_contiguous:
             a = np.ascontiguousarray(a)
         return a
@@ -267,7 +269,7 @@ class Model:
         if not (a.flags.c_contiguous and a.flags.writeable):
             raise ValueError(f"out['{name}'] must be a writable C-contiguous array "
                              "(the model writes it in place)")
-        if a.dtype not in _NUMPY_DTYPES.values():
+        if a.dtype not in _KNOWN_DTYPES:
             raise DTypeError(f"output '{name}' is a numpy {a.dtype} array; the runtime "
                              "writes f32, i32 or f16", 6)
         return a
