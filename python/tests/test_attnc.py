@@ -194,7 +194,8 @@ def test_wrong_shape(model):
 def test_bad_token_id(model):
     ins = tiny_inputs()
     ins["ids"][1, 2] = 10
-    with pytest.raises(attnc.KernelError, match="10"):
+    with pytest.raises(attnc.KernelError,
+                       match="token id 10 at batch 1 position 2 is outside 0 .. 9"):
         model(**ins)
 
 
