@@ -15,7 +15,8 @@ file into memory (warm cache too). The first run feeds token ids 0 of shape
 --ids (default 1x128). Memory is the worker's VmRSS, split into RssAnon (the
 process's own: constants packed at load, temporaries) and RssFile (pages of
 mapped files: the embedded library's constants, the mapped weights file).
-Needs the built project (build/bin/attnc, build/lib/libattnrt.so) and numpy.
+Needs the built project (build/bin/attnc) and numpy and the attnc package
+(scripts/setup.sh installs it in .venv, bench/setup.sh in bench/.venv).
 """
 
 import argparse
@@ -46,21 +47,19 @@ def memory():
 
 def worker(a):
     import numpy as np
-    import attn_ctypes
+    import attnc
 
-    rt = attn_ctypes.Runtime(os.path.join(a.tools, "lib", "libattnrt.so"))
     before = memory()
     start = time.perf_counter()
-    model = attn_ctypes.Model(rt, a.lib, a.weights)
+    model = attnc.load(a.lib, weights=a.weights)
     load_s = time.perf_counter() - start
     loaded = memory()
     model.set_threads(a.threads)
     B, S = (int(v) for v in a.ids.split("x"))
     ids = np.zeros((B, S), np.int32)
     logits = np.empty((B, S, a.vocab), np.float32)
-    run = model.bind_named({"ids": ids}, {"logits": logits})
     start = time.perf_counter()
-    run()
+    model.run({"ids": ids}, out={"logits": logits})
     run_s = time.perf_counter() - start
     after = memory()
     print(json.dumps({"load_s": load_s, "run_s": run_s, "before": before,

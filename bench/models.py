@@ -18,8 +18,8 @@ after another. Timing: one warm-up run, then enough runs for --budget seconds,
 at least --min-reps and at most --max-reps; the median is reported. Method and
 results: docs/performance.md, "Whole models".
 
-Needs the built project (build/bin/attnc, build/lib/libattnrt.so; --tools for
-another build) and torch + transformers + numpy (bench/setup.sh).
+Needs the built project (build/bin/attnc; --tools for another build) and
+torch + transformers + numpy + the attnc package (bench/setup.sh).
 """
 
 import argparse
@@ -42,11 +42,12 @@ sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
 
 
 def check_peers():
-    missing = [m for m in ("numpy", "torch", "transformers") if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("numpy", "torch", "transformers", "attnc")
+               if importlib.util.find_spec(m) is None]
     if missing:
         sys.exit(f"bench/models.py: error: {', '.join(missing)} not importable by "
                  f"{sys.executable}: set up bench/.venv with bench/setup.sh (it pins torch, "
-                 "transformers, numpy) and run bench/.venv/bin/python bench/models.py")
+                 "transformers, numpy and installs attnc from python/) and run bench/.venv/bin/python bench/models.py")
 
 
 check_peers()
@@ -108,14 +109,13 @@ def make_inputs(spec, b, s):
 
 
 def system_ours(a, spec, ins):
-    import attn_ctypes
+    import attnc
 
-    rt = attn_ctypes.Runtime(a.libattnrt)
-    model = attn_ctypes.Model(rt, a.lib)
-    model.set_threads(a.threads)
+    model = attnc.load(a.lib, threads=a.threads)
     b, s = ins["ids"].shape
     y = np.zeros((b, s, spec.vocab if spec.name == "gpt2" else D), np.float32)
-    return model.bind_named(ins, {spec.output: y}), lambda: y
+    out = {spec.output: y}
+    return (lambda: model.run(ins, out=out)), lambda: y
 
 
 def hf_model(spec, weights_path, impl):
@@ -235,7 +235,7 @@ def run_cmd(cmd, what):
 def worker(a, args):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--tol", str(a.tol),
            "--budget", str(a.budget), "--min-reps", str(a.min_reps),
-           "--max-reps", str(a.max_reps), "--libattnrt", a.libattnrt] + args
+           "--max-reps", str(a.max_reps)] + args
     r = subprocess.run(cmd, capture_output=True, text=True)
     for line in reversed(r.stdout.splitlines()):
         if line.startswith("RESULT "):
@@ -361,14 +361,13 @@ def parse_args():
     p.add_argument("--tol", type=float, default=1e-3,
                    help="agreement: max abs error relative to the reference's max abs (default 1e-3)")
     p.add_argument("--tools", default=os.path.join(REPO, "build"),
-                   help="the build with bin/attnc and lib/libattnrt.so (default build/)")
+                   help="the build with bin/attnc (default build/)")
     p.add_argument("--workdir", default=os.path.join(HERE, "out", "models"),
                    help="weights, libraries, inputs, references, results.md "
                         "(default bench/out/models)")
     # Worker mode (started by the driver).
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    for opt in ("--system", "--impl", "--inputs", "--lib", "--weights", "--ref", "--save-out",
-                "--libattnrt"):
+    for opt in ("--system", "--impl", "--inputs", "--lib", "--weights", "--ref", "--save-out"):
         p.add_argument(opt, help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.worker:
@@ -385,7 +384,6 @@ def parse_args():
             p.error(f"--shape wants BxS, e.g. 1x128, got '{text}'")
         a.shapes.append((int(m.group(1)), int(m.group(2))))
     a.attnc = os.path.join(a.tools, "bin", "attnc")
-    a.libattnrt = os.path.join(a.tools, "lib", "libattnrt.so")
     return a
 
 
@@ -393,10 +391,9 @@ def main():
     a = parse_args()
     if a.worker:
         return worker_main(a)
-    for f in (a.attnc, a.libattnrt):
-        if not os.path.exists(f):
-            raise BenchError(f"{f} missing: build the project first (./scripts/setup.sh), "
-                             "or point --tools at a build")
+    if not os.path.exists(a.attnc):
+        raise BenchError(f"{a.attnc} missing: build the project first (./scripts/setup.sh), "
+                         "or point --tools at a build")
     os.makedirs(a.workdir, exist_ok=True)
     import run as bench_run      # bench/run.py: the FMA peak, compiled and measured the same way
 

@@ -17,6 +17,7 @@ import argparse
 import datetime
 import hashlib
 import importlib.metadata
+import importlib.util
 import json
 import os
 import platform
@@ -35,7 +36,6 @@ import numpy as np  # noqa: E402
 import blocks  # noqa: E402
 
 ATTNC = os.path.join(REPO, "build", "bin", "attnc")   # --attnc overrides
-LIBATTNRT = os.path.join(REPO, "build", "lib", "libattnrt.so")
 MIB = 1024 * 1024
 SCHEDULES = ("hand", "naive", "auto")
 # Row order and names of the systems; "torch" is the best of two workers.
@@ -315,9 +315,11 @@ def main():
     global ATTNC
     a = parse_args()
     ATTNC = a.attnc
-    for f in (ATTNC, LIBATTNRT):
-        if not os.path.exists(f):
-            raise BenchError(f"{f} missing: build the project first (./scripts/setup.sh)")
+    if not os.path.exists(ATTNC):
+        raise BenchError(f"{ATTNC} missing: build the project first (./scripts/setup.sh)")
+    if importlib.util.find_spec("attnc") is None:
+        raise BenchError(f"the attnc package is not importable by {sys.executable}: "
+                         "run bench/setup.sh (it installs python/ into bench/.venv)")
     os.makedirs(a.workdir, exist_ok=True)
     results_path = os.path.join(a.workdir, "results.md")
 

@@ -4,7 +4,9 @@
 #   bench/setup.sh            (then: bench/run.sh)
 #
 # Assumes the main project is built (./scripts/setup.sh): the benchmark times
-# build/bin/attnc's libraries through build/lib/libattnrt.so.
+# build/bin/attnc's libraries through the attnc Python package (python/),
+# which this installs into bench/.venv with the runtime built from runtime/
+# (re-run it after changing the runtime).
 #
 # Versions are pinned to the ones the benchmark was verified with.
 #
@@ -22,9 +24,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(dirname "$BENCH")"
 VENV="$BENCH/.venv"
 
-for f in "$REPO/build/bin/attnc" "$REPO/build/lib/libattnrt.so"; do
-  [[ -e "$f" ]] || { echo "bench/setup.sh: $f missing: build the project first (./scripts/setup.sh)" >&2; exit 1; }
-done
+[[ -e "$REPO/build/bin/attnc" ]] || { echo "bench/setup.sh: $REPO/build/bin/attnc missing: build the project first (./scripts/setup.sh)" >&2; exit 1; }
 command -v cc >/dev/null || { echo "bench/setup.sh: no C compiler 'cc' (needed for bench/fma_peak.c): apt-get install gcc" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "bench/setup.sh: python3 missing: apt-get install python3 python3-venv" >&2; exit 1; }
 
@@ -43,10 +43,13 @@ fi
   openvino==2026.4.1 \
   transformers==5.23.0 \
   safetensors==0.8.0
+# The attnc package (runtime binding): built from python/ and runtime/ in an
+# isolated build (scikit-build-core and nanobind from PyPI).
+"$VENV/bin/pip" install --quiet "$REPO/python"
 
 "$VENV/bin/python" - <<'EOF'
-import numpy, onnx, onnxruntime, openvino, safetensors, torch, transformers
-print("bench/.venv ready: numpy", numpy.__version__, "| torch", torch.__version__,
+import attnc, numpy, onnx, onnxruntime, openvino, safetensors, torch, transformers
+print("bench/.venv ready: attnc", attnc.__version__, "| numpy", numpy.__version__, "| torch", torch.__version__,
       "| onnx", onnx.__version__, "| onnxruntime", onnxruntime.__version__,
       "| openvino", openvino.__version__, "| transformers", transformers.__version__,
       "| safetensors", safetensors.__version__)

@@ -4,7 +4,7 @@
 its last stdout line is `RESULT {json}`.
 
 Systems:
-  ours     a library built by attnc, through the C API (attn_ctypes); --lib
+  ours     a library built by attnc, through the attnc Python package; --lib
   torch    the block as a PyTorch module (blocks.torch_module); --weights,
            --interop default|1 (torch.set_num_interop_threads(1) or not)
   ort      ONNX Runtime, CPU execution provider; --onnx
@@ -89,18 +89,16 @@ def measured(run):
 
 
 def ours(a, x):
-    import attn_ctypes
-
-    rt = attn_ctypes.Runtime(os.path.join(REPO, "build", "lib", "libattnrt.so"))
+    import attnc
 
     def instance():
         # The same path is dlopened once: instances share kernels and weights
         # and each owns its temporaries.
-        model = attn_ctypes.Model(rt, a.lib)
-        model.set_threads(a.threads)
+        model = attnc.load(a.lib, threads=a.threads)
         y = np.empty_like(x)
         y.fill(0.0)
-        return model.bind(x, y), y
+        ins, out = {"x": x}, {"y": y}     # x read in place, y written in place
+        return (lambda: model.run(ins, out=out)), y
 
     run, y = instance()
     return run, lambda: y, lambda: instance()[0]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what attnc needs on Debian bookworm (apt + a venv for Halide's SDK
-# from PyPI), then configures and builds into build/. Safe to re-run.
+# from PyPI), then configures and builds into build/, and installs the Python
+# package (python/) into .venv. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,16 +10,18 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends \
-  build-essential cmake ninja-build python3 python3-venv \
+  build-essential cmake ninja-build python3 python3-venv python3-dev \
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools \
   libfmt-dev libgtest-dev nlohmann-json3-dev pkg-config
 
 # Halide's official C++ SDK ships as a wheel (docs/dependencies.md says why
-# this one rather than Debian's Halide 14). numpy is for the numeric tests.
+# this one rather than Debian's Halide 14). numpy is for the numeric tests;
+# scikit-build-core and nanobind build the Python package, pytest tests it.
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/pip install -q --disable-pip-version-check halide==21.0.0 numpy
+.venv/bin/pip install -q --disable-pip-version-check halide==21.0.0 numpy \
+  scikit-build-core==1.1.2 nanobind==3.1.0 pytest==9.2.0
 HALIDE_ROOT=$(.venv/bin/python -c 'import halide; print(halide.install_dir())')
 
 cmake -S . -B build -G Ninja \
@@ -27,3 +30,9 @@ cmake -S . -B build -G Ninja \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py \
   -DHALIDE_ROOT="$HALIDE_ROOT"
 cmake --build build -j"$(nproc)"
+
+# `import attnc` in .venv: the package builds libattnrt from runtime/ into
+# itself. Built in build/python (no build isolation: the build tools above),
+# which ctest's python.install step reuses to reinstall the working tree.
+.venv/bin/pip install -q --disable-pip-version-check --no-build-isolation \
+  --config-settings=build-dir="$PWD/build/python" ./python
