@@ -3,7 +3,8 @@
 // attn-run lib.so [--weights w.safetensors]
 //         --inputs in.safetensors | --random B=1,S=128
 //         [--outputs out.safetensors] [--threads N] [--bench N] [--profile]
-//         [--info]
+//         [--info] [--heatmap map.png [--heatmap-output NAME] [--batch N]
+//          [--head N] [--tokens FILE]]
 //
 // Loads a model (reading its weights from --weights when it was built without
 // them), feeds it its inputs by name from a safetensors file (or random ones),
@@ -17,6 +18,8 @@
 #include "attn/attn.h"
 #include "attn/dtypes.h"
 #include "attn/safetensors.h"
+
+#include "Heatmap.h"
 
 #include <fmt/core.h>
 
@@ -34,6 +37,7 @@
 #include <vector>
 
 namespace st = attn::safetensors;
+using attn::run::HeatmapError;
 
 namespace {
 
@@ -63,6 +67,14 @@ const char *Usage =
     "                 print ms and % per kind of kernel\n"
     "  --info         print the model's inputs and outputs; alone, without\n"
     "                 --weights, the model is loaded only to be described\n"
+    "  --heatmap F.png  draw attention weights [B, H, S, T] (an output) as a\n"
+    "                 PNG: queries down, keys across, white to dark blue\n"
+    "                 scaled to the largest weight, exactly 0 (masked) white\n"
+    "  --heatmap-output NAME  the output to draw (default: the only rank-4\n"
+    "                 output, or the rank-4 one named weights)\n"
+    "  --batch N, --head N  the slice to draw (default 0 and 0)\n"
+    "  --tokens F     label the keys (and the queries, when S = T) with the\n"
+    "                 tokens of text file F, one a line; else numbers\n"
     "  --version      print the version and the model ABI this runtime reads\n"
     "With --inputs or --random, the summary (and --info, --bench and\n"
     "--profile) also gives the workspace: the arena the temporaries take,\n"
@@ -85,6 +97,7 @@ struct Options {
   int bench = 0;
   bool profile = false;
   bool info = false;
+  attn::run::HeatmapOptions heatmap;
 };
 
 /// "B=1,S=128,seed=3" as a map; every value a non-negative integer.
@@ -122,6 +135,7 @@ int parseCount(const std::string &flag, const char *text, int min) {
 
 Options parseArgs(int argc, char **argv) {
   Options o;
+  bool heatmapDetail = false; // an option that only --heatmap reads
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     // --name=value, as well as --name value.
@@ -157,7 +171,21 @@ Options parseArgs(int argc, char **argv) {
       o.random = parseBindings(value());
     else if (a == "--info")
       o.info = true;
-    else if (a == "--version") {
+    else if (a == "--heatmap")
+      o.heatmap.path = value();
+    else if (a == "--heatmap-output") {
+      o.heatmap.output = value();
+      heatmapDetail = true;
+    } else if (a == "--batch") {
+      o.heatmap.batch = parseCount(a, value(), 0);
+      heatmapDetail = true;
+    } else if (a == "--head") {
+      o.heatmap.head = parseCount(a, value(), 0);
+      heatmapDetail = true;
+    } else if (a == "--tokens") {
+      o.heatmap.tokens = value();
+      heatmapDetail = true;
+    } else if (a == "--version") {
       fmt::print("attn-run ({}), model ABI {}\n", ATTNC_VERSION_STRING,
                  attn_runtime_abi_version());
       std::exit(0);
@@ -183,8 +211,13 @@ Options parseArgs(int argc, char **argv) {
     throw Failure{std::string("nothing to do: give --inputs or --random (to "
                               "run) or --info\n") +
                   Usage};
-  if (!running && (!o.outputs.empty() || o.bench || o.profile))
-    throw Failure{"--outputs, --bench and --profile need --inputs or --random"};
+  if (!running &&
+      (!o.outputs.empty() || o.bench || o.profile || !o.heatmap.path.empty()))
+    throw Failure{"--outputs, --bench, --profile and --heatmap need --inputs "
+                  "or --random"};
+  if (heatmapDetail && o.heatmap.path.empty())
+    throw Failure{"--heatmap-output, --batch, --head and --tokens choose what "
+                  "--heatmap draws: add --heatmap FILE.png"};
   return o;
 }
 
@@ -478,6 +511,17 @@ int run(const Options &o) {
         {info.name, info.dtype, info.rank, out.dims.data(), out.data.get()});
   }
 
+  // A bad --heatmap choice fails before the run, not after it.
+  std::vector<attn::run::HeatmapTensor> drawable;
+  std::size_t heatmapIndex = 0;
+  if (!o.heatmap.path.empty()) {
+    for (const Output &out : outputs)
+      drawable.push_back({out.name, out.dims, [&out](std::size_t i) {
+                            return element(out.data.get(), out.dtype, i);
+                          }});
+    heatmapIndex = attn::run::chooseHeatmapOutput(o.heatmap, drawable);
+  }
+
   auto runOnce = [&] {
     check(attn_model_run(model.get(), inputs.data(), int32_t(inputs.size()),
                          outputTensors.data(), int32_t(outputTensors.size())));
@@ -554,6 +598,9 @@ int run(const Options &o) {
     if (st::Status s = writer.write(o.outputs); !s)
       throw Failure{s.message()};
   }
+  if (!o.heatmap.path.empty())
+    fmt::print("{}\n",
+               attn::run::writeHeatmap(o.heatmap, drawable[heatmapIndex]));
   return 0;
 }
 
@@ -564,6 +611,8 @@ int main(int argc, char **argv) {
     return run(parseArgs(argc, argv));
   } catch (const Failure &f) {
     std::fprintf(stderr, "attn-run: error: %s\n", f.message.c_str());
+  } catch (const HeatmapError &e) {
+    std::fprintf(stderr, "attn-run: error: %s\n", e.what());
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "attn-run: error: out of memory\n");
   }

@@ -157,7 +157,7 @@ TEST_F(AttnRunTest, ProfileAndTokens) {
         << kernel;
   r = attnRun(std::string(FAKE_MODEL) + " --info --profile");
   EXPECT_EQ(r.exitCode, 1);
-  EXPECT_THAT(r.output, HasSubstr("--profile need --inputs or --random"));
+  EXPECT_THAT(r.output, HasSubstr("--profile and --heatmap need --inputs or --random"));
 }
 
 // Without --outputs each output is summarised; --random makes the inputs
