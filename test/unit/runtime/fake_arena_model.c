@@ -24,7 +24,7 @@
  *
  *===----------------------------------------------------------------------===*/
 #define _POSIX_C_SOURCE 199309L
-#include "attn/model_abi.h"
+#include "fake_abi.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -38,19 +38,6 @@
 #define FAKE_NAME "fake_arena"
 #define FAKE_BIAS 0.5f, -1.0f, 2.0f, 0.0f
 #endif
-
-#define SYM(s)                                                                 \
-  {                                                                            \
-    0, 1, {                                                                    \
-      { (s), 1 }                                                               \
-    }                                                                          \
-  }
-#define CONST(n)                                                               \
-  {                                                                            \
-    (n), 0, {                                                                  \
-      { 0, 0 }                                                                 \
-    }                                                                          \
-  }
 
 static const float constants[16] __attribute__((aligned(64))) = {FAKE_BIAS};
 
@@ -90,19 +77,7 @@ static const attn_model_step steps[] = {{K_ADD_BIAS, 3, args_add_bias},
 static const attn_model_entry entries[] = {
     {"run", 1, inputs, 1, outputs, 6, buffers, 4, steps}};
 
-static _Thread_local attn_model_context *context;
-
-static int32_t fail(const char *message) {
-  snprintf(context->error, context->error_size, "%s", message);
-  return -1;
-}
-
-static int64_t bytes(const attn_model_view *v) {
-  int64_t n = 4;
-  for (int32_t i = 0; i < v->rank; ++i)
-    n *= v->dims[i];
-  return n;
-}
+static int64_t bytes(const attn_model_view *v) { return 4 * elements(v); }
 
 /* Whether two views' bytes overlap (a planner sharing live memory). */
 static int overlap(const attn_model_view *a, const attn_model_view *b) {

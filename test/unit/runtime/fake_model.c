@@ -15,7 +15,7 @@
  * writes a constant), FAKE_UNBOUND_SYMBOL (a temp dim no input binds).
  *
  *===----------------------------------------------------------------------===*/
-#include "attn/model_abi.h"
+#include "fake_abi.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,20 +48,6 @@
 static int num_threads;
 
 static const float constants[16] __attribute__((aligned(64))) = {FAKE_BIAS};
-
-/* A dim that is symbol s, and a constant dim. */
-#define SYM(s)                                                                 \
-  {                                                                            \
-    0, 1, {                                                                    \
-      { (s), 1 }                                                               \
-    }                                                                          \
-  }
-#define CONST(n)                                                               \
-  {                                                                            \
-    (n), 0, {                                                                  \
-      { 0, 0 }                                                                 \
-    }                                                                          \
-  }
 
 enum { SYM_B, SYM_S, SYM_T };
 static const attn_model_symbol symbols[] = {{"B", 8}, {"S", 16}, {"T", 0}};
@@ -107,21 +93,6 @@ static const attn_model_step steps[] = {{K_SCALE_BIAS, 4, args_scale_bias},
 
 static const attn_model_entry entries[] = {
     {FAKE_ENTRY_NAME, 2, inputs, 2, outputs, 6, buffers, 3, steps}};
-
-/* The runtime's per-call context: where a failing kernel's message goes. */
-static _Thread_local attn_model_context *context;
-
-static int32_t fail(const char *message) {
-  snprintf(context->error, context->error_size, "%s", message);
-  return -1;
-}
-
-static int64_t elements(const attn_model_view *v) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < v->rank; ++i)
-    n *= v->dims[i];
-  return n;
-}
 
 static int32_t scale_bias(const attn_model_view *a) {
   const attn_model_view *x = &a[0], *mask = &a[1], *bias = &a[2], *y = &a[3];

@@ -17,25 +17,12 @@
  * state table, which the runtime cannot bind yet).
  *
  *===----------------------------------------------------------------------===*/
-#include "attn/model_abi.h"
+#include "fake_abi.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-#define SYM(s)                                                                 \
-  {                                                                            \
-    0, 1, {                                                                    \
-      { (s), 1 }                                                               \
-    }                                                                          \
-  }
-#define CONST(n)                                                               \
-  {                                                                            \
-    (n), 0, {                                                                  \
-      { 0, 0 }                                                                 \
-    }                                                                          \
-  }
 
 enum { SYM_S };
 static const attn_model_symbol symbols[] = {{"S", 16}};
@@ -100,13 +87,6 @@ static const attn_model_state states[] = {
 static const attn_model_state *const states = NULL;
 #define FAKE_NUM_STATES 0
 #endif
-
-static _Thread_local attn_model_context *context;
-
-static int32_t fail(const char *message) {
-  snprintf(context->error, context->error_size, "%s", message);
-  return -1;
-}
 
 static int is_vec4(const attn_model_view *v) {
   return v->rank == 1 && v->dims[0] == 4;
