@@ -158,8 +158,36 @@ private:
     return buffer;
   }
 
+  /// The flops of `kernel`'s ops as terms in the model's symbols; a static
+  /// dim multiplies the coefficient.
+  std::vector<FlopTerm> flopTerms(KernelOp kernel) {
+    std::vector<FlopTerm> terms;
+    kernel.getBody().walk([&](FlopCountOpInterface op) {
+      SmallVector<std::pair<Value, unsigned>> dims;
+      FlopTerm term{op.getFlopCount(dims), {}};
+      for (auto [value, d] : dims) {
+        auto type = cast<RankedTensorType>(value.getType());
+        if (!type.isDynamicDim(d)) {
+          term.coeff *= double(type.getDimSize(d));
+          continue;
+        }
+        ArrayRef<StringAttr> names = dimSymbols.lookup(value);
+        auto it = d < names.size() && names[d]
+                      ? symbolIndex.find(names[d].getValue())
+                      : symbolIndex.end();
+        if (it == symbolIndex.end())
+          return; // a dim without a symbol: this op is not counted
+        term.symbols.push_back(int32_t(it->second));
+      }
+      if (term.symbols.size() <= ATTN_MODEL_MAX_FLOP_SYMBOLS)
+        terms.push_back(std::move(term));
+    });
+    return terms;
+  }
+
   LogicalResult addKernel(KernelOp kernel) {
     PlanStep step{plan.addKernel(kernel), {}};
+    plan.kernels[step.kernel].flops = flopTerms(kernel);
     for (Value operand : kernel.getInputs()) {
       FailureOr<int32_t> buffer = sourceBuffer(operand, kernel.getLoc());
       if (failed(buffer))

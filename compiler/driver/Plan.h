@@ -61,6 +61,12 @@ struct PlanBuffer {
   uint64_t offset = 0;       ///< constants only
 };
 
+/// coeff times the product of the symbols' values (Plan::symbols indices).
+struct FlopTerm {
+  double coeff;
+  std::vector<int32_t> symbols;
+};
+
 struct PlanKernel {
   /// The attn.kernel it compiles; null for the copy kernel, which the
   /// library implements itself (for an output that is an input, a weight or
@@ -72,6 +78,9 @@ struct PlanKernel {
   /// Computes a constant at load (the "init" entry): scheduled as a layout
   /// kernel whatever --schedule says, which is for the model's kernels.
   bool forInit = false;
+  /// The floating-point operations of a call (FlopCountOpInterface), for
+  /// profiles; empty when none of its ops counts them.
+  std::vector<FlopTerm> flops;
 };
 
 struct PlanStep {

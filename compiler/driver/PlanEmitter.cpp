@@ -4,6 +4,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -215,10 +216,27 @@ private:
          << weight.shape.size() << ", weight_dims" << w << "},\n";
     os << "  {0, 0, 0, 0}};\n\n";
 
+    for (auto [k, kernel] : llvm::enumerate(plan.kernels)) {
+      if (kernel.flops.empty())
+        continue;
+      os << "static const attn_model_flop_term flops" << k << "[] = {";
+      for (const FlopTerm &term : kernel.flops) {
+        os << "{" << llvm::formatv("{0:e17}", term.coeff) << ", "
+           << term.symbols.size() << ", {";
+        llvm::interleaveComma(term.symbols, os);
+        os << "}}, ";
+      }
+      os << "};\n";
+    }
     os << "static const attn_model_kernel kernels[] = {\n";
-    for (const PlanKernel &k : plan.kernels)
-      os << "  {" << cString(k.name) << ", " << k.numInputs << ", "
-         << k.numOutputs << "},\n";
+    for (auto [k, kernel] : llvm::enumerate(plan.kernels)) {
+      os << "  {" << cString(kernel.name) << ", " << kernel.numInputs << ", "
+         << kernel.numOutputs << ", " << kernel.flops.size() << ", ";
+      if (kernel.flops.empty())
+        os << "0},\n";
+      else
+        os << "flops" << k << "},\n";
+    }
     os << "};\n\n";
   }
 

@@ -10,6 +10,7 @@
 #include "model.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -190,6 +191,23 @@ private:
               std::numeric_limits<int32_t>::max() - kernel.num_outputs)
         return bad("kernel " + std::to_string(k) +
                    " has no name or a bad argument count");
+      if (!tableOk(kernel.num_flop_terms, kernel.flop_terms))
+        return bad("kernel '" + std::string(kernel.name) +
+                   "' has a flop table of count " +
+                   std::to_string(kernel.num_flop_terms) + " and pointer " +
+                   (kernel.flop_terms ? "set" : "NULL"));
+      for (int32_t t = 0; t < kernel.num_flop_terms; ++t) {
+        const attn_model_flop_term &term = kernel.flop_terms[t];
+        bool ok = term.num_symbols >= 0 &&
+                  term.num_symbols <= ATTN_MODEL_MAX_FLOP_SYMBOLS &&
+                  std::isfinite(term.coeff) && term.coeff >= 0;
+        for (int32_t i = 0; ok && i < term.num_symbols; ++i)
+          ok = term.symbols[i] >= 0 && term.symbols[i] < d.num_symbols;
+        if (!ok)
+          return bad("kernel '" + std::string(kernel.name) + "' flop term " +
+                     std::to_string(t) +
+                     " has a bad coefficient or symbol list");
+      }
     }
     return ATTN_OK;
   }

@@ -375,8 +375,16 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
     if (timed && status == 0) {
       std::chrono::duration<double> took =
           std::chrono::steady_clock::now() - start;
-      attn_step_event event{s, entry.num_steps, d.kernels[step.kernel].name,
-                            took.count()};
+      const attn_model_kernel &kernel = d.kernels[step.kernel];
+      double flops = 0;
+      for (int32_t t = 0; t < kernel.num_flop_terms; ++t) {
+        double term = kernel.flop_terms[t].coeff;
+        for (int32_t i = 0; i < kernel.flop_terms[t].num_symbols; ++i)
+          term *= double(binding.symbols[kernel.flop_terms[t].symbols[i]]);
+        flops += term;
+      }
+      attn_step_event event{s, entry.num_steps, kernel.name, took.count(),
+                            flops};
       model.stepCallback(model.stepUser, &event);
     }
     if (status != 0) {

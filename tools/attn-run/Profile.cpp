@@ -35,6 +35,7 @@ void Profile::onStep(void *user, const attn_step_event *event) {
   Kind &kind = self->kinds[kindOf(event->kernel)];
   ++kind.calls;
   kind.seconds += event->seconds;
+  kind.flops += event->flops;
   if (++self->steps % event->num_steps == 0)
     ++self->runs;
 }
@@ -53,12 +54,17 @@ void Profile::print(double runMs, uint64_t workspaceBytes) const {
              "kernels; peak extra memory {:.1f} MiB (the workspace arena)\n",
              runs, runMs, total * 1e3 / double(runs),
              double(workspaceBytes) / (1024.0 * 1024.0));
-  fmt::print("{:<28} {:>10} {:>12} {:>7}\n", "kernel", "calls/run", "ms/run",
-             "%");
-  for (const auto &[name, kind] : rows)
-    fmt::print("{:<28} {:>10} {:>12.3f} {:>7.1f}\n", name, kind.calls / runs,
-               kind.seconds * 1e3 / double(runs),
-               total > 0 ? 100.0 * kind.seconds / total : 0.0);
+  fmt::print("{:<28} {:>10} {:>12} {:>7} {:>9}\n", "kernel", "calls/run",
+             "ms/run", "%", "GFLOP/s");
+  for (const auto &[name, kind] : rows) {
+    std::string gflops =
+        kind.flops > 0 && kind.seconds > 0
+            ? fmt::format("{:.1f}", kind.flops / kind.seconds * 1e-9)
+            : "-";
+    fmt::print("{:<28} {:>10} {:>12.3f} {:>7.1f} {:>9}\n", name,
+               kind.calls / runs, kind.seconds * 1e3 / double(runs),
+               total > 0 ? 100.0 * kind.seconds / total : 0.0, gflops);
+  }
 }
 
 } // namespace attnrun

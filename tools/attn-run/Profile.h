@@ -23,15 +23,31 @@ public:
   Profile &operator=(const Profile &) = delete;
 
   /// The table: per kernel kind (the kernel's name without its `kN_`
-  /// prefix, so the same layer's kernels add up), calls per run, ms per run
-  /// and % of the kernels' time; `runMs`, the mean run measured outside,
-  /// and `workspaceBytes`, the run's peak extra memory, head it.
+  /// prefix, so the same layer's kernels add up), calls per run, ms per run,
+  /// % of the kernels' time and GFLOP/s where the library counts flops;
+  /// `runMs`, the mean run measured outside, and `workspaceBytes`, the run's
+  /// peak extra memory, head it.
   void print(double runMs, uint64_t workspaceBytes) const;
+
+  /// The floating-point operations one call of `run` does, as the library
+  /// counts them (0 when it does not).
+  template <typename Run> static double flopsOf(attn_model *model, Run run) {
+    double flops = 0;
+    attn_model_set_step_callback(
+        model,
+        [](void *user, const attn_step_event *e) {
+          *static_cast<double *>(user) += e->flops;
+        },
+        &flops);
+    run();
+    attn_model_set_step_callback(model, nullptr, nullptr);
+    return flops;
+  }
 
 private:
   struct Kind {
     int64_t calls = 0;
-    double seconds = 0;
+    double seconds = 0, flops = 0;
   };
   static void onStep(void *user, const attn_step_event *event);
 

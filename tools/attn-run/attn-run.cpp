@@ -529,7 +529,8 @@ int run(const Options &o) {
   uint64_t arena = 0;
   if (o.info || o.bench > 0 || o.profile || o.outputs.empty())
     arena = printWorkspace(model.get(), inputs);
-  runOnce();
+  // The first run (a warm-up when timing) also counts the flops of a run.
+  double flops = attnrun::Profile::flopsOf(model.get(), runOnce);
   // --profile times the --bench runs, or one more run.
   std::optional<attnrun::Profile> profile;
   if (o.profile)
@@ -551,9 +552,13 @@ int run(const Options &o) {
   if (o.bench > 0) {
     int64_t tokens = tokensPerRun(model.get(), inputs);
     fmt::print("bench: {} runs after 1 warm-up: median {:.3f} ms, min "
-               "{:.3f} ms; {:.1f} tokens/s ({} tokens per run)\n",
+               "{:.3f} ms; {:.1f} tokens/s ({} tokens per run)",
                o.bench, median, ms.front(),
                median > 0 ? double(tokens) * 1e3 / median : 0.0, tokens);
+    if (flops > 0)
+      fmt::print("; {:.1f} GFLOP/s ({:.4g} GFLOP per run)",
+                 median > 0 ? flops / median * 1e-6 : 0.0, flops * 1e-9);
+    fmt::print("\n");
   }
   if (profile) {
     double mean = 0;

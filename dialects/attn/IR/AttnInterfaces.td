@@ -51,6 +51,24 @@ def Attn_WeightExprOpInterface : OpInterface<"WeightExprOpInterface"> {
   ];
 }
 
+def Attn_FlopCountOpInterface : OpInterface<"FlopCountOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    The floating-point operations an op does, for profiles (GFLOP/s per
+    kernel): the multiply-adds of GEMMs and attention, counted dense (a mask
+    does not discount them), as `coeff` times the extents of some dims of
+    its operands. The driver turns those dims into the model's symbols, so
+    the runtime can count each call from the dims it binds.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Returns the coefficient and appends the (value, dim) pairs whose
+        extents multiply it.
+      }], "double", "getFlopCount",
+      (ins "::llvm::SmallVectorImpl<std::pair<::mlir::Value, unsigned>> &":$dims)>,
+  ];
+}
+
 def Attn_FusionOpInterface : OpInterface<"FusionOpInterface"> {
   let cppNamespace = "::mlir::attn";
   let description = [{

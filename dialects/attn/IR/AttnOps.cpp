@@ -255,6 +255,15 @@ void LinearOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
     groups.push_back({{getResult(), d}, {getInput(), d}});
 }
 
+/// 2 * in * out per row (the bias add is not counted).
+double
+LinearOp::getFlopCount(SmallVectorImpl<std::pair<Value, unsigned>> &dims) {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  for (int64_t d = 0; d + 1 < input.getRank(); ++d)
+    dims.push_back({getInput(), unsigned(d)});
+  return 2.0 * double(input.getShape().back()) * double(getOutFeatures());
+}
+
 LogicalResult EmbeddingOp::verify() {
   auto ids = getIds().getType();
   auto table = getTable().getType();
@@ -575,6 +584,18 @@ LogicalResult SdpaOp::verify() {
   }
   return verifyAttentionExtras(*this, q, k, heads, getKeyLengths(), getBias(),
                                getWeights());
+}
+
+/// Scores and the weighted sum of values: 2 * (query features + value
+/// features) per query and key, dense (masked pairs are counted too).
+double SdpaOp::getFlopCount(SmallVectorImpl<std::pair<Value, unsigned>> &dims) {
+  auto q = cast<RankedTensorType>(getQuery().getType());
+  auto v = cast<RankedTensorType>(getValue().getType());
+  int64_t rank = q.getRank();
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    dims.push_back({getQuery(), unsigned(d)});
+  dims.push_back({getKey(), unsigned(rank - 2)});
+  return 2.0 * double(q.getShape().back() + v.getShape().back());
 }
 
 /// Batch dims are shared by all; the result has the query's length and

@@ -158,6 +158,7 @@ def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType,
 
 def Attn_LinearOp : Attn_Op<"linear", [Pure,
     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface, ["acceptsEpilogues"]>]> {
   let summary = "affine projection of the last dim";
   let description = [{
@@ -471,6 +472,7 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
 
 def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "scaled dot-product attention over heads";
   let description = [{

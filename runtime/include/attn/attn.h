@@ -151,6 +151,8 @@ typedef struct attn_step_event {
   int32_t num_steps;  /* kernel calls in one run */
   const char *kernel; /* the kernel's name; valid until attn_model_free */
   double seconds;     /* wall-clock time of the call */
+  double flops;       /* its floating-point operations (GEMMs and attention,
+                         counted dense); 0 when the library does not say */
 } attn_step_event;
 
 typedef void (*attn_step_callback)(void *user, const attn_step_event *event);

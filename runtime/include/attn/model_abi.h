@@ -121,18 +121,32 @@ typedef struct attn_model_tensor {
  * library turns it into a halide_buffer_t itself, so the runtime needs no
  * Halide header. */
 typedef struct attn_model_view {
-  void *data; /* host memory, or NULL when the data lives on a device */
-  int32_t dtype;  /* attn_model_dtype */
+  void *data;    /* host memory, or NULL when the data lives on a device */
+  int32_t dtype; /* attn_model_dtype */
   int32_t rank;
   const int64_t *dims;
   int32_t device;         /* attn_model_device */
   uint64_t device_handle; /* the device allocation when not on the host */
 } attn_model_view;
 
+#define ATTN_MODEL_MAX_FLOP_SYMBOLS 4
+
+/* coeff times the values of the listed symbols: part of a kernel call's
+ * floating-point operations, e.g. 2 * 768 * 2304 * B * S for a projection. */
+typedef struct attn_model_flop_term {
+  double coeff;
+  int32_t num_symbols; /* 0 .. ATTN_MODEL_MAX_FLOP_SYMBOLS */
+  int32_t symbols[ATTN_MODEL_MAX_FLOP_SYMBOLS]; /* indices into symbols */
+} attn_model_flop_term;
+
 typedef struct attn_model_kernel {
   const char *name;
   int32_t num_inputs; /* its arguments: inputs, then outputs */
   int32_t num_outputs;
+  /* The call's floating-point operations, the sum of these terms (GEMMs and
+   * attention, counted dense); none: not counted. */
+  int32_t num_flop_terms;
+  const attn_model_flop_term *flop_terms;
 } attn_model_kernel;
 
 /* One call in a plan: kernel `kernel` with the listed buffers as its

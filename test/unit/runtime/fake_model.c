@@ -77,8 +77,13 @@ static const attn_model_tensor inputs[] = {{"x", BUF_X}, {"mask", BUF_MASK}};
 static const attn_model_tensor outputs[] = {{"z", BUF_Z}, {"count", BUF_COUNT}};
 
 enum { K_SCALE_BIAS, K_RELU, K_COUNT };
+/* scale_bias: a multiply and an add per element, 8 per [.., 4] row. */
+static const attn_model_flop_term scale_bias_flops[] = {
+    {8.0, 2, {SYM_B, SYM_S}}};
 static const attn_model_kernel kernels[] = {
-    {"scale_bias", 3, 1}, {"relu", 1, 1}, {"count_positive", 1, 1}};
+    {"scale_bias", 3, 1, 1, scale_bias_flops},
+    {"relu", 1, 1, 0, 0},
+    {"count_positive", 1, 1, 0, 0}};
 
 static const int32_t args_scale_bias[] = {BUF_X, BUF_MASK, BUF_BIAS, BUF_Y};
 #ifdef FAKE_WRITES_CONSTANT

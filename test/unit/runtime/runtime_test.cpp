@@ -302,6 +302,8 @@ TEST_F(RuntimeTest, StepCallbackSeesEveryKernelCall) {
     EXPECT_EQ(events[i].step, int32_t(i % 3));
     EXPECT_EQ(events[i].num_steps, 3);
     EXPECT_GE(events[i].seconds, 0.0);
+    // The library counts scale_bias's flops as 8 * B * S; the others none.
+    EXPECT_EQ(events[i].flops, i % 3 == 0 ? 8.0 * 2 * 3 : 0.0);
     names.push_back(events[i].kernel);
   }
   EXPECT_THAT(names,
