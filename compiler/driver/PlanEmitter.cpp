@@ -66,7 +66,12 @@ static void on_halide_error(void *user_context, const char *message) {
   set_error((attn_model_context *)user_context, "%s", message);
 }
 
+/* Halide keeps the threads its pool has made: a smaller count set after the
+ * first kernel ran (the "init" entry, at load) would not take effect. The
+ * pool is shut down first and made again, of the new size, by the next
+ * kernel. The runtime calls this only while no kernel of the model runs. */
 static void set_num_threads(int32_t threads) {
+  halide_shutdown_thread_pool();
   halide_set_num_threads(threads);
 }
 
