@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
+#include "elf_check.h"
 #include "model.h"
 
 #include <cerrno>
@@ -14,7 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
 #include <limits>
+#include <link.h>
 #include <memory>
 #include <optional>
 #include <set>
@@ -536,6 +539,11 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
   if (::stat(path, &st) != 0)
     return fail(ATTN_ERROR_IO, "cannot open model library '" + p +
                                    "': " + std::strerror(errno));
+  // dlopen of a truncated or foreign file can crash the process.
+  if (std::string problem = elfProblem(p); !problem.empty())
+    return fail(ATTN_ERROR_INVALID_LIBRARY,
+                "'" + p + "' is not a loadable model library: " + problem +
+                    ": give the .so that attnc built, or rebuild it");
   // Without a slash dlopen would search the library path instead.
   std::string dlPath = p.find('/') == std::string::npos ? "./" + p : p;
   void *handle = ::dlopen(dlPath.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -562,6 +570,19 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
     return fail(ATTN_ERROR_INVALID_LIBRARY,
                 "'" + p + "' is not an attnc model: it exports no " +
                     ATTN_MODEL_ENTRY_SYMBOL + ": build it with attnc");
+  // Called below: a symbol of that name that is data, not code, would be
+  // a jump into it.
+  Dl_info where;
+  void *symbolEntry = nullptr;
+  if (!::dladdr1(reinterpret_cast<void *>(entry), &where, &symbolEntry,
+                 RTLD_DL_SYMENT) ||
+      !symbolEntry ||
+      ELF64_ST_TYPE(static_cast<const ElfW(Sym) *>(symbolEntry)->st_info) !=
+          STT_FUNC)
+    return fail(ATTN_ERROR_INVALID_LIBRARY,
+                "'" + p + "' is not an attnc model: its " +
+                    ATTN_MODEL_ENTRY_SYMBOL +
+                    " is not a function: build it with attnc");
   const attn_model_desc *desc = entry();
   if (!desc || desc->magic != ATTN_MODEL_MAGIC)
     return fail(ATTN_ERROR_INVALID_LIBRARY,

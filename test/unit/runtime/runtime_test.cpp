@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <unistd.h>
@@ -370,6 +371,40 @@ TEST(RuntimeLoadTest, NotASharedLibrary) {
   EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY);
   EXPECT_THAT(msg, AllOf(HasSubstr(path), HasSubstr("not a loadable")));
   std::remove(path.c_str());
+}
+
+// A truncated library (a copy cut short, as an interrupted download leaves
+// it) is refused before dlopen maps it: touching its missing pages would
+// kill the process with SIGBUS.
+TEST(RuntimeLoadTest, TruncatedLibrary) {
+  std::string path = ::testing::TempDir() + "attn_truncated.so";
+  std::ifstream in(FAKE_MODEL, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_GT(bytes.size(), 8000u);
+  // (Bytes past the last loaded segment, the section headers, are not
+  // needed to load it; a digest of the whole file would catch their loss.)
+  for (std::size_t size :
+       {std::size_t(100), std::size_t(8000), bytes.size() / 2}) {
+    std::ofstream(path, std::ios::binary).write(bytes.data(), size);
+    std::string msg;
+    EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY) << size;
+    EXPECT_THAT(msg, AllOf(HasSubstr(path), HasSubstr("truncated"))) << size;
+  }
+  // Another architecture's library is refused by its ELF header.
+  std::string foreign = bytes;
+  foreign[18] = 0x28; // e_machine: EM_ARM
+  foreign[19] = 0;
+  std::ofstream(path, std::ios::binary).write(foreign.data(), foreign.size());
+  std::string msg;
+  EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, HasSubstr("another processor architecture"));
+  std::remove(path.c_str());
+}
+
+TEST(RuntimeLoadTest, DescriptorSymbolThatIsData) {
+  std::string msg;
+  EXPECT_EQ(loadFails(DATA_SYMBOL, msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, HasSubstr("attn_model_descriptor_v2 is not a function"));
 }
 
 TEST(RuntimeLoadTest, LibraryWithoutEntrySymbol) {
