@@ -3,6 +3,8 @@
 
 #include "compiler/driver/PlanEmitter.h"
 
+#include "attn/library_digest.h"
+
 #include "llvm/ADT/StringSet.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -75,7 +77,7 @@ private:
         continue;
       if (progress)
         llvm::errs() << "[" << compiled.size() << "/" << distinct.size()
-                     << "] kernel " << attn::KernelOp(kernel.op).getSymName()
+                     << "] kernel " << mlir::attn::KernelOp(kernel.op).getSymName()
                      << "\n";
       codegen::KernelTarget target = options.target;
       if (kernel.forInit)
@@ -189,6 +191,35 @@ private:
     return {ATTNC_ABI_INCLUDE_DIR, ATTNC_HALIDE_INCLUDE_DIR};
   }
 
+  /// Appends attn/library_digest.h's trailer to the linked library, which
+  /// the runtime verifies before it loads the library.
+  LogicalResult appendDigest(llvm::StringRef library) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+        llvm::MemoryBuffer::getFile(library, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+    if (!bytes)
+      return emitError(loc) << "cannot read the linked library '" << library
+                            << "': " << bytes.getError().message();
+    ::attn::digest::Hasher hasher;
+    llvm::StringRef data = (*bytes)->getBuffer();
+    hasher.update(data.bytes_begin(), data.size());
+    unsigned char trailer[::attn::digest::kTrailerSize];
+    ::attn::digest::putLE(trailer, hasher.finish());
+    ::attn::digest::putLE(trailer + 8, data.size());
+    std::memcpy(trailer + 16, ::attn::digest::kMagic, 8);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(library, ec, llvm::sys::fs::OF_Append);
+    if (!ec) {
+      os.write(reinterpret_cast<const char *>(trailer), sizeof trailer);
+      os.close();
+      ec = os.error();
+    }
+    if (ec)
+      return emitError(loc) << "cannot write the digest of '" << library
+                            << "': " << ec.message();
+    return success();
+  }
+
   /// Links into a unique name beside the output, then renames it over the
   /// output, so readers never see a partial library.
   LogicalResult linkLibrary(const std::vector<std::string> &inputs) {
@@ -229,6 +260,10 @@ private:
       if (auto output = llvm::MemoryBuffer::getFile(log))
         diag << ":\n" << (*output)->getBuffer().rtrim();
       return diag;
+    }
+    if (failed(appendDigest(partial))) {
+      fs::remove(partial);
+      return failure();
     }
     if (std::error_code ec = fs::rename(partial, options.outputPath)) {
       fs::remove(partial);

@@ -228,8 +228,12 @@ def test_not_a_model():
     rt = os.path.join(os.path.dirname(attnc.__file__), "libattnrt.so")
     with pytest.raises(attnc.InvalidLibraryError) as e:
         attnc.load(rt)
-    assert str(e.value) == (f"'{rt}' is not an attnc model: it exports no "
-                            "attn_model_descriptor_v2: build it with attnc")
+    # A shared library attnc did not link carries no digest.
+    assert str(e.value) == (f"'{rt}' is not a loadable model library: it "
+                            "carries no attnc digest (attnc appends one to "
+                            "every library; this one was made by another "
+                            "tool, or its end is cut off): give the .so that "
+                            "attnc built, or rebuild it")
 
 
 def test_closed(tiny):

@@ -1,6 +1,9 @@
 //===- runtime/src/elf_check.cpp - Is a file a loadable library? ----------===//
 #include "elf_check.h"
 
+#include "attn/library_digest.h"
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +13,7 @@
 #include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace attn::rt {
 namespace {
@@ -86,6 +90,47 @@ std::string check(int fd, uint64_t fileSize) {
 }
 
 } // namespace
+
+std::string digestProblem(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::string("it cannot be opened: ") + std::strerror(errno);
+  struct stat st;
+  unsigned char trailer[digest::kTrailerSize];
+  std::string problem;
+  if (::fstat(fd, &st) != 0 || uint64_t(st.st_size) < digest::kTrailerSize ||
+      !readAt(fd, trailer, sizeof trailer,
+              uint64_t(st.st_size) - digest::kTrailerSize) ||
+      std::memcmp(trailer + 16, digest::kMagic, 8) != 0) {
+    problem = "it carries no attnc digest (attnc appends one to every "
+              "library; this one was made by another tool, or its end is "
+              "cut off)";
+  } else if (digest::getLE(trailer + 8) !=
+             uint64_t(st.st_size) - digest::kTrailerSize) {
+    problem = "it is truncated or extended: its digest covers " +
+              std::to_string(digest::getLE(trailer + 8)) +
+              " bytes, the file "
+              "has " +
+              std::to_string(uint64_t(st.st_size) - digest::kTrailerSize);
+  } else {
+    digest::Hasher hasher;
+    std::vector<unsigned char> chunk(1 << 20);
+    uint64_t left = digest::getLE(trailer + 8), offset = 0;
+    while (left > 0 && problem.empty()) {
+      std::size_t n = std::size_t(std::min<uint64_t>(left, chunk.size()));
+      if (!readAt(fd, chunk.data(), n, offset))
+        problem = "it cannot be read";
+      hasher.update(chunk.data(), n);
+      left -= n;
+      offset += n;
+    }
+    if (problem.empty() && hasher.finish() != digest::getLE(trailer))
+      problem = "it is damaged: its bytes do not match the digest attnc "
+                "wrote";
+  }
+  ::close(fd);
+  return problem;
+}
 
 std::string elfProblem(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

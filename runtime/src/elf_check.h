@@ -18,6 +18,10 @@ namespace attn::rt {
 /// is truncated: segment 2 needs bytes [4096, 90112) of a 20000-byte file".
 std::string elfProblem(const std::string &path);
 
+/// "" when `path` ends with attnc's digest (attn/library_digest.h) and the
+/// digest matches every byte before it; otherwise what is wrong.
+std::string digestProblem(const std::string &path);
+
 } // namespace attn::rt
 
 #endif // ATTN_RUNTIME_SRC_ELF_CHECK_H

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/attn.h"
 #include "attn/attn.hpp"
+#include "attn/library_digest.h"
 #include "attn/safetensors.h"
 
 #include <gmock/gmock.h>
@@ -398,6 +399,41 @@ TEST(RuntimeLoadTest, TruncatedLibrary) {
   std::string msg;
   EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY);
   EXPECT_THAT(msg, HasSubstr("another processor architecture"));
+  std::remove(path.c_str());
+}
+
+// attnc appends a digest to every library it links: a bit flipped anywhere,
+// a byte cut off the end, or no digest at all is refused before dlopen.
+TEST(RuntimeLoadTest, DamagedLibrary) {
+  std::string path = ::testing::TempDir() + "attn_damaged.so";
+  std::ifstream in(FAKE_MODEL, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  auto write = [&](const std::string &content) {
+    std::ofstream(path, std::ios::binary).write(content.data(), content.size());
+  };
+  // The same bytes load.
+  write(bytes);
+  attn_model *m = nullptr;
+  ASSERT_EQ(attn_model_load(path.c_str(), &m), ATTN_OK) << attn_last_error();
+  attn_model_free(m);
+  for (std::size_t at :
+       {bytes.size() / 3, bytes.size() * 3 / 4, bytes.size() - 30}) {
+    std::string flipped = bytes;
+    flipped[at] ^= 0x10;
+    write(flipped);
+    std::string msg;
+    EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY) << at;
+    EXPECT_THAT(msg, HasSubstr("do not match the digest")) << at;
+  }
+  std::string cut = bytes;
+  cut.erase(cut.size() - 25, 1); // one byte before the trailer
+  write(cut);
+  std::string msg;
+  EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, HasSubstr("its digest covers"));
+  write(bytes.substr(0, bytes.size() - attn::digest::kTrailerSize));
+  EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, HasSubstr("carries no attnc digest"));
   std::remove(path.c_str());
 }
 
