@@ -77,8 +77,8 @@ private:
         continue;
       if (progress)
         llvm::errs() << "[" << compiled.size() << "/" << distinct.size()
-                     << "] kernel " << mlir::attn::KernelOp(kernel.op).getSymName()
-                     << "\n";
+                     << "] kernel "
+                     << mlir::attn::KernelOp(kernel.op).getSymName() << "\n";
       codegen::KernelTarget target = options.target;
       if (kernel.forInit)
         target.schedule = codegen::ScheduleKind::Layout;
@@ -200,13 +200,9 @@ private:
     if (!bytes)
       return emitError(loc) << "cannot read the linked library '" << library
                             << "': " << bytes.getError().message();
-    ::attn::digest::Hasher hasher;
     llvm::StringRef data = (*bytes)->getBuffer();
-    hasher.update(data.bytes_begin(), data.size());
     unsigned char trailer[::attn::digest::kTrailerSize];
-    ::attn::digest::putLE(trailer, hasher.finish());
-    ::attn::digest::putLE(trailer + 8, data.size());
-    std::memcpy(trailer + 16, ::attn::digest::kMagic, 8);
+    ::attn::digest::makeTrailer(data.bytes_begin(), data.size(), trailer);
     std::error_code ec;
     llvm::raw_fd_ostream os(library, ec, llvm::sys::fs::OF_Append);
     if (!ec) {

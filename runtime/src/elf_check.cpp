@@ -47,7 +47,7 @@ std::string range(uint64_t begin, uint64_t size) {
          ")";
 }
 
-std::string check(int fd, uint64_t fileSize) {
+std::string checkElf(int fd, uint64_t fileSize) {
   ElfW(Ehdr) header;
   if (fileSize < sizeof header || !readAt(fd, &header, sizeof header, 0))
     return "it is too short to be an ELF shared library (" +
@@ -89,58 +89,47 @@ std::string check(int fd, uint64_t fileSize) {
   return "";
 }
 
-} // namespace
-
-std::string digestProblem(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return std::string("it cannot be opened: ") + std::strerror(errno);
-  struct stat st;
+/// The digest attnc appended (attn/library_digest.h) against the bytes
+/// before it.
+std::string checkDigest(int fd, uint64_t fileSize) {
   unsigned char trailer[digest::kTrailerSize];
-  std::string problem;
-  if (::fstat(fd, &st) != 0 || uint64_t(st.st_size) < digest::kTrailerSize ||
-      !readAt(fd, trailer, sizeof trailer,
-              uint64_t(st.st_size) - digest::kTrailerSize) ||
-      std::memcmp(trailer + 16, digest::kMagic, 8) != 0) {
-    problem = "it carries no attnc digest (attnc appends one to every "
-              "library; this one was made by another tool, or its end is "
-              "cut off)";
-  } else if (digest::getLE(trailer + 8) !=
-             uint64_t(st.st_size) - digest::kTrailerSize) {
-    problem = "it is truncated or extended: its digest covers " +
-              std::to_string(digest::getLE(trailer + 8)) +
-              " bytes, the file "
-              "has " +
-              std::to_string(uint64_t(st.st_size) - digest::kTrailerSize);
-  } else {
-    digest::Hasher hasher;
-    std::vector<unsigned char> chunk(1 << 20);
-    uint64_t left = digest::getLE(trailer + 8), offset = 0;
-    while (left > 0 && problem.empty()) {
-      std::size_t n = std::size_t(std::min<uint64_t>(left, chunk.size()));
-      if (!readAt(fd, chunk.data(), n, offset))
-        problem = "it cannot be read";
-      hasher.update(chunk.data(), n);
-      left -= n;
-      offset += n;
-    }
-    if (problem.empty() && hasher.finish() != digest::getLE(trailer))
-      problem = "it is damaged: its bytes do not match the digest attnc "
-                "wrote";
+  if (fileSize < digest::kTrailerSize ||
+      !readAt(fd, trailer, sizeof trailer, fileSize - digest::kTrailerSize) ||
+      std::memcmp(trailer + 16, digest::kMagic, 8) != 0)
+    return "it carries no attnc digest (attnc appends one to every library; "
+           "this one was made by another tool, or its end is cut off)";
+  uint64_t covered = digest::getLE(trailer + 8);
+  if (covered != fileSize - digest::kTrailerSize)
+    return "it is truncated or extended: its digest covers " +
+           std::to_string(covered) + " bytes, the file has " +
+           std::to_string(fileSize - digest::kTrailerSize);
+  digest::Hasher hasher;
+  std::vector<unsigned char> chunk(1 << 20);
+  for (uint64_t offset = 0; offset < covered;) {
+    std::size_t n =
+        std::size_t(std::min<uint64_t>(covered - offset, chunk.size()));
+    if (!readAt(fd, chunk.data(), n, offset))
+      return "it cannot be read";
+    hasher.update(chunk.data(), n);
+    offset += n;
   }
-  ::close(fd);
-  return problem;
+  if (hasher.finish() != digest::getLE(trailer))
+    return "it is damaged: its bytes do not match the digest attnc wrote";
+  return "";
 }
 
-std::string elfProblem(const std::string &path) {
+} // namespace
+
+std::string libraryProblem(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return std::string("it cannot be opened: ") + std::strerror(errno);
   struct stat st;
-  std::string problem =
-      ::fstat(fd, &st) != 0
-          ? std::string("it cannot be read: ") + std::strerror(errno)
-          : check(fd, uint64_t(st.st_size));
+  std::string problem;
+  if (::fstat(fd, &st) != 0)
+    problem = std::string("it cannot be read: ") + std::strerror(errno);
+  else if (problem = checkElf(fd, uint64_t(st.st_size)); problem.empty())
+    problem = checkDigest(fd, uint64_t(st.st_size));
   ::close(fd);
   return problem;
 }

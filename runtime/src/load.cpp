@@ -540,10 +540,7 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
     return fail(ATTN_ERROR_IO, "cannot open model library '" + p +
                                    "': " + std::strerror(errno));
   // dlopen of a truncated or foreign file can crash the process.
-  std::string problem = elfProblem(p);
-  if (problem.empty())
-    problem = digestProblem(p);
-  if (!problem.empty())
+  if (std::string problem = libraryProblem(p); !problem.empty())
     return fail(ATTN_ERROR_INVALID_LIBRARY,
                 "'" + p + "' is not a loadable model library: " + problem +
                     ": give the .so that attnc built, or rebuild it");

@@ -88,6 +88,16 @@ inline void putLE(unsigned char *out, uint64_t v) {
     out[i] = static_cast<unsigned char>(v >> (8 * i));
 }
 
+/// The trailer attnc appends to a library of `size` bytes at `data`.
+inline void makeTrailer(const unsigned char *data, std::size_t size,
+                        unsigned char (&trailer)[kTrailerSize]) {
+  Hasher hasher;
+  hasher.update(data, size);
+  putLE(trailer, hasher.finish());
+  putLE(trailer + 8, size);
+  std::memcpy(trailer + 16, kMagic, 8);
+}
+
 inline uint64_t getLE(const unsigned char *in) {
   uint64_t v = 0;
   for (int i = 0; i < 8; ++i)

@@ -23,13 +23,10 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "append_digest: cannot read '%s'\n", argv[1]);
     return 1;
   }
-  attn::digest::Hasher hasher;
-  hasher.update(reinterpret_cast<const unsigned char *>(bytes.data()),
-                bytes.size());
   unsigned char trailer[attn::digest::kTrailerSize];
-  attn::digest::putLE(trailer, hasher.finish());
-  attn::digest::putLE(trailer + 8, bytes.size());
-  std::copy(attn::digest::kMagic, attn::digest::kMagic + 8, trailer + 16);
+  attn::digest::makeTrailer(
+      reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size(),
+      trailer);
   std::ofstream out(argv[1], std::ios::binary | std::ios::app);
   out.write(reinterpret_cast<const char *>(trailer), sizeof trailer);
   return out.good() ? 0 : 1;
