@@ -33,6 +33,7 @@ int64_t stageFeatures(const Stage &stage) {
           [](const NormStage &n) { return n.features; },
           [](const AttentionStage &a) { return a.heads * a.headDim; },
           [](const AttentionWeightsStage &a) { return a.heads * a.headDim; },
+          [](const CacheWriteStage &c) { return c.features; },
       },
       stage);
 }
@@ -251,6 +252,14 @@ void scheduleAttentionWeights(Func f, const std::vector<Var> &v,
 
 } // namespace
 
+/// A few new rows of a cache: the checked position once, each row's
+/// features in vectors (the rows are too few to spread over threads).
+void scheduleCacheWrite(CacheWriteStage &c, int width) {
+  c.position.compute_root();
+  if (width > 1)
+    c.result.update().vectorize(c.rows.x, width);
+}
+
 int gemmPanelWidth(const Target &target) {
   int vectors = target.has_feature(Target::AVX512) ? 4 : 2;
   return vectors * target.natural_vector_size<float>();
@@ -283,6 +292,7 @@ void scheduleHand(KernelStages &s, const Target &target) {
             [&](AttentionWeightsStage &a) {
               scheduleAttentionWeights(out, vars, a, target);
             },
+            [&](CacheWriteStage &c) { scheduleCacheWrite(c, width); },
         },
         s.stages[i]);
   }
@@ -329,6 +339,7 @@ void scheduleNaive(KernelStages &s) {
                      if (a.keyLengths.defined())
                        a.keyLengths.compute_root();
                    },
+                   [](CacheWriteStage &c) { c.position.compute_root(); },
                },
                stage);
 }

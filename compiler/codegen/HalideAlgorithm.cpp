@@ -60,8 +60,9 @@ LogicalResult buildAlgorithm(KernelOp kernel, std::vector<ImageParam> &params,
   for (Value v : yield.getValues()) {
     const Tensor &t = b.get(v);
     std::vector<Var> vs = b.vars(t.extents.size());
-    Func out(b.name("output"));
-    out(vs) = t.func(vs);
+    Func out = t.inPlace ? t.func : Func(b.name("output"));
+    if (!t.inPlace)
+      out(vs) = t.func(vs);
     promiseStaticExtents([&](int d) { return out.output_buffer().dim(d); },
                          cast<RankedTensorType>(v.getType()));
     stages.outputs.push_back(out);

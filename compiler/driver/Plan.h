@@ -102,6 +102,12 @@ struct PlanEntry {
   std::vector<PlanStep> steps;
 };
 
+/// A buffer the caller owns across runs (a KV cache): f32, row-major.
+struct PlanState {
+  std::string name;
+  std::vector<PlanDim> dims;
+};
+
 /// A tensor of the weights file, as the model declares it (F32, row-major).
 struct PlanWeight {
   std::string name;
@@ -113,6 +119,7 @@ struct Plan {
   std::vector<std::pair<std::string, int64_t>> symbols; ///< name, bound
   /// The weights file's tensors read at load; empty when embedded.
   std::vector<PlanWeight> weights;
+  std::vector<PlanState> states;
   /// Bytes of the constants block (embedded, or filled by "init").
   uint64_t constantsSize = 0;
   std::vector<PlanKernel> kernels;
@@ -132,11 +139,11 @@ private:
 /// The copy kernel's entry in Plan::kernels when some step uses it.
 constexpr llvm::StringLiteral kCopyKernelName = "attn_copy";
 
-/// Builds the plan of `func` (after the attn pipeline) with its "run" entry,
-/// whose weight expressions are read as `constants` says. Reports at the
-/// offending op or argument; `defaultName` names a model without
-/// `attn.model_name`.
-mlir::FailureOr<Plan> buildPlan(mlir::func::FuncOp func,
+/// Builds the plan of the model's functions (after the attn pipeline), one
+/// entry each ("run", or what `attn.entry` says), whose weight expressions
+/// are read as `constants` says. Reports at the offending op or argument;
+/// `defaultName` names a model without `attn.model_name`.
+mlir::FailureOr<Plan> buildPlan(llvm::ArrayRef<mlir::func::FuncOp> funcs,
                                 const ConstantMap &constants,
                                 llvm::StringRef defaultName);
 

@@ -21,7 +21,8 @@ constexpr llvm::StringLiteral kInitFunctionName = "attn_init";
 
 class Outliner {
 public:
-  explicit Outliner(func::FuncOp func) : func(func) {}
+  explicit Outliner(ArrayRef<func::FuncOp> funcs)
+      : funcs(funcs), func(funcs.front()) {}
 
   FailureOr<WeightInit> run() {
     if (failed(collectWeights()))
@@ -38,7 +39,7 @@ public:
 private:
   /// The weights table: each attn.weight name once, in program order.
   LogicalResult collectWeights() {
-    WalkResult walk = func.walk([&](WeightOp op) {
+    auto visit = [&](WeightOp op) {
       auto [it, inserted] =
           weightIndex.try_emplace(op.getName(), result.weights.size());
       ArrayRef<int64_t> shape = op.getType().getShape();
@@ -53,19 +54,23 @@ private:
                      << "' is declared again with another shape: give each "
                         "weight one shape";
       return WalkResult::interrupt();
-    });
-    return failure(walk.wasInterrupted());
+    };
+    for (func::FuncOp f : funcs)
+      if (f.walk(visit).wasInterrupted())
+        return failure();
+    return success();
   }
 
   /// Kernels read weight expressions; a model may also return one.
   SmallVector<Value> collectRoots() {
     llvm::SetVector<Value> roots;
-    for (Operation &op : func.getBody().front())
-      if (isa<KernelOp, func::ReturnOp>(op))
-        for (Value operand : op.getOperands())
-          if (Operation *def = operand.getDefiningOp();
-              def && isWeightExpressionOp(def))
-            roots.insert(operand);
+    for (func::FuncOp f : funcs)
+      for (Operation &op : f.getBody().front())
+        if (isa<KernelOp, func::ReturnOp>(op))
+          for (Value operand : op.getOperands())
+            if (Operation *def = operand.getDefiningOp();
+                def && isWeightExpressionOp(def))
+              roots.insert(operand);
     return roots.takeVector();
   }
 
@@ -156,6 +161,7 @@ private:
     return {ATTN_MODEL_BUFFER_CONSTANT, -1, offset};
   }
 
+  ArrayRef<func::FuncOp> funcs;
   func::FuncOp func;
   WeightInit result;
   llvm::StringMap<size_t> weightIndex;
@@ -172,8 +178,8 @@ std::vector<PlanDim> staticDims(ArrayRef<int64_t> shape) {
 
 } // namespace
 
-FailureOr<WeightInit> outlineWeightInit(func::FuncOp func) {
-  return Outliner(func).run();
+FailureOr<WeightInit> outlineWeightInit(ArrayRef<func::FuncOp> funcs) {
+  return Outliner(funcs).run();
 }
 
 void addInitEntry(Plan &plan, const WeightInit &init) {

@@ -41,6 +41,13 @@ const WeightDecl *BuiltinExpr::getWeight(llvm::StringRef role) const {
   return nullptr;
 }
 
+const StateDecl *BuiltinExpr::getState(llvm::StringRef role) const {
+  for (const auto &[r, state] : states)
+    if (r == role)
+      return state;
+  return nullptr;
+}
+
 const Expr *BuiltinExpr::getNamedOperand(llvm::StringRef role) const {
   for (const auto &[r, operand] : namedOperands)
     if (r == role)
@@ -75,6 +82,13 @@ const WeightDecl *ModelAST::lookupWeight(llvm::StringRef name) const {
   for (const auto &weight : weights)
     if (weight->name == name)
       return weight.get();
+  return nullptr;
+}
+
+const StateDecl *ModelAST::lookupState(llvm::StringRef name) const {
+  for (const auto &state : states)
+    if (state->name == name)
+      return state.get();
   return nullptr;
 }
 

@@ -92,6 +92,7 @@ private:
   // Declarations.
   void checkDims();
   void checkWeights();
+  void checkStates();
   bool resolveType(TensorType &type);
   void checkInput(InputDecl &input);
   void bindValue(ValueDecl &decl);
@@ -119,6 +120,8 @@ private:
   bool resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
                    const Extent &keys, int64_t heads);
   void checkSecondResult(ResultDecl &result);
+  bool resolveCache(Argument &arg, const Expr &x, int64_t features,
+                    BuiltinExpr &attn);
 
   // Helpers for builtins.
   bool sortArgs(CallExpr &call, const Signature &sig, CallArgs &args);
@@ -147,6 +150,7 @@ private:
   std::vector<Signature> builtins;
   llvm::StringMap<DimDecl *> dims;
   llvm::StringMap<WeightDecl *> weights;
+  llvm::StringMap<StateDecl *> states;
   /// The current definition of each value name.
   llvm::StringMap<ValueDecl *> values;
   /// The first definition of each value name anywhere in the body, to tell
@@ -163,8 +167,8 @@ private:
 
 const llvm::StringRef kLayerNormArgs[] = {"eps"};
 const llvm::StringRef kGeluArgs[] = {"approximate"};
-const llvm::StringRef kAttentionArgs[] = {"heads", "q",   "k",    "v",
-                                          "qkv",   "out", "mask", "scale"};
+const llvm::StringRef kAttentionArgs[] = {"cache", "heads", "q",    "k",    "v",
+                                          "qkv",   "out",   "mask", "scale"};
 const llvm::StringRef kCrossAttentionArgs[] = {
     "heads", "q", "k", "v", "kv", "qkv", "out", "mask", "scale"};
 const llvm::StringRef kPlainAttentionArgs[] = {
@@ -298,6 +302,87 @@ void Sema::checkWeights() {
                 llvm::Twine(weight->type.shape.size()) + "-D",
             weight->layoutLoc);
   }
+}
+
+/// States are f32 `[B, L, F]`: a batch dim, a capacity dim bound at run
+/// time by the caller's buffer, and fixed features.
+void Sema::checkStates() {
+  for (auto &state : model.states) {
+    auto [it, inserted] = states.try_emplace(state->name, state.get());
+    if (!inserted) {
+      error(state->loc.Start, "state '" + state->name + "' is declared twice",
+            state->loc);
+      diags.note(it->second->loc.Start, "the first declaration is here");
+    }
+    if (!resolveType(state->type))
+      continue;
+    const Shape &shape = state->type.shape;
+    if (state->type.elementType != ElementType::f32 || shape.size() != 3 ||
+        !shape[1].isSymbolic() || shape[2].isSymbolic())
+      error(state->type.loc.Start,
+            "state '" + state->name +
+                "' must be f32[B, L, F]: a batch dim, a symbolic capacity "
+                "dim (e.g. 'dim L <= 4096') and a fixed number of features",
+            state->type.loc);
+  }
+}
+
+/// `cache = P`: the states `P.key` and `P.value`, `[B, L, features]` with the
+/// input's batch dim and a capacity dim of their own.
+bool Sema::resolveCache(Argument &arg, const Expr &x, int64_t features,
+                        BuiltinExpr &attn) {
+  const auto *name = llvm::dyn_cast<NameExpr>(arg.value.get());
+  if (!name) {
+    errorAt(*arg.value, "'cache' takes a state prefix P, whose states "
+                        "'P.key' and 'P.value' are the KV cache");
+    return false;
+  }
+  bool ok = true;
+  const Extent &batch = x.shape.front();
+  const Extent &seq = x.shape[x.shape.size() - 2];
+  std::string batchName =
+      batch.isSymbolic() ? batch.name : std::to_string(batch.size);
+  const StateDecl *found[2] = {};
+  const char *const roles[] = {"key", "value"};
+  for (auto [i, role] : llvm::enumerate(roles)) {
+    std::string full = name->name + "." + role;
+    StateDecl *state = states.lookup(full);
+    if (!state) {
+      errorAt(*arg.value,
+              "no state '" + full + "': declare the KV cache as 'state " +
+                  full + " : f32[" + batchName + ", L, " +
+                  llvm::Twine(features) + "]' with 'dim L <= CAPACITY'");
+      ok = false;
+      continue;
+    }
+    state->used = true;
+    found[i] = state;
+    const Shape &shape = state->type.shape;
+    if (shape.size() != 3)
+      continue; // reported at the declaration
+    bool same = x.shape.size() == 3 && shape[0] == batch &&
+                shape[2] == Extent::fixed(features) && !(shape[1] == seq);
+    if (!same) {
+      errorAt(*arg.value,
+              "state '" + full + "' must be [" + batchName + ", L, " +
+                  llvm::Twine(features) +
+                  "] for this attention: its input's batch dim, a capacity "
+                  "dim other than the sequence dim '" +
+                  seq.name + "', and the keys' " + llvm::Twine(features) +
+                  " features");
+      ok = false;
+    }
+  }
+  if (ok && found[0]->type.shape[1].name != found[1]->type.shape[1].name) {
+    errorAt(*arg.value, "the key and value caches of '" + name->name +
+                            "' must have one capacity dim");
+    ok = false;
+  }
+  if (ok) {
+    attn.states.push_back({"key", found[0]});
+    attn.states.push_back({"value", found[1]});
+  }
+  return ok;
 }
 
 void Sema::bindValue(ValueDecl &decl) { values[decl.name] = &decl; }
@@ -1481,6 +1566,16 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
     ok &= resolveMask(mask->value, *attn, x->shape,
                       x->shape[x->shape.size() - 2], heads);
   ok &= checkScale(args, *attn);
+  if (Argument *cache = args.get("cache"); cache && x) {
+    ok &= resolveCache(*cache, *x, modelDim, *attn);
+    if (attn->getNamedOperand("lengths") || attn->getNamedOperand("bias")) {
+      error(cache->nameLoc.Start,
+            "an attention with a KV cache takes no padding or additive mask "
+            "(decoding attends over the cache's rows)",
+            cache->nameLoc);
+      ok = false;
+    }
+  }
 
   if (!ok)
     return nullptr;
@@ -1517,6 +1612,14 @@ void Sema::checkSecondResult(ResultDecl &result) {
     result.invalid = true;
     return;
   }
+  if (call->getState("key")) {
+    error(result.nameLoc.Start,
+          "an attention with a KV cache has no weights result: its keys "
+          "are the cache's rows when decoding",
+          result.nameLoc);
+    result.invalid = true;
+    return;
+  }
   call->attrs.push_back({"weights", BuiltinAttr::getInteger(1)});
   // [batch..., heads, S, S], or [batch..., heads, S, T] over a memory's (or
   // the keys') sequence.
@@ -1536,6 +1639,7 @@ void Sema::checkSecondResult(ResultDecl &result) {
 bool Sema::run() {
   checkDims();
   checkWeights();
+  checkStates();
   for (auto &decl : model.body)
     allDefinitions.try_emplace(decl->name, decl.get());
 
@@ -1597,6 +1701,14 @@ bool Sema::run() {
                       "weight '" + weight->name +
                           "' is declared but never used",
                       weight->loc);
+  if (!hadError())
+    for (const auto &state : model.states)
+      if (!state->used)
+        diags.warning(state->loc.Start,
+                      "state '" + state->name +
+                          "' is declared but never used; give it to an "
+                          "attention as 'cache = PREFIX'",
+                      state->loc);
   return !hadError();
 }
 

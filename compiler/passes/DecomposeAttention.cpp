@@ -40,11 +40,24 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     Value q = buildLinear(rewriter, loc, x, wq, bq, layout);
     Value k = buildLinear(rewriter, loc, x, wk, bk, layout);
     Value v = buildLinear(rewriter, loc, x, wv, bv, layout);
+    Value position = op.getPosition();
+    if (Value cache = op.getKeyCache()) {
+      // Keys and values go into the caches; a decode attends over the
+      // caches, a prefill over its own keys (the same rows).
+      Value keys = rewriter.create<CacheWriteOp>(loc, cache.getType(), cache, k,
+                                                 position);
+      Value values = rewriter.create<CacheWriteOp>(
+          loc, op.getValueCache().getType(), op.getValueCache(), v, position);
+      if (position) {
+        k = keys;
+        v = values;
+      }
+    }
     Type weights = op.getWeights() ? op.getWeights().getType() : Type();
     auto sdpa = rewriter.create<SdpaOp>(
         loc, op.getResult().getType(), weights, q, k, v, op.getKeyLengths(),
-        op.getBias(), /*score=*/Value(), op.getHeadsAttr(),
-        /*kv_heads=*/IntegerAttr(), op.getMaskAttr(),
+        op.getBias(), /*score=*/Value(), /*query_offsets=*/position,
+        op.getHeadsAttr(), /*kv_heads=*/IntegerAttr(), op.getMaskAttr(),
         rewriter.getF32FloatAttr(op.getEffectiveScale()));
     SmallVector<Value, 2> results{buildLinear(rewriter, loc, sdpa.getResult(),
                                               op.getOutWeight(),

@@ -43,6 +43,8 @@ public:
           require(len >= 0 && len <= keyLength, len, "attention key length",
                   len, "at batch index", bv, "is outside 0 ..", keyLength);
     }
+    if (Value offsets = op.getQueryOffsets())
+      queryOffsets = b.get(offsets).func;
     if (Value bias = op.getBias()) {
       biasFunc = b.get(bias).func;
       biasRank = cast<RankedTensorType>(bias.getType()).getRank();
@@ -62,8 +64,10 @@ public:
   /// past their ends, which are never seen).
   Expr visible(Expr row, Expr key) const {
     MaskAttr mask = mutableOp().getMask();
-    Expr p = row + int(mask.getOffset());
+    Expr p = row + offset();
     Expr seen = key < keyLength;
+    if (queryOffsets.defined())
+      seen = seen && key < offset() + queryLength;
     if (mask.getCausal())
       seen = seen && key <= p;
     if (mask.getWindowLeft() >= 0)
@@ -79,8 +83,10 @@ public:
   /// [firstRow, lastRow]: the key tiles a query tile skips.
   Expr tileMayBeSeen(Expr firstRow, Expr lastRow, Expr first, Expr last) const {
     MaskAttr mask = mutableOp().getMask();
-    int offset = int(mask.getOffset());
+    Expr offset = this->offset();
     Expr may = first < keyLength;
+    if (queryOffsets.defined())
+      may = may && first < offset + queryLength;
     if (mask.getCausal())
       may = may && first <= lastRow + offset;
     if (mask.getWindowRight() >= 0)
@@ -90,6 +96,14 @@ public:
     if (checkedLengths.defined())
       may = may && first < checkedLengths(batch.back());
     return may;
+  }
+
+  /// The position of query 0 among the keys: the mask's constant offset,
+  /// or the batch entry's query offset (decoding with a cache).
+  Expr offset() const {
+    if (queryOffsets.defined())
+      return queryOffsets(batch.back());
+    return int(mutableOp().getMask().getOffset());
   }
 
   /// The additive bias of (row, key) for query head `h`, 0 without one.
@@ -131,7 +145,8 @@ public:
   KernelBuilder &b;
   size_t rank;
   std::vector<Var> v, batch;
-  Func queries, keys, values, checkedLengths, biasFunc, scoreVector;
+  Func queries, keys, values, checkedLengths, biasFunc, scoreVector,
+      queryOffsets;
   int biasRank = 0;
   Expr queryLength, keyLength;
   std::vector<Expr> queryExtents;

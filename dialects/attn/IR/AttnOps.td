@@ -18,6 +18,7 @@ def Attn_F32Weight : TensorRankOf<[F32], [2, 3]>;
 /// What a kernel takes and returns: activations, weights and i32 inputs
 /// (key lengths, token ids).
 def Attn_AnyTensor : RankedTensorOf<[F32, I32]>;
+def Attn_I32Vector : 1DTensorOf<[I32]>;
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Attn_Dialect, mnemonic, traits>;
@@ -242,14 +243,19 @@ def Attn_PositionsOp : Attn_Op<"positions", [Pure,
     `result[j] = j` for `j < n`, where `n` is the extent of dim `dim` of
     `input`, as `torch.arange(x.size(dim))`: position ids for a model that
     takes none as an input. Only `input`'s extent is read, never its data.
+    With `offset` (`[B]`, i32, one value for the whole batch: a decode's
+    position in its KV cache) the positions are `offset[0] + j`.
 
     ```mlir
     %p = attn.positions %ids {dim = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
     ```
   }];
-  let arguments = (ins Attn_AnyTensor:$input, I64Attr:$dim);
+  let arguments = (ins Attn_AnyTensor:$input, I64Attr:$dim,
+                       Optional<Attn_I32Vector>:$offset);
   let results = (outs 1DTensorOf<[I32]>:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $input (`offset` `(` $offset^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
   let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
@@ -417,8 +423,6 @@ def Attn_MulOp : Attn_BinaryOp<"mul", "elementwise product"> {
   }];
 }
 
-def Attn_I32Vector : 1DTensorOf<[I32]>;
-
 def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     [Pure, AttrSizedOperandSegments,
      DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>]> {
@@ -430,6 +434,13 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     `[out, in]` layout. `scale` defaults to 1/sqrt(d_model / heads). The
     mask, key lengths and additive bias are `attn.sdpa`'s; with a `weights`
     result the attention probabilities `[B, heads, S, S]` are returned too.
+
+    With `key_cache` and `value_cache` (state buffers `[B, L, features]`, a
+    KV cache) the keys and values are also written into the caches: at rows
+    `0 .. S-1` without a `position` (prefill), where the attention reads the
+    new keys; with `position` (`[B]`, the tokens already in the caches, one
+    value for the whole batch) at rows `P .. P+S-1`, and the queries, at
+    positions `P + i`, attend over the caches' first `P + S` rows (decode).
 
     ```mlir
     %a = attn.self_attention %x heads(12) mask<causal> qkv(%wqkv, %bqkv) out(%wo, %bo)
@@ -444,6 +455,8 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
       Optional<Attn_F32Matrix>:$qkv_weight, Optional<Attn_F32Vector>:$qkv_bias,
       Attn_F32Matrix:$out_weight, Optional<Attn_F32Vector>:$out_bias,
       Optional<Attn_I32Vector>:$key_lengths, Optional<Attn_F32Tensor>:$bias,
+      Optional<Attn_F32Tensor>:$key_cache, Optional<Attn_F32Tensor>:$value_cache,
+      Optional<Attn_I32Vector>:$position,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads, Attn_MaskAttr:$mask,
       OptionalAttr<F32Attr>:$scale);
   let results = (outs Attn_F32Tensor:$result,
@@ -457,12 +470,18 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     `out` `(` $out_weight (`,` $out_bias^)? `)`
     (`lengths` `(` $key_lengths^ `)`)?
     (`bias` `(` $bias^ `)`)?
+    (`key_cache` `(` $key_cache^ `)`)?
+    (`value_cache` `(` $value_cache^ `)`)?
+    (`position` `(` $position^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// 1/sqrt(d_head) unless the model set a scale.
     float getEffectiveScale();
+    /// Features of the keys (and of the values): what a cache row holds.
+    int64_t getKeyFeatures();
+    LogicalResult verifyCaches();
   }];
 }
 
@@ -495,6 +514,12 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     With the optional second result the probabilities `[..., heads, Sq, Sk]`
     are returned as well (masked entries exactly 0, rows summing to 1).
 
+    `query_offsets` (`[B]`, i32; decoding with a KV cache, where the keys are
+    a cache of capacity `Sk`) puts query `i` of batch `b` at key position
+    `query_offsets[b] + i`: it sees no key past `query_offsets[b] + Sq - 1`
+    (rows of the cache not yet written), and the mask's terms compare
+    against that position (the mask's `offset` must then be 0).
+
     ```mlir
     %o = attn.sdpa %q, %k, %v heads(12) mask<causal> {scale = 1.250000e-01 : f32}
         : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32> -> tensor<?x?x768xf32>
@@ -505,6 +530,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
   let arguments = (ins Attn_F32Tensor:$query, Attn_F32Tensor:$key,
       Attn_F32Tensor:$value, Optional<Attn_I32Vector>:$key_lengths,
       Optional<Attn_F32Tensor>:$bias, Optional<Attn_F32Tensor>:$score,
+      Optional<Attn_I32Vector>:$query_offsets,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
       Attn_MaskAttr:$mask, F32Attr:$scale);
@@ -515,6 +541,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     (`lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`score` `(` $score^ `:` type($score) `)`)?
+    (`query_offsets` `(` $query_offsets^ `:` type($query_offsets) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type(results)
   }];
   let hasVerifier = 1;
@@ -526,6 +553,34 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     int64_t getKeyHeadDim();
     int64_t getValueHeadDim();
   }];
+}
+
+def Attn_CacheWriteOp : Attn_Op<"cache_write", [AllTypesMatch<["cache", "result"]>,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "new rows written into a KV cache, in place";
+  let description = [{
+    `cache` (`[B, L, F]`, a state buffer the caller owns) with rows
+    `P .. P+S-1` replaced by `rows` (`[B, S, F]`), where `P` is `position[0]`
+    (`[B]`, one value for the whole batch) or 0 without `position`. The result
+    is the cache itself: the driver gives both one buffer, and the kernel
+    writes only the new rows (no copy of the cache). A write that does not
+    fit (`P < 0`, `P + S > L`) or positions that differ within the batch fail
+    the run before anything is written.
+
+    ```mlir
+    %kc = attn.cache_write %cache, %k at(%pos)
+        : (tensor<?x?x256xf32>, tensor<?x?x256xf32>, tensor<?xi32>) -> tensor<?x?x256xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$cache, Attn_F32Tensor:$rows,
+                       Optional<Attn_I32Vector>:$position);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $cache `,` $rows (`at` `(` $position^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition;
 }
 
 //===----------------------------------------------------------------------===//
