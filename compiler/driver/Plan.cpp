@@ -106,14 +106,13 @@ private:
     auto type = cast<RankedTensorType>(value.getType());
     PlanBuffer buffer;
     buffer.kind = kind;
-    if (type.getElementType().isF32())
-      buffer.dtype = ATTN_MODEL_F32;
-    else if (type.getElementType().isSignlessInteger(32))
-      buffer.dtype = ATTN_MODEL_I32;
+    if (std::optional<attn_model_dtype> dtype =
+            modelDType(type.getElementType()))
+      buffer.dtype = *dtype;
     else
       return emitError(loc) << what << " has type " << type
                             << " has an element type a model library cannot "
-                               "hold: use f32 or i32";
+                               "hold: use f32, i32, bf16 or f16";
     ArrayRef<StringAttr> names = dimSymbols.lookup(value);
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (!type.isDynamicDim(d)) {
@@ -329,6 +328,18 @@ int32_t Plan::copyKernel() {
     kernels.push_back({nullptr, kCopyKernelName.str(), "", 1, 1});
   }
   return copyIndex;
+}
+
+std::optional<attn_model_dtype> modelDType(Type element) {
+  if (element.isF32())
+    return ATTN_MODEL_F32;
+  if (element.isSignlessInteger(32))
+    return ATTN_MODEL_I32;
+  if (element.isBF16())
+    return ATTN_MODEL_BF16;
+  if (element.isF16())
+    return ATTN_MODEL_F16;
+  return std::nullopt;
 }
 
 FailureOr<Plan> buildPlan(ArrayRef<func::FuncOp> funcs,

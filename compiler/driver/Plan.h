@@ -25,6 +25,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,8 @@ struct PlanState {
 struct PlanWeight {
   std::string name;
   std::vector<int64_t> shape;
+  /// As declared: F32, or BF16 / F16 kept in that precision.
+  attn_model_dtype dtype = ATTN_MODEL_F32;
 };
 
 struct Plan {
@@ -146,6 +149,15 @@ constexpr llvm::StringLiteral kCopyKernelName = "attn_copy";
 mlir::FailureOr<Plan> buildPlan(llvm::ArrayRef<mlir::func::FuncOp> funcs,
                                 const ConstantMap &constants,
                                 llvm::StringRef defaultName);
+
+/// The model ABI's dtype of a tensor of `element` (f32, i32, bf16, f16), or
+/// nothing for a type a model library cannot hold.
+std::optional<attn_model_dtype> modelDType(mlir::Type element);
+
+/// Bytes of one element of `dtype`.
+inline uint64_t dtypeSize(attn_model_dtype dtype) {
+  return attn_dtype_lookup(dtype)->size;
+}
 
 } // namespace attnc::driver
 

@@ -217,7 +217,7 @@ private:
     }
     os << "static const attn_model_weight weights[] = {\n";
     for (auto [w, weight] : llvm::enumerate(plan.weights))
-      os << "  {" << cString(weight.name) << ", ATTN_MODEL_F32, "
+      os << "  {" << cString(weight.name) << ", " << weight.dtype << ", "
          << weight.shape.size() << ", weight_dims" << w << "},\n";
     os << "  {0, 0, 0, 0}};\n\n";
 

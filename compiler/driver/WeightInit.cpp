@@ -43,16 +43,20 @@ private:
       auto [it, inserted] =
           weightIndex.try_emplace(op.getName(), result.weights.size());
       ArrayRef<int64_t> shape = op.getType().getShape();
+      // The verifier admits only element types the ABI has.
+      attn_model_dtype dtype = *modelDType(op.getType().getElementType());
       if (inserted) {
         result.weights.push_back(
-            {op.getName().str(), {shape.begin(), shape.end()}});
+            {op.getName().str(), {shape.begin(), shape.end()}, dtype});
+        weightTypes.push_back(op.getType());
         return WalkResult::advance();
       }
-      if (ArrayRef(result.weights[it->second].shape) == shape)
+      if (ArrayRef(result.weights[it->second].shape) == shape &&
+          result.weights[it->second].dtype == dtype)
         return WalkResult::advance();
       op.emitError() << "weight '" << op.getName()
-                     << "' is declared again with another shape: give each "
-                        "weight one shape";
+                     << "' is declared again with another shape or dtype: "
+                        "give each weight one type";
       return WalkResult::interrupt();
     };
     for (func::FuncOp f : funcs)
@@ -76,14 +80,10 @@ private:
 
   void createInitFunction() {
     auto module = func->getParentOfType<ModuleOp>();
-    SmallVector<Type> types;
-    for (const PlanWeight &w : result.weights)
-      types.push_back(
-          RankedTensorType::get(w.shape, Float32Type::get(func.getContext())));
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto init =
-        b.create<func::FuncOp>(func.getLoc(), kInitFunctionName,
-                               FunctionType::get(func.getContext(), types, {}));
+    auto init = b.create<func::FuncOp>(
+        func.getLoc(), kInitFunctionName,
+        FunctionType::get(func.getContext(), weightTypes, {}));
     init.setPrivate();
     initBlock = init.addEntryBlock();
   }
@@ -154,7 +154,9 @@ private:
 
     auto type = cast<RankedTensorType>(root.getType());
     uint64_t offset = llvm::alignTo(result.constantsSize, kConstantAlignment);
-    result.constantsSize = offset + type.getNumElements() * sizeof(float);
+    result.constantsSize =
+        offset +
+        type.getNumElements() * dtypeSize(*modelDType(type.getElementType()));
     step.kernel = kernel;
     step.offset = offset;
     result.steps.push_back(std::move(step));
@@ -165,6 +167,8 @@ private:
   func::FuncOp func;
   WeightInit result;
   llvm::StringMap<size_t> weightIndex;
+  /// The declared type of each weight in the table.
+  SmallVector<Type> weightTypes;
   std::map<std::string, ConstantRef> byKey;
   Block *initBlock = nullptr;
 };
@@ -195,14 +199,16 @@ void addInitEntry(Plan &plan, const WeightInit &init) {
     for (int32_t w : s.weights) {
       if (weightBuffer[w] < 0) {
         weightBuffer[w] = entry.buffers.size();
-        entry.buffers.push_back({ATTN_MODEL_BUFFER_WEIGHT, w, ATTN_MODEL_F32,
+        entry.buffers.push_back({ATTN_MODEL_BUFFER_WEIGHT, w,
+                                 init.weights[w].dtype,
                                  staticDims(init.weights[w].shape), 0});
       }
       step.args.push_back(weightBuffer[w]);
     }
     auto type = cast<RankedTensorType>(s.kernel->getResult(0).getType());
     step.args.push_back(entry.buffers.size());
-    entry.buffers.push_back({ATTN_MODEL_BUFFER_CONSTANT, -1, ATTN_MODEL_F32,
+    entry.buffers.push_back({ATTN_MODEL_BUFFER_CONSTANT, -1,
+                             *modelDType(type.getElementType()),
                              staticDims(type.getShape()), s.offset});
     entry.steps.push_back(std::move(step));
   }

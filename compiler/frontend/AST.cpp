@@ -6,10 +6,22 @@
 
 #include "compiler/frontend/AST.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 using namespace attnc;
 
 llvm::StringRef attnc::getElementTypeName(ElementType type) {
-  return type == ElementType::f32 ? "f32" : "i32";
+  switch (type) {
+  case ElementType::f32:
+    return "f32";
+  case ElementType::i32:
+    return "i32";
+  case ElementType::bf16:
+    return "bf16";
+  case ElementType::f16:
+    return "f16";
+  }
+  llvm_unreachable("unknown element type");
 }
 
 std::string attnc::extentToString(const Extent &extent) {

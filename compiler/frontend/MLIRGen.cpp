@@ -49,8 +49,21 @@ private:
     SmallVector<int64_t> dims;
     for (const Extent &e : shape)
       dims.push_back(e.isSymbolic() ? ShapedType::kDynamic : e.size);
-    Type type = element == ElementType::f32 ? Type(builder.getF32Type())
-                                            : Type(builder.getI32Type());
+    Type type;
+    switch (element) {
+    case ElementType::f32:
+      type = builder.getF32Type();
+      break;
+    case ElementType::i32:
+      type = builder.getI32Type();
+      break;
+    case ElementType::bf16:
+      type = builder.getBF16Type();
+      break;
+    case ElementType::f16:
+      type = builder.getF16Type();
+      break;
+    }
     return RankedTensorType::get(dims, type);
   }
 

@@ -372,7 +372,7 @@ bool Parser::parseDimDecl(ModelAST &model) {
   return true;
 }
 
-/// type := ('f32' | 'i32') '[' extent (',' extent)* ']'
+/// type := ('f32' | 'i32' | 'bf16' | 'f16') '[' extent (',' extent)* ']'
 bool Parser::parseTensorType(TensorType &type) {
   llvm::SMLoc start = tok().getLoc();
   if (!tok().is(TokenKind::identifier))
@@ -382,9 +382,13 @@ bool Parser::parseTensorType(TensorType &type) {
     type.elementType = ElementType::f32;
   else if (tok().spelling == "i32")
     type.elementType = ElementType::i32;
+  else if (tok().spelling == "bf16")
+    type.elementType = ElementType::bf16;
+  else if (tok().spelling == "f16")
+    type.elementType = ElementType::f16;
   else
     return error("unknown element type '" + tok().spelling +
-                 "'; expected 'f32' or 'i32'");
+                 "'; expected 'f32', 'i32', 'bf16' or 'f16'");
   consume();
   if (!expect(TokenKind::l_square, "after the element type"))
     return false;

@@ -287,8 +287,11 @@ void Sema::checkWeights() {
     }
     if (!resolveType(weight->type))
       continue;
-    if (weight->type.elementType != ElementType::f32)
-      error(weight->type.loc.Start, "weight '" + weight->name + "' must be f32",
+    if (weight->type.elementType == ElementType::i32)
+      error(weight->type.loc.Start,
+            "weight '" + weight->name +
+                "' must be f32, bf16 or f16 (kept in that precision, computed "
+                "in f32), not i32",
             weight->type.loc);
     for (const Extent &extent : weight->type.shape)
       if (extent.isSymbolic())
@@ -395,7 +398,16 @@ void Sema::checkInput(InputDecl &input) {
   }
   input.elementType = input.type.elementType;
   input.shape = input.type.shape;
-  if (!resolveType(input.type)) {
+  if (input.elementType == ElementType::bf16 ||
+      input.elementType == ElementType::f16) {
+    error(input.type.loc.Start,
+          "input '" + input.name + "' is " +
+              getElementTypeName(input.elementType) +
+              ", but inputs are f32 or i32 (only weights may be bf16 or f16): "
+              "declare it f32 and convert the data to float32",
+          input.type.loc);
+    input.invalid = true;
+  } else if (!resolveType(input.type)) {
     input.invalid = true;
   } else {
     input.shape = input.type.shape;

@@ -220,6 +220,31 @@ ATTN_API attn_status attn_model_output_info(const attn_model *model,
   return tensorInfo(model, index, false, info, "attn_model_output_info");
 }
 
+ATTN_API int32_t attn_model_num_weights(const attn_model *model) {
+  return model ? model->desc->num_weights : 0;
+}
+
+ATTN_API attn_status attn_model_weight_info(const attn_model *model,
+                                            int32_t index,
+                                            attn_tensor_info *info) {
+  const char *fn = "attn_model_weight_info";
+  if (!model || !info)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model and info must not be NULL");
+  int32_t count = model->desc->num_weights;
+  if (index < 0 || index >= count)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": index " + std::to_string(index) +
+                    " is out of range: model '" + model->desc->model_name +
+                    "' reads " + std::to_string(count) + " weights at load");
+  const attn_model_weight &w = model->desc->weights[index];
+  info->name = w.name;
+  info->dtype = w.dtype;
+  info->rank = w.rank;
+  info->dims = model->weightDims[index].data();
+  return ATTN_OK;
+}
+
 ATTN_API attn_status attn_model_set_step_callback(attn_model *model,
                                                   attn_step_callback callback,
                                                   void *user) {

@@ -602,6 +602,12 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
         ATTN_MODEL_BUFFER_STATE, i, st.dtype, st.rank, st.dims, 0};
     model->stateDims.push_back(dimInfos(*desc, buf));
   }
+  for (int32_t i = 0; i < desc->num_weights; ++i) {
+    const attn_model_weight &w = desc->weights[i];
+    std::vector<attn_dim_info> &infos = model->weightDims.emplace_back();
+    for (int32_t d = 0; d < w.rank; ++d)
+      infos.push_back({0, w.dims[d], nullptr, 0});
+  }
   // A model loaded to be described reads no weights and runs no "init":
   // its runs are refused (run.cpp), its queries need neither.
   model->describeOnly = describeOnly;

@@ -106,7 +106,8 @@ struct attn_model {
   const attn_model_entry *run = nullptr;  ///< the "run" entry
   const attn_model_entry *init = nullptr; ///< the "init" entry, if any
   /// attn_dim_info tables handed out by the info queries.
-  std::vector<std::vector<attn_dim_info>> inputDims, outputDims, stateDims;
+  std::vector<std::vector<attn_dim_info>> inputDims, outputDims, stateDims,
+      weightDims;
 
   /// The constants block: the library's embedded one, or `ownedConstants`
   /// that the "init" entry filled at load.

@@ -350,6 +350,25 @@ void printInfo(const attn_model *model) {
       std::printf("  %s\n", describe(t).c_str());
     }
   }
+  // The weights read at load, with the bytes they take in memory (bf16 and
+  // f16 weights stay in that precision).
+  int32_t n = attn_model_num_weights(model);
+  if (n == 0)
+    return;
+  std::vector<std::string> lines;
+  uint64_t bytes = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    attn_tensor_info t;
+    check(attn_model_weight_info(model, i, &t));
+    uint64_t count = attn_dtype_lookup(t.dtype)->size;
+    for (int32_t d = 0; d < t.rank; ++d)
+      count *= uint64_t(t.dims[d].extent);
+    bytes += count;
+    lines.push_back(describe(t));
+  }
+  std::printf("weights (read at load, %d tensors, %.1f MB):\n", n, bytes / 1e6);
+  for (const std::string &line : lines)
+    std::printf("  %s\n", line.c_str());
 }
 
 /// A 64-byte aligned output buffer, freed with free().

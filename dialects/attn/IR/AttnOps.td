@@ -13,11 +13,17 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 def Attn_F32Tensor : RankedTensorOf<[F32]>;
 def Attn_F32Matrix : 2DTensorOf<[F32]>;
 def Attn_F32Vector : 1DTensorOf<[F32]>;
-def Attn_F32Panels : 3DTensorOf<[F32]>;
-def Attn_F32Weight : TensorRankOf<[F32], [2, 3]>;
+/// Weights and weight expressions: f32, or bf16 / f16 kept in that precision
+/// (half the bytes); kernels widen each load to f32 and compute in f32.
+defvar Attn_WeightTypes = [F32, BF16, F16];
+def Attn_WeightTensor : RankedTensorOf<Attn_WeightTypes>;
+def Attn_WeightMatrix : 2DTensorOf<Attn_WeightTypes>;
+def Attn_WeightVector : 1DTensorOf<Attn_WeightTypes>;
+def Attn_WeightPanels : 3DTensorOf<Attn_WeightTypes>;
+def Attn_LinearWeight : TensorRankOf<Attn_WeightTypes, [2, 3]>;
 /// What a kernel takes and returns: activations, weights and i32 inputs
 /// (key lengths, token ids).
-def Attn_AnyTensor : RankedTensorOf<[F32, I32]>;
+def Attn_AnyTensor : RankedTensorOf<[F32, I32, BF16, F16]>;
 def Attn_I32Vector : 1DTensorOf<[I32]>;
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
@@ -43,20 +49,21 @@ class Attn_FusionRole<string role> {
 def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
   let summary = "a named weight tensor from the model's safetensors file";
   let description = [{
-    Yields the weight stored under `name`. Its type is the declared shape; the
-    driver checks the file against it.
+    Yields the weight stored under `name`. Its type is the declared shape and
+    element type (f32, bf16 or f16); the driver checks the file against both.
 
     ```mlir
     %w = attn.weight "attn.c_attn.weight" : tensor<768x2304xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name);
-  let results = (outs Attn_F32Tensor:$result);
+  let results = (outs Attn_WeightTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
-def Attn_TransposeOp : Attn_Op<"transpose", [Pure, Attn_WeightExpr]> {
+def Attn_TransposeOp : Attn_Op<"transpose", [Pure, Attn_WeightExpr,
+    SameOperandsAndResultElementType]> {
   let summary = "transpose of a 2-D tensor";
   let description = [{
     Swaps the two dims of a matrix. Two transposes in a row fold away, which
@@ -67,14 +74,15 @@ def Attn_TransposeOp : Attn_Op<"transpose", [Pure, Attn_WeightExpr]> {
     %t = attn.transpose %w : tensor<768x2304xf32> -> tensor<2304x768xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Matrix:$input);
-  let results = (outs Attn_F32Matrix:$result);
+  let arguments = (ins Attn_WeightMatrix:$input);
+  let results = (outs Attn_WeightMatrix:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
 }
 
-def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr]> {
+def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr,
+    SameOperandsAndResultElementType]> {
   let summary = "an [in, out] matrix cut into panels of `width` outputs";
   let description = [{
     Rearranges an `[in, out]` weight into `[out / width, in, width]`:
@@ -87,13 +95,14 @@ def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr]> {
     %p = attn.pack_panels %w {width = 64 : i64} : tensor<768x2304xf32> -> tensor<36x768x64xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Matrix:$input, I64Attr:$width);
-  let results = (outs Attn_F32Panels:$result);
+  let arguments = (ins Attn_WeightMatrix:$input, I64Attr:$width);
+  let results = (outs Attn_WeightPanels:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
-def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr]> {
+def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr,
+    SameOperandsAndResultElementType]> {
   let summary = "concatenation along one dim";
   let description = [{
     Joins tensors that agree on every other dim. Used to pack the Q, K and V
@@ -104,8 +113,8 @@ def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr]> {
         : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<192x64xf32>
     ```
   }];
-  let arguments = (ins Variadic<Attn_F32Tensor>:$inputs, I64Attr:$dim);
-  let results = (outs Attn_F32Tensor:$result);
+  let arguments = (ins Variadic<Attn_WeightTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Attn_WeightTensor:$result);
   let assemblyFormat =
       "$inputs attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
@@ -113,6 +122,7 @@ def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr]> {
 }
 
 def Attn_SliceOp : Attn_Op<"slice", [Pure, Attn_WeightExpr,
+    SameOperandsAndResultElementType,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "a contiguous range of one dim";
   let description = [{
@@ -125,9 +135,9 @@ def Attn_SliceOp : Attn_Op<"slice", [Pure, Attn_WeightExpr,
         : tensor<?x?x192xf32> -> tensor<?x?x64xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$input, I64Attr:$dim, I64Attr:$offset,
+  let arguments = (ins Attn_WeightTensor:$input, I64Attr:$dim, I64Attr:$offset,
                        I64Attr:$size);
-  let results = (outs Attn_F32Tensor:$result);
+  let results = (outs Attn_WeightTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -139,7 +149,9 @@ def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType,
   let summary = "multiplication by a constant";
   let description = [{
     `result = factor * input`. Folding the attention scale into the query
-    projection produces these on weights.
+    projection produces these on weights (f32 weights only: a scaled bf16 or
+    f16 weight would be rounded again, so `attn-fold-scale` leaves their
+    scale in the attention).
 
     ```mlir
     %s = attn.scale %w {factor = 1.250000e-01 : f32} : tensor<64x64xf32>
@@ -173,8 +185,8 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure,
         : (tensor<?x?x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$input, Attn_F32Weight:$weight,
-                       Optional<Attn_F32Vector>:$bias, Attn_WeightLayoutAttr:$layout);
+  let arguments = (ins Attn_F32Tensor:$input, Attn_LinearWeight:$weight,
+                       Optional<Attn_WeightVector>:$bias, Attn_WeightLayoutAttr:$layout);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? `layout` `(` $layout `)` attr-dict `:`
@@ -204,8 +216,8 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure,
         : (tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$input, Attn_F32Vector:$gamma, Attn_F32Vector:$beta,
-                       F32Attr:$epsilon);
+  let arguments = (ins Attn_F32Tensor:$input, Attn_WeightVector:$gamma,
+                       Attn_WeightVector:$beta, F32Attr:$epsilon);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -227,7 +239,7 @@ def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure,
     %e = attn.embedding %ids, %wte : (tensor<?x?xi32>, tensor<50257x768xf32>) -> tensor<?x?x768xf32>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[I32]>:$ids, Attn_F32Matrix:$table);
+  let arguments = (ins RankedTensorOf<[I32]>:$ids, Attn_WeightMatrix:$table);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat =
       "$ids `,` $table attr-dict `:` functional-type(operands, results)";
@@ -449,11 +461,11 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     ```
   }];
   let arguments = (ins Attn_F32Tensor:$input,
-      Optional<Attn_F32Matrix>:$q_weight, Optional<Attn_F32Vector>:$q_bias,
-      Optional<Attn_F32Matrix>:$k_weight, Optional<Attn_F32Vector>:$k_bias,
-      Optional<Attn_F32Matrix>:$v_weight, Optional<Attn_F32Vector>:$v_bias,
-      Optional<Attn_F32Matrix>:$qkv_weight, Optional<Attn_F32Vector>:$qkv_bias,
-      Attn_F32Matrix:$out_weight, Optional<Attn_F32Vector>:$out_bias,
+      Optional<Attn_WeightMatrix>:$q_weight, Optional<Attn_WeightVector>:$q_bias,
+      Optional<Attn_WeightMatrix>:$k_weight, Optional<Attn_WeightVector>:$k_bias,
+      Optional<Attn_WeightMatrix>:$v_weight, Optional<Attn_WeightVector>:$v_bias,
+      Optional<Attn_WeightMatrix>:$qkv_weight, Optional<Attn_WeightVector>:$qkv_bias,
+      Attn_WeightMatrix:$out_weight, Optional<Attn_WeightVector>:$out_bias,
       Optional<Attn_I32Vector>:$key_lengths, Optional<Attn_F32Tensor>:$bias,
       Optional<Attn_F32Tensor>:$key_cache, Optional<Attn_F32Tensor>:$value_cache,
       Optional<Attn_I32Vector>:$position,

@@ -143,6 +143,13 @@ ATTN_API attn_status attn_model_input_info(const attn_model *model,
 ATTN_API attn_status attn_model_output_info(const attn_model *model,
                                             int32_t index,
                                             attn_tensor_info *info);
+/* The tensors a model reads from its weights file at load, in the library's
+ * order (none for one that embeds its weights): name, dtype as declared (F32,
+ * or BF16 / F16 kept in that precision) and fixed dims. */
+ATTN_API int32_t attn_model_num_weights(const attn_model *model);
+ATTN_API attn_status attn_model_weight_info(const attn_model *model,
+                                            int32_t index,
+                                            attn_tensor_info *info);
 
 /* One kernel call of a run, as a step callback sees it. Later runtimes may
  * add fields at the end. */

@@ -269,7 +269,9 @@ TEST(Sema, InputAndWeightTypeRules) {
   EXPECT_TRUE(hasDiag(l.diags, "17:20",
                       "weight shapes must be fixed sizes, but 'S' is a "
                       "symbolic dim"));
-  EXPECT_TRUE(hasDiag(l.diags, "18:16", "weight 'idx' must be f32"));
+  EXPECT_TRUE(hasDiag(l.diags, "18:16",
+                      "weight 'idx' must be f32, bf16 or f16 (kept in that "
+                      "precision, computed in f32), not i32"));
   EXPECT_TRUE(hasDiag(l.diags, "19:22",
                       "a layout applies only to 2-D weights; 'g' is 1-D"));
 }
