@@ -344,6 +344,86 @@ func.func @layer_norm_dynamic_features(%x: tensor<?x?xf32>, %g: tensor<8xf32>) -
 // -----
 
 //===----------------------------------------------------------------------===//
+// attn.rms_norm
+//===----------------------------------------------------------------------===//
+
+func.func @rms_norm_gamma_size(%x: tensor<?x?x8xf32>, %g: tensor<16xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.rms_norm' op gamma must have 8 entries, the input's feature dim}}
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 0.0 : f32} : (tensor<?x?x8xf32>, tensor<16xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_epsilon_zero(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.rms_norm' op epsilon must be positive}}
+  %n = attn.rms_norm %x, %g {epsilon = 0.0 : f32, offset = 0.0 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_offset_inf(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.rms_norm' op offset must be finite}}
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 0x7F800000 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_result_type(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<2x?x8xf32> {
+  // expected-error @+1 {{'attn.rms_norm' op result type must equal the input type}}
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 0.0 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<2x?x8xf32>
+  return %n : tensor<2x?x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_dynamic_features(%x: tensor<?x?xf32>, %g: tensor<8xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'attn.rms_norm' op input needs a static feature (last) dim}}
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 0.0 : f32} : (tensor<?x?xf32>, tensor<8xf32>) -> tensor<?x?xf32>
+  return %n : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @rms_norm_scalar_input(%x: tensor<f32>, %g: tensor<8xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'attn.rms_norm' op input needs a static feature (last) dim}}
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 0.0 : f32} : (tensor<f32>, tensor<8xf32>) -> tensor<f32>
+  return %n : tensor<f32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.softcap
+//===----------------------------------------------------------------------===//
+
+func.func @softcap_zero(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.softcap' op cap must be positive and finite}}
+  %c = attn.softcap %x {cap = 0.0 : f32} : tensor<?x?x8xf32>
+  return %c : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @softcap_negative(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.softcap' op cap must be positive and finite}}
+  %c = attn.softcap %x {cap = -30.0 : f32} : tensor<?x?x8xf32>
+  return %c : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @softcap_inf(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.softcap' op cap must be positive and finite}}
+  %c = attn.softcap %x {cap = 0x7F800000 : f32} : tensor<?x?x8xf32>
+  return %c : tensor<?x?x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // attn.self_attention
 //===----------------------------------------------------------------------===//
 

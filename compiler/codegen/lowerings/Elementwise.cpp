@@ -88,6 +88,12 @@ void registerElementwiseLowerings(LoweringRegistry &registry) {
   registry.add<MulOp>([](MulOp op, KernelBuilder &b) {
     return lowerMap(op, b, [](ArrayRef<Expr> x) { return x[0] * x[1]; });
   });
+  registry.add<SoftcapOp>([](SoftcapOp op, KernelBuilder &b) {
+    float cap = op.getCap().convertToFloat();
+    return lowerMap(op, b, [&](ArrayRef<Expr> x) {
+      return cap * vectorTanh(x[0] * (1.0f / cap));
+    });
+  });
   registry.add<ScaleOp>([](ScaleOp op, KernelBuilder &b) {
     float factor = op.getFactor().convertToFloat();
     return lowerMap(op, b, [&](ArrayRef<Expr> x) { return x[0] * factor; });

@@ -341,6 +341,30 @@ LogicalResult LayerNormOp::verify() {
   return success();
 }
 
+LogicalResult RmsNormOp::verify() {
+  auto input = getInput().getType();
+  if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1))
+    return emitOpError("input needs a static feature (last) dim");
+  int64_t d = input.getDimSize(input.getRank() - 1);
+  if (getGamma().getType().getDimSize(0) != d)
+    return emitOpError("gamma must have ")
+           << d << " entries, the input's feature dim";
+  if (!(getEpsilon().convertToFloat() > 0.0f))
+    return emitOpError("epsilon must be positive");
+  if (!std::isfinite(getOffset().convertToFloat()))
+    return emitOpError("offset must be finite");
+  if (getType() != input)
+    return emitOpError("result type must equal the input type");
+  return success();
+}
+
+LogicalResult SoftcapOp::verify() {
+  float cap = getCap().convertToFloat();
+  if (!(cap > 0.0f) || !std::isfinite(cap))
+    return emitOpError("cap must be positive and finite");
+  return success();
+}
+
 /// Checks an `[out, in]` projection weight and its optional bias.
 static LogicalResult verifyProjection(Operation *op, StringRef what, Value w,
                                       Value b, int64_t out, int64_t in) {

@@ -213,6 +213,31 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure,
   }];
 }
 
+def Attn_RmsNormOp : Attn_Op<"rms_norm", [Pure,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface,
+                              ["absorbsElementwiseProducer"]>]> {
+  let summary = "root-mean-square normalisation of the last dim";
+  let description = [{
+    `x / sqrt(mean(x^2) + epsilon) * (offset + gamma)` over the last dim, in
+    f32: Hugging Face's `LlamaRMSNorm` with `offset = 0`, Gemma's
+    `GemmaRMSNorm` (which scales by `1 + weight`) with `offset = 1`. No
+    shift, and no centring.
+
+    ```mlir
+    %n = attn.rms_norm %x, %g {epsilon = 9.99999997E-7 : f32, offset = 0.0 : f32}
+        : (tensor<?x?x2048xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, Attn_F32Vector:$gamma,
+                       F32Attr:$epsilon, F32Attr:$offset);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $gamma attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition # [{
+    bool $cppClass::absorbsElementwiseProducer() { return true; }
+  }];
+}
+
 def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure,
     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
@@ -362,6 +387,25 @@ def Attn_SiluOp : Attn_UnaryOp<"silu", "SiLU (swish), x * sigmoid(x)"> {
     %s = attn.silu %x : tensor<?x?x3072xf32>
     ```
   }];
+}
+
+def Attn_SoftcapOp : Attn_Op<"softcap", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "soft capping, cap * tanh(x / cap)";
+  let description = [{
+    Squashes values smoothly into `(-cap, cap)`, near the identity for
+    `|x| << cap`: Gemma-2's `final_logit_softcapping` (`cap = 30`) on its
+    logits. `cap` must be positive and finite. An elementwise epilogue.
+
+    ```mlir
+    %c = attn.softcap %logits {cap = 3.000000e+01 : f32} : tensor<?x?x256000xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, F32Attr:$cap);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
 
 /// An elementwise op of two tensors that broadcast by rank (numpy's rule):
