@@ -101,6 +101,12 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   int nTile = gemmPanelWidth(target);
   while (nTile > width && nTile > features)
     nTile /= 2;
+  // An epilogue that folds several GEMM features into one output (a gated
+  // unit's glu: 2) gets output tiles that many times narrower, so the GEMM
+  // tile it computes is still one panel and its partial sums fit in
+  // registers.
+  if (g.outFeatures > features && g.outFeatures % features == 0)
+    nTile = std::max<int64_t>(width, nTile / (g.outFeatures / features));
   int64_t blockTiles =
       std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / kRowTile);
   Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), rt("rt"), task("task");

@@ -396,6 +396,66 @@ func.func @rms_norm_scalar_input(%x: tensor<f32>, %g: tensor<8xf32>) -> tensor<f
 // -----
 
 //===----------------------------------------------------------------------===//
+// attn.interleave, attn.glu
+//===----------------------------------------------------------------------===//
+
+func.func @interleave_types(%a: tensor<4x8xf32>, %b: tensor<4x4xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'attn.interleave' op inputs must all have one type}}
+  %w = attn.interleave %a, %b {dim = 0 : i64} : tensor<4x8xf32>, tensor<4x4xf32> -> tensor<8x8xf32>
+  return %w : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @interleave_result(%a: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'attn.interleave' op result type must be 'tensor<8x8xf32>'}}
+  %w = attn.interleave %a, %a {dim = 0 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x16xf32>
+  return %w : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @interleave_dim(%a: tensor<4x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'attn.interleave' op dim 2 is out of range for rank 2}}
+  %w = attn.interleave %a, %a {dim = 2 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
+  return %w : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @glu_odd(%x: tensor<?x7xf32>) -> tensor<?x3xf32> {
+  // expected-error @+1 {{'attn.glu' op input needs an even static feature (last) dim}}
+  %m = attn.glu %x {activation = "silu"} : tensor<?x7xf32> -> tensor<?x3xf32>
+  return %m : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @glu_result(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.glu' op result must have half the input's features}}
+  %m = attn.glu %x {activation = "silu"} : tensor<?x8xf32> -> tensor<?x8xf32>
+  return %m : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @glu_softmax(%x: tensor<?x8xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'attn.glu' op activation 'softmax' is not an elementwise function of one tensor}}
+  %m = attn.glu %x {activation = "softmax"} : tensor<?x8xf32> -> tensor<?x4xf32>
+  return %m : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @glu_unknown(%x: tensor<?x8xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'attn.glu' op activation 'swish' is not an elementwise function of one tensor}}
+  %m = attn.glu %x {activation = "swish"} : tensor<?x8xf32> -> tensor<?x4xf32>
+  return %m : tensor<?x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // attn.softcap
 //===----------------------------------------------------------------------===//
 

@@ -111,6 +111,27 @@ def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr]> {
   let hasFolder = 1;
 }
 
+def Attn_InterleaveOp : Attn_Op<"interleave", [Pure, Attn_WeightExpr]> {
+  let summary = "interleaving of equal tensors along one dim";
+  let description = [{
+    With `n` inputs of one type, `result[.., n * i + t, ..] = input_t[.., i,
+    ..]` along `dim`: entry `i` of every input side by side. Joins a gated
+    unit's gate and up projections output by output, so that a GEMM tile of
+    the fused weight computes matching gate and up features together and
+    `attn.glu` combines them in its epilogue.
+
+    ```mlir
+    %w = attn.interleave %gate, %up {dim = 0 : i64}
+        : tensor<5632x2048xf32>, tensor<5632x2048xf32> -> tensor<11264x2048xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Attn_F32Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Attn_SliceOp : Attn_Op<"slice", [Pure, Attn_WeightExpr,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "a contiguous range of one dim";
@@ -404,6 +425,28 @@ def Attn_SoftcapOp : Attn_Op<"softcap", [Pure, SameOperandsAndResultType,
   let arguments = (ins Attn_F32Tensor:$input, F32Attr:$cap);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
+}
+
+def Attn_GluOp : Attn_Op<"glu", [Pure,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "gated linear unit of interleaved gate and up features";
+  let description = [{
+    `result[.., j] = act(input[.., 2j]) * input[.., 2j + 1]`, where `act` is
+    the function of one tensor named by `activation` (e.g. `silu`: SwiGLU,
+    `gelu`: GeGLU) and the input is one GEMM over `attn.interleave`d gate
+    and up weights. `attn-fuse-gated-linears` forms it from
+    `act(linear(x, gate)) * linear(x, up)`; an epilogue of that GEMM, so
+    the `[.., 2I]` product is never stored.
+
+    ```mlir
+    %m = attn.glu %gu {activation = "silu"} : tensor<?x?x11264xf32> -> tensor<?x?x5632xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, StrAttr:$activation);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
