@@ -102,6 +102,15 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   int nTile = gemmPanelWidth(target);
   while (nTile > width && nTile > features)
     nTile /= 2;
+  // An epilogue that folds several GEMM features into one output (a gated
+  // unit's glu: 2) gets output tiles that many times narrower, so the GEMM
+  // tile it computes is still one panel and its partial sums fit in
+  // registers. TinyLlama's MLP (D 2048, I 5632, B=1, 1 thread, the shared
+  // 2-core AMD EPYC Zen 1 AVX2 machine): S=128 382 to 392 ms against 393 to
+  // 395 ms for separate gate and up GEMMs (~22.5 GFLOP/s: the GEMMs bound
+  // it; the gate's [S, I] is no longer stored: workspace 6.5 -> 3.8 MiB).
+  if (g.outFeatures > features && g.outFeatures % features == 0)
+    nTile = std::max<int64_t>(width, nTile / (g.outFeatures / features));
   int64_t blockTiles =
       std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / kRowTile);
   Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), rt("rt"), task("task");

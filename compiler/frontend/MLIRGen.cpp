@@ -292,6 +292,11 @@ Value MLIRGenerator::builtin(const BuiltinExpr &e) {
         where, type, operands[0], weight(e.getWeight("gamma")),
         weight(e.getWeight("beta")),
         builder.getF32FloatAttr(e.getAttr("eps")->real));
+  if (e.builtin == "rms_norm")
+    return builder.create<attn::RmsNormOp>(
+        where, type, operands[0], weight(e.getWeight("gamma")),
+        builder.getF32FloatAttr(e.getAttr("eps")->real),
+        builder.getF32FloatAttr(e.getAttr("offset")->real));
   if (e.builtin == "self_attention")
     return selfAttention(e, operands[0]);
   if (e.builtin == "cross_attention")

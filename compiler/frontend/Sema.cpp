@@ -104,6 +104,8 @@ private:
   ExprPtr checkCall(CallExpr &call);
   ExprPtr checkLinear(CallExpr &call, CallArgs &args);
   ExprPtr checkLayerNorm(CallExpr &call, CallArgs &args);
+  ExprPtr checkRmsNorm(CallExpr &call, CallArgs &args);
+  ExprPtr checkSoftcap(CallExpr &call, CallArgs &args);
   ExprPtr checkGelu(CallExpr &call, CallArgs &args);
   ExprPtr checkDropout(CallExpr &call, CallArgs &args);
   ExprPtr checkEmbedding(CallExpr &call, CallArgs &args);
@@ -167,6 +169,7 @@ private:
 
 const llvm::StringRef kLayerNormArgs[] = {"eps"};
 const llvm::StringRef kGeluArgs[] = {"approximate"};
+const llvm::StringRef kRmsNormArgs[] = {"eps", "offset"};
 const llvm::StringRef kAttentionArgs[] = {"cache", "heads", "q",    "k",    "v",
                                           "qkv",   "out",   "mask", "scale"};
 const llvm::StringRef kCrossAttentionArgs[] = {
@@ -187,6 +190,15 @@ void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
        kLayerNormArgs, &Sema::checkLayerNorm},
       {"gelu", 1, 1, "gelu(x) or gelu(x, approximate = tanh)", kGeluArgs,
        &Sema::checkGelu},
+      {"rms_norm", 2, 2,
+       "rms_norm(x, P, eps = E, offset = O) or rms_norm(x, W, eps = E)",
+       kRmsNormArgs, &Sema::checkRmsNorm},
+      {"softcap",
+       2,
+       2,
+       "softcap(x, C) with C > 0, such as softcap(x, 30)",
+       {},
+       &Sema::checkSoftcap},
       {"dropout", 2, 2, "dropout(x, P)", {}, &Sema::checkDropout},
       {"embedding",
        2,
@@ -853,6 +865,95 @@ ExprPtr Sema::checkLayerNorm(CallExpr &call, CallArgs &args) {
   norm->weights = {{"gamma", gamma}, {"beta", beta}};
   norm->attrs.push_back({"eps", BuiltinAttr::getReal(epsilon)});
   return norm;
+}
+
+/// `rms_norm(x, P)` (`P.weight`) or `rms_norm(x, W)`: Hugging Face's
+/// LlamaRMSNorm, or GemmaRMSNorm's `1 + weight` with `offset = 1`.
+ExprPtr Sema::checkRmsNorm(CallExpr &call, CallArgs &args) {
+  ExprPtr x = checkActivationInput(*args.positional[0], "rms_norm");
+  Expr &pArg = *args.positional[1]->value;
+  WeightDecl *gamma = nullptr;
+  bool ok = true;
+  if (auto *name = llvm::dyn_cast<NameExpr>(&pArg)) {
+    if ((gamma = weights.lookup(name->name))) {
+      gamma->used = true;
+    } else if ((gamma = weights.lookup(name->name + ".weight"))) {
+      gamma->used = true;
+      // RMSNorm has no shift: a declared bias would be silently unused.
+      if (WeightDecl *bias = weights.lookup(name->name + ".bias")) {
+        bias->used = true;
+        errorAt(pArg, "'rms_norm' has no shift, but '" + bias->name +
+                          "' is declared; remove that declaration, or use "
+                          "layer_norm(x, " +
+                          name->name + ") for a norm with a shift");
+        diags.note(bias->loc.Start, "'" + bias->name + "' is declared here");
+        ok = false;
+      }
+    } else {
+      reportUnknownWeight(*name, "'rms_norm'", /*prefixOnly=*/false);
+      ok = false;
+    }
+  } else {
+    errorAt(pArg, "the second argument of 'rms_norm' must be a module "
+                  "prefix or a weight");
+    ok = false;
+  }
+
+  // LlamaRMSNorm's default.
+  double epsilon = 1e-6, offset = 0;
+  if (Argument *eps = args.get("eps")) {
+    auto *number = llvm::dyn_cast<NumberExpr>(eps->value.get());
+    if (!number || !(float(number->value) > 0)) {
+      errorAt(*eps->value, "'eps' must be a positive number such as 1e-6");
+      ok = false;
+    } else {
+      epsilon = number->value;
+    }
+  }
+  if (Argument *arg = args.get("offset")) {
+    auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
+    if (!number || !std::isfinite(float(number->value))) {
+      errorAt(*arg->value,
+              "'offset' must be a number: 0 scales by the weight (Llama), 1 "
+              "by 1 + weight (Gemma)");
+      ok = false;
+    } else {
+      offset = number->value;
+    }
+  }
+  int64_t d;
+  if (!ok || !x || !gamma || !getFeatureDim(*x, "rms_norm", d))
+    return nullptr;
+  if (!checkVector(*gamma, pArg, "rms_norm scale", d,
+                   "the input's last dim " + std::to_string(d)))
+    return nullptr;
+  auto norm = std::make_unique<BuiltinExpr>("rms_norm", call.getRange());
+  norm->shape = x->shape;
+  norm->operands.push_back(std::move(x));
+  norm->weights = {{"gamma", gamma}};
+  norm->attrs.push_back({"eps", BuiltinAttr::getReal(epsilon)});
+  norm->attrs.push_back({"offset", BuiltinAttr::getReal(offset)});
+  return norm;
+}
+
+/// `softcap(x, C)`: C * tanh(x / C), Gemma-2's logit soft capping.
+ExprPtr Sema::checkSoftcap(CallExpr &call, CallArgs &args) {
+  ExprPtr x = checkActivationInput(*args.positional[0], "softcap");
+  Expr &c = *args.positional[1]->value;
+  auto *number = llvm::dyn_cast<NumberExpr>(&c);
+  if (!number || !(float(number->value) > 0) ||
+      !std::isfinite(float(number->value))) {
+    errorAt(c, "the cap of 'softcap' must be a positive number, such as 30 "
+               "(Gemma-2's final_logit_softcapping)");
+    return nullptr;
+  }
+  if (!x)
+    return nullptr;
+  auto fn = std::make_unique<BuiltinExpr>("softcap", call.getRange());
+  fn->shape = x->shape;
+  fn->operands.push_back(std::move(x));
+  fn->attrs.push_back({"cap", BuiltinAttr::getReal(number->value)});
+  return fn;
 }
 
 /// A dialect function of one tensor (BuiltinFunctionOpInterface).

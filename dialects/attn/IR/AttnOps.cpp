@@ -370,6 +370,70 @@ LogicalResult LayerNormOp::verify() {
   return success();
 }
 
+LogicalResult InterleaveOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  auto type = cast<RankedTensorType>(getInputs()[0].getType());
+  int64_t rank = type.getRank(), dim = getDim();
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dim ") << dim << " is out of range for rank " << rank;
+  for (Value in : getInputs())
+    if (in.getType() != type)
+      return emitOpError("inputs must all have one type");
+  if (type.isDynamicDim(dim))
+    return emitOpError("needs a static dim ") << dim;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] *= int64_t(getInputs().size());
+  if (getType() != RankedTensorType::get(shape, type.getElementType()))
+    return emitOpError("result type must be ")
+           << RankedTensorType::get(shape, type.getElementType());
+  return success();
+}
+
+LogicalResult GluOp::verify() {
+  auto input = getInput().getType();
+  if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1) ||
+      input.getDimSize(input.getRank() - 1) % 2 != 0)
+    return emitOpError("input needs an even static feature (last) dim");
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() /= 2;
+  if (getType() != RankedTensorType::get(shape, input.getElementType()))
+    return emitOpError("result must have half the input's features");
+  std::optional<RegisteredOperationName> act = RegisteredOperationName::lookup(
+      ("attn." + getActivation()).str(), getContext());
+  auto *fusion = act ? act->getInterface<FusionOpInterface>() : nullptr;
+  if (!act || !act->hasInterface<BuiltinFunctionOpInterface>() || !fusion ||
+      fusion->getFusionRole() != FusionRole::Epilogue)
+    return emitOpError("activation '")
+           << getActivation()
+           << "' is not an elementwise function of one tensor";
+  return success();
+}
+
+LogicalResult RmsNormOp::verify() {
+  auto input = getInput().getType();
+  if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1))
+    return emitOpError("input needs a static feature (last) dim");
+  int64_t d = input.getDimSize(input.getRank() - 1);
+  if (getGamma().getType().getDimSize(0) != d)
+    return emitOpError("gamma must have ")
+           << d << " entries, the input's feature dim";
+  if (!(getEpsilon().convertToFloat() > 0.0f))
+    return emitOpError("epsilon must be positive");
+  if (!std::isfinite(getOffset().convertToFloat()))
+    return emitOpError("offset must be finite");
+  if (getType() != input)
+    return emitOpError("result type must equal the input type");
+  return success();
+}
+
+LogicalResult SoftcapOp::verify() {
+  float cap = getCap().convertToFloat();
+  if (!(cap > 0.0f) || !std::isfinite(cap))
+    return emitOpError("cap must be positive and finite");
+  return success();
+}
+
 /// Checks an `[out, in]` projection weight and its optional bias.
 static LogicalResult verifyProjection(Operation *op, StringRef what, Value w,
                                       Value b, int64_t out, int64_t in) {

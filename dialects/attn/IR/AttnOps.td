@@ -121,6 +121,27 @@ def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr,
   let hasFolder = 1;
 }
 
+def Attn_InterleaveOp : Attn_Op<"interleave", [Pure, Attn_WeightExpr]> {
+  let summary = "interleaving of equal tensors along one dim";
+  let description = [{
+    With `n` inputs of one type, `result[.., n * i + t, ..] = input_t[.., i,
+    ..]` along `dim`: entry `i` of every input side by side. Joins a gated
+    unit's gate and up projections output by output, so that a GEMM tile of
+    the fused weight computes matching gate and up features together and
+    `attn.glu` combines them in its epilogue.
+
+    ```mlir
+    %w = attn.interleave %gate, %up {dim = 0 : i64}
+        : tensor<5632x2048xf32>, tensor<5632x2048xf32> -> tensor<11264x2048xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Attn_WeightTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Attn_WeightTensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Attn_SliceOp : Attn_Op<"slice", [Pure, Attn_WeightExpr,
     SameOperandsAndResultElementType,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
@@ -220,6 +241,31 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure,
                        Attn_WeightVector:$beta, F32Attr:$epsilon);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition # [{
+    bool $cppClass::absorbsElementwiseProducer() { return true; }
+  }];
+}
+
+def Attn_RmsNormOp : Attn_Op<"rms_norm", [Pure,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface,
+                              ["absorbsElementwiseProducer"]>]> {
+  let summary = "root-mean-square normalisation of the last dim";
+  let description = [{
+    `x / sqrt(mean(x^2) + epsilon) * (offset + gamma)` over the last dim, in
+    f32: Hugging Face's `LlamaRMSNorm` with `offset = 0`, Gemma's
+    `GemmaRMSNorm` (which scales by `1 + weight`) with `offset = 1`. No
+    shift, and no centring.
+
+    ```mlir
+    %n = attn.rms_norm %x, %g {epsilon = 9.99999997E-7 : f32, offset = 0.0 : f32}
+        : (tensor<?x?x2048xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, Attn_WeightVector:$gamma,
+                       F32Attr:$epsilon, F32Attr:$offset);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $gamma attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDefinition = Attn_FusionRole<"Anchor">.definition # [{
     bool $cppClass::absorbsElementwiseProducer() { return true; }
@@ -380,6 +426,47 @@ def Attn_SiluOp : Attn_UnaryOp<"silu", "SiLU (swish), x * sigmoid(x)"> {
     %s = attn.silu %x : tensor<?x?x3072xf32>
     ```
   }];
+}
+
+def Attn_SoftcapOp : Attn_Op<"softcap", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "soft capping, cap * tanh(x / cap)";
+  let description = [{
+    Squashes values smoothly into `(-cap, cap)`, near the identity for
+    `|x| << cap`: Gemma-2's `final_logit_softcapping` (`cap = 30`) on its
+    logits. `cap` must be positive and finite. An elementwise epilogue.
+
+    ```mlir
+    %c = attn.softcap %logits {cap = 3.000000e+01 : f32} : tensor<?x?x256000xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, F32Attr:$cap);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
+}
+
+def Attn_GluOp : Attn_Op<"glu", [Pure,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "gated linear unit of interleaved gate and up features";
+  let description = [{
+    `result[.., j] = act(input[.., 2j]) * input[.., 2j + 1]`, where `act` is
+    the function of one tensor named by `activation` (e.g. `silu`: SwiGLU,
+    `gelu`: GeGLU) and the input is one GEMM over `attn.interleave`d gate
+    and up weights. `attn-fuse-gated-linears` forms it from
+    `act(linear(x, gate)) * linear(x, up)`; an epilogue of that GEMM, so
+    the `[.., 2I]` product is never stored.
+
+    ```mlir
+    %m = attn.glu %gu {activation = "silu"} : tensor<?x?x11264xf32> -> tensor<?x?x5632xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, StrAttr:$activation);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
 
 /// An elementwise op of two tensors that broadcast by rank (numpy's rule):

@@ -288,10 +288,12 @@ TEST(Sema, I32InputWhereF32IsNeeded) {
 TEST(Sema, UnknownBuiltin) {
   EXPECT_TRUE(failsWith(model("  y = gleu(x)\n  output y"), "16:7",
                         "unknown builtin 'gleu'; did you mean 'gelu'?"));
+  // (softmax itself is now close to softcap: "did you mean 'softcap'?")
   EXPECT_TRUE(failsWith(
-      model("  y = softmax(x)\n  output y"), "16:7",
-      "unknown builtin 'softmax'; the builtins are linear, "
-      "layer_norm, gelu, dropout, embedding, positions, sinusoidal, "
+      model("  y = quantize(x)\n  output y"), "16:7",
+      "unknown builtin 'quantize'; the builtins are linear, "
+      "layer_norm, gelu, rms_norm, softcap, dropout, embedding, positions, "
+      "sinusoidal, "
       "self_attention, cross_attention, attention, relu, tanh, silu"));
 }
 
