@@ -168,6 +168,22 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
       .unroll(inner);
 }
 
+/// One query per tile (a decode over a KV cache): the scores are vectors
+/// over the keys of a tile, so the tile's key copy is stored transposed
+/// (keys innermost) and each head dim adds a query feature times a vector
+/// of keys; the probabilities are vectors over keys too.
+void scheduleOneQueryScores(AttentionStage &a, Func keys, int natural) {
+  std::vector<Var> k = keys.args();
+  keys.reorder_storage(k[1], k[0]);
+  Var ii = a.dot.args()[0], jj = a.dot.args()[1];
+  a.dot.vectorize(jj, natural);
+  a.dot.update().reorder(jj, ii, a.headDims.x).vectorize(jj, natural);
+  Var pj = a.probs.args()[1];
+  a.probs.vectorize(pj, natural);
+  if (a.probs.has_update_definition())
+    a.probs.update().vectorize(a.keys.x, natural);
+}
+
 /// Flash attention: one task per (head, batch), which first copies its head's
 /// keys and values into contiguous S x headDim blocks (in the projection's
 /// output they are 256-byte pieces of rows thousands of bytes apart: a TLB
@@ -179,7 +195,7 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
 /// `accumulators` registers.
 void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
                        const Target &target) {
-  const int tq = AttentionStage::kQueryTile;
+  const int tq = a.queryTile;
   int natural = target.natural_vector_size<float>();
   int accumulators = target.has_feature(Target::AVX512) ? 16 : 8;
   int rowWidth = std::min(natural, tq);
@@ -194,10 +210,17 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
   Var tasks = parallelOver(f, h, v);
   if (a.keyLengths.defined())
     a.keyLengths.compute_root();
-  a.keySource.in(a.dot).compute_at(f, tasks).vectorize(
-      v[0], dividingFactor(a.keyHeadDim, natural));
-  a.valueSource.in(a.tileOut).compute_at(f, tasks).vectorize(v[0], headWidth);
-  a.queries.compute_at(f, it).vectorize(a.queries.args()[0], rowWidth);
+  // A decode's keys are a cache of which only the tiles its query sees are
+  // read: they are copied tile by tile (a copy per head would span the
+  // cache's capacity, not the context).
+  Func keys = a.keySource.in(a.dot), values = a.valueSource.in(a.tileOut);
+  keys.vectorize(v[0], dividingFactor(a.keyHeadDim, natural));
+  values.vectorize(v[0], headWidth);
+  if (tq > 1) {
+    keys.compute_at(f, tasks);
+    values.compute_at(f, tasks);
+  }
+  a.queries.compute_at(f, it);
   a.state.compute_at(f, it).vectorize(a.state.args()[0], headWidth);
   RVar tile = a.tiles.x;
   a.state.update()
@@ -207,17 +230,26 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
   // Everything per key tile is computed at the state's loop over tiles.
   for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, tile);
-  int keyBlock = dividingFactor(AttentionStage::kKeyTile,
-                                std::max(1, accumulators / (tq / rowWidth)));
-  registerBlock(a.dot, a.dot.args()[0], rowWidth, a.dot.args()[1], keyBlock,
-                a.headDims.x);
-  for (Func g : {a.tileMax, a.tileSum}) {
-    g.vectorize(g.args()[0], rowWidth);
-    g.update().reorder(g.args()[0], a.keys.x).vectorize(g.args()[0], rowWidth);
+  if (tq == 1) {
+    keys.compute_at(a.state, tile);
+    values.compute_at(a.state, tile);
+    scheduleOneQueryScores(a, keys, natural);
+  } else {
+    a.queries.vectorize(a.queries.args()[0], rowWidth);
+    int keyBlock = dividingFactor(AttentionStage::kKeyTile,
+                                  std::max(1, accumulators / (tq / rowWidth)));
+    registerBlock(a.dot, a.dot.args()[0], rowWidth, a.dot.args()[1], keyBlock,
+                  a.headDims.x);
+    for (Func g : {a.tileMax, a.tileSum}) {
+      g.vectorize(g.args()[0], rowWidth);
+      g.update()
+          .reorder(g.args()[0], a.keys.x)
+          .vectorize(g.args()[0], rowWidth);
+    }
+    a.probs.vectorize(a.probs.args()[0], rowWidth);
+    if (a.probs.has_update_definition())
+      a.probs.update().vectorize(a.probs.args()[0], rowWidth);
   }
-  a.probs.vectorize(a.probs.args()[0], rowWidth);
-  if (a.probs.has_update_definition())
-    a.probs.update().vectorize(a.probs.args()[0], rowWidth);
 
   int rowBlock = dividingFactor(
       tq, std::max(1, accumulators / int(a.headDim / headWidth)));

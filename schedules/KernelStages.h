@@ -37,7 +37,7 @@ struct NormStage {
 };
 
 /// Flash attention (see lowerings/Attention.cpp), per query tile `it` of
-/// kQueryTile rows `ii`, head `h` and key tile `kt` of kKeyTile keys `jj`:
+/// `queryTile` rows `ii`, head `h` and key tile `kt` of kKeyTile keys `jj`:
 ///   keySource, valueSource(c, j, batch...)  K and V, all heads
 ///                                           (c = h * headDim + e)
 ///   queries(ii, e, it, h, batch...)      the query tile, rows innermost
@@ -48,7 +48,12 @@ struct NormStage {
 ///   state(c, ii, it, h, ...)             Tuple (max, sum, output), updated
 ///                                        over key tiles `tiles` in order
 struct AttentionStage {
-  static constexpr int kQueryTile = 32, kKeyTile = 64;
+  static constexpr int kKeyTile = 64;
+  /// Query rows per tile, which the algorithm is built with and the
+  /// schedules chose: 32 rows share each key tile's loads; a decode (a few
+  /// new queries over a KV cache) takes them one at a time, since a tile's
+  /// rows past the queries would be computed for nothing.
+  static int queryTileFor(bool decoding) { return decoding ? 1 : 32; }
   /// The joined heads, [.., S, heads * headDim].
   Halide::Func result;
   Halide::Func keySource, valueSource;
@@ -61,6 +66,8 @@ struct AttentionStage {
   int headDim;
   /// Features per key (and query) head: the head dim of the scores.
   int keyHeadDim;
+  /// queryTileFor(...) of this attention.
+  int queryTile;
 };
 
 /// Attention that also returns its probabilities (explicit softmax), per

@@ -1,5 +1,6 @@
 //===- tools/attn-run/Generate.cpp - greedy decoding with a KV cache ------===//
 #include "Generate.h"
+#include "Profile.h"
 
 #include <fmt/core.h>
 
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 namespace attn::run {
 namespace {
@@ -140,6 +142,9 @@ int generate(attn_model *model, const GenerateOptions &o) {
   double prefillMs = msSince(start);
   seen = logits;
   double decodeMs = 0;
+  std::optional<attnrun::Profile> profile;
+  if (o.profile)
+    profile.emplace(model);
   for (int t = 0; t < o.tokens; ++t) {
     int32_t next =
         argmax(logits.data() + logits.size() - shape.vocab, shape.vocab);
@@ -166,6 +171,9 @@ int generate(attn_model *model, const GenerateOptions &o) {
                "tokens/s)\n",
                decodes, decodeMs, decodeMs / decodes,
                decodeMs > 0 ? decodes * 1e3 / decodeMs : 0.0);
+  if (profile && decodes > 0)
+    profile->print(decodeMs / decodes, 0);
+  profile.reset();
   if (!o.check)
     return 0;
 

@@ -25,6 +25,7 @@ struct GenerateOptions {
   std::vector<int32_t> prompt; ///< token ids, batch 1
   int64_t capacity = 0;        ///< cache rows; 0: prompt + tokens
   bool check = false;
+  bool profile = false; ///< time the decode steps' kernels
 };
 
 /// A bad --generate request, or a failed call (with the runtime's message).

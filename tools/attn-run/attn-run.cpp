@@ -493,7 +493,9 @@ int run(const Options &o) {
   if (o.generate.tokens) {
     if (o.threads >= 0)
       check(attn_model_set_threads(model.get(), o.threads));
-    return attn::run::generate(model.get(), o.generate);
+    attn::run::GenerateOptions g = o.generate;
+    g.profile = o.profile;
+    return attn::run::generate(model.get(), g);
   }
   if (!running)
     return 0;

@@ -43,6 +43,8 @@ public:
           require(len >= 0 && len <= keyLength, len, "attention key length",
                   len, "at batch index", bv, "is outside 0 ..", keyLength);
     }
+    // The keys are then a cache, of which the queries see the first
+    // offset + Sq rows (`visible`); the key tiles past them are skipped.
     if (Value offsets = op.getQueryOffsets())
       queryOffsets = b.get(offsets).func;
     if (Value bias = op.getBias()) {
@@ -163,7 +165,8 @@ public:
 /// visible area.
 LogicalResult lowerFlash(AttentionParts &a) {
   using schedules::AttentionStage;
-  const int tq = AttentionStage::kQueryTile, tk = AttentionStage::kKeyTile;
+  const int tq = AttentionStage::queryTileFor(a.queryOffsets.defined());
+  const int tk = AttentionStage::kKeyTile;
   KernelBuilder &b = a.b;
   Var c("c"), e("e"), ii("ii"), jj("jj"), it("it"), kt("kt"), h("h");
   Expr row = it * tq + ii, key = kt * tk + jj;
@@ -242,7 +245,7 @@ LogicalResult lowerFlash(AttentionParts &a) {
   out(v) = select(fin[1] > 0.0f, fin[2] / fin[1], 0.0f);
   b.stages.stages.push_back(AttentionStage{
       out, a.keys, a.values, queries, dot, tileMax, probs, tileSum, tileOut,
-      state, a.checkedLengths, tiles, kr, r, a.heads, a.dv, a.dk});
+      state, a.checkedLengths, tiles, kr, r, a.heads, a.dv, a.dk, tq});
   std::vector<Expr> extents = a.queryExtents;
   extents[0] = int(a.heads * a.dv);
   b.define(a.op.getResult(), {out, extents});
