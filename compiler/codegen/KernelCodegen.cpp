@@ -173,11 +173,34 @@ namespace {
 /// Thrown out of Halide's module factory when scheduling failed; the
 /// diagnostic is already reported.
 struct ScheduleFailed {};
+
+/// Halide's warnings, less the one it gives for every kernel that reads bf16
+/// or f16 weights on a CPU without native half floats: attnc widens them in
+/// registers on purpose (docs/language.md), so it would only be noise.
+/// Errors are thrown as Halide's own, as without a reporter.
+class CompileReporter : public Halide::CompileTimeErrorReporter {
+public:
+  void warning(const char *msg) override {
+    if (!llvm::StringRef(msg).contains("float16 type operation is emulated"))
+      llvm::errs() << "Warning: " << msg;
+  }
+  [[noreturn]] void error(const char *msg) override {
+    throw Halide::CompileError(msg);
+  }
+};
+
+void installCompileReporter() {
+  static CompileReporter reporter;
+  static bool installed =
+      (Halide::set_custom_compile_time_error_reporter(&reporter), true);
+  (void)installed;
+}
 } // namespace
 
 FailureOr<std::vector<std::string>>
 compileKernel(attn::KernelOp kernel, const KernelTarget &target,
               llvm::StringRef fnName, llvm::StringRef objectPath) {
+  installCompileReporter();
   try {
     if (target.halideTargets.size() == 1) {
       FailureOr<ScheduledKernel> k = scheduleKernel(
