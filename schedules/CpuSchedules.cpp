@@ -82,6 +82,10 @@ Var scheduleRows(Func f, const std::vector<Var> &vars, int width) {
 /// Rows of a GEMM register tile.
 const int kRowTile = 6;
 
+/// Rows per register tile: kRowTile, or 1 for a decode step's few rows
+/// (a tile of 6 would compute 5 padding rows per row at S = 1).
+int rowTileOf(const KernelStages &s) { return s.fewRows ? 1 : kRowTile; }
+
 /// GEMM register blocks, GotoBLAS-style: each task owns one panel of
 /// features (nTile = gemmPanelWidth, the packed weight panel) and a block of
 /// rows. The reduction is cut into chunks of kChunk; for each chunk the task
@@ -93,7 +97,7 @@ const int kRowTile = 6;
 /// row tiles past the last row (the algorithm clamps the input row), so
 /// they need no guard.
 void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
-                  GemmStage &g, const Target &target, int width) {
+                  GemmStage &g, const Target &target, int width, int rowTile) {
   const int kChunk = 256;
   // Rows per block: the block's rows of one chunk fill about 256 KiB of L2.
   const int64_t kBlockBytes = 256 * 1024;
@@ -112,10 +116,10 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   if (g.outFeatures > features && g.outFeatures % features == 0)
     nTile = std::max<int64_t>(width, nTile / (g.outFeatures / features));
   int64_t blockTiles =
-      std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / kRowTile);
+      std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / rowTile);
   Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), rt("rt"), task("task");
   f.split(v[0], no, ni, nTile, TailStrategy::ShiftInwards)
-      .split(v[1], ro, ri, kRowTile, TailStrategy::GuardWithIf)
+      .split(v[1], ro, ri, rowTile, TailStrategy::GuardWithIf)
       .split(ro, rb, rt, int(blockTiles), TailStrategy::GuardWithIf)
       .reorder(ni, ri, rt, no, rb)
       .fuse(no, rb, task)
@@ -124,9 +128,9 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   Func gemm = g.func;
   Var rto("rto"), rti("rti");
   RVar ko("ko"), ki("ki");
-  gemm.compute_at(f, tasks).align_bounds(v[1], kRowTile).vectorize(v[0], width);
+  gemm.compute_at(f, tasks).align_bounds(v[1], rowTile).vectorize(v[0], width);
   gemm.update()
-      .split(v[1], rto, rti, kRowTile, TailStrategy::RoundUp)
+      .split(v[1], rto, rti, rowTile, TailStrategy::RoundUp)
       .split(g.k.x, ko, ki, kChunk, TailStrategy::GuardWithIf)
       .reorder(v[0], rti, ki, rto, ko)
       .vectorize(v[0], width)
@@ -326,7 +330,7 @@ void scheduleHand(KernelStages &s, const Target &target) {
     std::visit(
         Overloaded{
             [&](GemmStage &g) {
-              scheduleGemm(out, vars, features, g, target, width);
+              scheduleGemm(out, vars, features, g, target, width, rowTileOf(s));
             },
             [&](NormStage &n) { scheduleNorm(out, vars, n, target, width); },
             [&](AttentionStage &a) { scheduleAttention(out, vars, a, target); },

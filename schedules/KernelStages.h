@@ -121,6 +121,9 @@ struct KernelStages {
   Halide::Func final;
   /// Static extent of vars[0] (the feature dim) of the final output.
   int64_t features = 0;
+  /// The kernel runs on the few rows of a decode step (usually one): its
+  /// GEMMs are GEMVs, which row tiles would pad with rows for nothing.
+  bool fewRows = false;
 
   /// The anchors of the kernel in program order; the last one computes
   /// `final` (through its inlined epilogues), earlier ones feed it.

@@ -1,5 +1,6 @@
 //===- compiler/codegen/HalideAlgorithm.cpp - kernel -> Halide ------------===//
 #include "compiler/codegen/HalideAlgorithm.h"
+#include "dialects/attn/Analysis/DimSymbols.h"
 
 #include "compiler/codegen/Lowering.h"
 
@@ -87,6 +88,7 @@ LogicalResult buildAlgorithm(KernelOp kernel, std::vector<ImageParam> &params,
   if (stages.outputs.empty())
     return kernel.emitOpError("yields nothing");
   stages.final = stages.outputs.back();
+  stages.fewRows = kernel->hasAttr(attn::kDecodeKernelAttr);
   stages.features = cast<RankedTensorType>(yield.getValues().back().getType())
                         .getShape()
                         .back();

@@ -1,5 +1,6 @@
 //===- compiler/passes/FormKernels.cpp - group ops into attn.kernel -------===//
 #include "compiler/passes/Passes.h"
+#include "dialects/attn/Analysis/DimSymbols.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
@@ -186,6 +187,9 @@ struct FormKernels : attn::impl::AttnFormKernelsPassBase<FormKernels> {
     auto kernel = builder.create<KernelOp>(last->getLoc(),
                                            ValueRange(escaping).getTypes(),
                                            builder.getStringAttr(name), inputs);
+    if (auto entry = getOperation()->getAttrOfType<StringAttr>(kEntryAttr);
+        entry && entry.getValue() == "decode")
+      kernel->setAttr(kDecodeKernelAttr, builder.getUnitAttr());
     Block *block = builder.createBlock(&kernel.getBody());
     IRMapping mapping;
     for (Value in : inputs)

@@ -26,6 +26,11 @@ constexpr llvm::StringLiteral kSymbolsAttr = "attn.symbols";
 /// On a model function: which entry point of the library it is ("run",
 /// "prefill", "decode"); a function without it is "run".
 constexpr llvm::StringLiteral kEntryAttr = "attn.entry";
+/// On an attn.kernel of a "decode" entry: its rows are the few new tokens
+/// of a step (usually one), which its schedule may assume (GEMVs, not
+/// GEMMs). Part of the kernel's structure, so it never shares code with the
+/// same kernel of another entry.
+constexpr llvm::StringLiteral kDecodeKernelAttr = "attn.decode";
 /// On a model function's argument: the name of the state (a KV cache the
 /// caller owns) it is; other arguments are inputs.
 constexpr llvm::StringLiteral kStateAttr = "attn.state";
