@@ -80,12 +80,20 @@ static LogicalResult lowerRope(RopeOp op, KernelBuilder &b) {
     partner = v[0] + select(even, 1, -1);
     sign = select(even, -1.0f, 1.0f);
   }
-  Expr angle = Halide::cast<float>(positions.func(at)) *
-               invFreq(clamp(pair, 0, half - 1));
+  // cos and sin per frequency and position: a table the schedule computes
+  // once, rather than per head and element.
+  std::vector<Var> t = b.vars(1 + pr);
+  std::vector<Expr> tableAt(t.begin() + 1, t.end());
+  Expr angle = Halide::cast<float>(positions.func(tableAt)) * invFreq(t[0]);
+  Func table(b.name("rope_table"));
+  table(t) = Tuple(cos(angle), sin(angle));
+  b.stages.tables.push_back(table);
+  at.insert(at.begin(), clamp(pair, 0, half - 1));
+  Tuple cs = table(at);
   Expr x = in.func(v);
   Expr other = in.func(b.args(rank, 0, clamp(partner, 0, features - 1)));
   Func out(b.name("rope"));
-  out(v) = x * cos(angle) + (sign * other) * sin(angle);
+  out(v) = x * cs[0] + (sign * other) * cs[1];
   b.define(op.getResult(), {out, in.extents});
   return success();
 }
