@@ -33,6 +33,7 @@ int64_t stageFeatures(const Stage &stage) {
           [](const NormStage &n) { return n.features; },
           [](const AttentionStage &a) { return a.heads * a.headDim; },
           [](const AttentionWeightsStage &a) { return a.heads * a.headDim; },
+          [](const CacheWriteStage &c) { return c.features; },
       },
       stage);
 }
@@ -101,6 +102,15 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   int nTile = gemmPanelWidth(target);
   while (nTile > width && nTile > features)
     nTile /= 2;
+  // An epilogue that folds several GEMM features into one output (a gated
+  // unit's glu: 2) gets output tiles that many times narrower, so the GEMM
+  // tile it computes is still one panel and its partial sums fit in
+  // registers. TinyLlama's MLP (D 2048, I 5632, B=1, 1 thread, the shared
+  // 2-core AMD EPYC Zen 1 AVX2 machine): S=128 382 to 392 ms against 393 to
+  // 395 ms for separate gate and up GEMMs (~22.5 GFLOP/s: the GEMMs bound
+  // it; the gate's [S, I] is no longer stored: workspace 6.5 -> 3.8 MiB).
+  if (g.outFeatures > features && g.outFeatures % features == 0)
+    nTile = std::max<int64_t>(width, nTile / (g.outFeatures / features));
   int64_t blockTiles =
       std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / kRowTile);
   Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), rt("rt"), task("task");
@@ -251,6 +261,14 @@ void scheduleAttentionWeights(Func f, const std::vector<Var> &v,
 
 } // namespace
 
+/// A few new rows of a cache: the checked position once, each row's
+/// features in vectors (the rows are too few to spread over threads).
+void scheduleCacheWrite(CacheWriteStage &c, int width) {
+  c.position.compute_root();
+  if (width > 1)
+    c.result.update().vectorize(c.rows.x, width);
+}
+
 int gemmPanelWidth(const Target &target) {
   int vectors = target.has_feature(Target::AVX512) ? 4 : 2;
   return vectors * target.natural_vector_size<float>();
@@ -291,6 +309,7 @@ void scheduleHand(KernelStages &s, const Target &target) {
             [&](AttentionWeightsStage &a) {
               scheduleAttentionWeights(out, vars, a, target);
             },
+            [&](CacheWriteStage &c) { scheduleCacheWrite(c, width); },
         },
         s.stages[i]);
   }
@@ -339,6 +358,7 @@ void scheduleNaive(KernelStages &s) {
                      if (a.keyLengths.defined())
                        a.keyLengths.compute_root();
                    },
+                   [](CacheWriteStage &c) { c.position.compute_root(); },
                },
                stage);
 }

@@ -77,9 +77,20 @@ struct AttentionWeightsStage {
   int headDim;
 };
 
+/// New rows written into a KV cache in place (lowerings/Cache.cpp):
+///   position()              the checked row of the first new row (a
+///                           reduction over the batch when decoding)
+///   result(c, p, batch)     undefined, then updated over `rows` (r.x the
+///                           feature, r.y the new row) only
+struct CacheWriteStage {
+  Halide::Func result, position;
+  Halide::RDom rows;
+  int64_t features;
+};
+
 /// One anchor of a kernel: what a schedule places as a unit.
-using Stage =
-    std::variant<GemmStage, NormStage, AttentionStage, AttentionWeightsStage>;
+using Stage = std::variant<GemmStage, NormStage, AttentionStage,
+                           AttentionWeightsStage, CacheWriteStage>;
 
 /// The Func a stage produces.
 inline Halide::Func stageResult(const Stage &stage) {

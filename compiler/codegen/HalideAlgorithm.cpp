@@ -10,8 +10,21 @@ using namespace Halide;
 namespace attnc::codegen {
 namespace {
 
+/// How a tensor is stored: bf16 and f16 weights keep their precision in
+/// memory.
 Halide::Type halideType(RankedTensorType type) {
-  return type.getElementType().isF32() ? Float(32) : Int(32);
+  mlir::Type element = type.getElementType();
+  if (element.isBF16())
+    return BFloat(16);
+  if (element.isF16())
+    return Float(16);
+  return element.isF32() ? Float(32) : Int(32);
+}
+
+/// What the algorithm computes in: f32 for every float (a bf16 or f16
+/// weight is widened as it is loaded, so every op accumulates in f32).
+Halide::Type computeType(Halide::Type stored) {
+  return stored.is_float() || stored.is_bfloat() ? Float(32) : stored;
 }
 
 /// Static extents are promised to Halide (and checked on entry), which lets
@@ -44,7 +57,8 @@ LogicalResult buildAlgorithm(KernelOp kernel, std::vector<ImageParam> &params,
     params.push_back(param);
     Func wrapped(b.name("input"));
     std::vector<Var> v = b.vars(rank);
-    wrapped(v) = param(v);
+    // Inlined into every reader: the widening is in registers, per load.
+    wrapped(v) = cast(computeType(param.type()), param(v));
     b.define(arg, {wrapped, extents});
   }
   const LoweringRegistry &lowerings = getLoweringRegistry();
@@ -60,8 +74,12 @@ LogicalResult buildAlgorithm(KernelOp kernel, std::vector<ImageParam> &params,
   for (Value v : yield.getValues()) {
     const Tensor &t = b.get(v);
     std::vector<Var> vs = b.vars(t.extents.size());
-    Func out(b.name("output"));
-    out(vs) = t.func(vs);
+    Func out = t.inPlace ? t.func : Func(b.name("output"));
+    // An init kernel's constant keeps its weights' precision; the narrowing
+    // is exact, since weight expressions only move bf16 / f16 values.
+    if (!t.inPlace)
+      out(vs) =
+          cast(halideType(cast<RankedTensorType>(v.getType())), t.func(vs));
     promiseStaticExtents([&](int d) { return out.output_buffer().dim(d); },
                          cast<RankedTensorType>(v.getType()));
     stages.outputs.push_back(out);

@@ -46,6 +46,7 @@ const LoweringRegistry &getLoweringRegistry() {
   static const LoweringRegistry registry = [] {
     LoweringRegistry r;
     registerAttentionLowerings(r);
+    registerCacheLowerings(r);
     registerElementwiseLowerings(r);
     registerLinearLowerings(r);
     registerNormLowerings(r);

@@ -23,6 +23,10 @@ namespace attnc::codegen {
 struct Tensor {
   Halide::Func func;
   std::vector<Halide::Expr> extents;
+  /// The Func updates its output buffer in place (a cache write: only some
+  /// of it is defined), so it must be the pipeline's output itself, never
+  /// copied out of a buffer of its own.
+  bool inPlace = false;
 };
 
 /// What a lowering sees of the kernel being built.
@@ -82,6 +86,7 @@ const LoweringRegistry &getLoweringRegistry();
 
 // One per file under lowerings/.
 void registerAttentionLowerings(LoweringRegistry &registry);
+void registerCacheLowerings(LoweringRegistry &registry);
 void registerElementwiseLowerings(LoweringRegistry &registry);
 void registerLinearLowerings(LoweringRegistry &registry);
 void registerNormLowerings(LoweringRegistry &registry);

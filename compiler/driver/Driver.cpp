@@ -5,6 +5,7 @@
 #include "compiler/driver/Plan.h"
 #include "compiler/driver/WeightFolder.h"
 #include "compiler/driver/WeightInit.h"
+#include "dialects/attn/Analysis/DimSymbols.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -15,15 +16,35 @@ namespace attnc::driver {
 
 llvm::StringRef getVersionString() { return ATTNC_VERSION_STRING; }
 
+/// The functions the module's entries are made from: the model's ("run")
+/// and those marked with an `attn.entry` (a decoder's "prefill", "decode").
+static SmallVector<func::FuncOp> entryCandidates(ModuleOp module,
+                                                 bool withEntry) {
+  SmallVector<func::FuncOp> funcs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isPrivate() &&
+        bool(func->getAttr(mlir::attn::kEntryAttr)) == withEntry)
+      funcs.push_back(func);
+  return funcs;
+}
+
 FailureOr<func::FuncOp> getModelFunction(ModuleOp module) {
   if (auto model = module.lookupSymbol<func::FuncOp>("model"))
     return model;
-  auto funcs = module.getOps<func::FuncOp>();
-  if (!funcs.empty() && std::next(funcs.begin()) == funcs.end())
-    return *funcs.begin();
+  SmallVector<func::FuncOp> funcs = entryCandidates(module, false);
+  if (funcs.size() == 1)
+    return funcs.front();
   return module.emitError("expected one model function (@model), found ")
-         << std::distance(funcs.begin(), funcs.end())
-         << " functions and none named @model";
+         << funcs.size() << " functions and none named @model";
+}
+
+FailureOr<SmallVector<func::FuncOp>> getEntryFunctions(ModuleOp module) {
+  FailureOr<func::FuncOp> model = getModelFunction(module);
+  if (failed(model))
+    return failure();
+  SmallVector<func::FuncOp> funcs{*model};
+  llvm::append_range(funcs, entryCandidates(module, true));
+  return funcs;
 }
 
 /// `attnc --verbose`: how many of the file's tensors the model ignores, and
@@ -48,16 +69,21 @@ static void reportUnusedTensors(const WeightSection &weights,
 }
 
 /// Constants folded now and embedded in the library (attnc --weights).
-static FailureOr<Plan> planEmbedded(func::FuncOp func,
+static FailureOr<Plan> planEmbedded(ArrayRef<func::FuncOp> funcs,
                                     const CompileOptions &options,
                                     std::vector<uint8_t> &blob) {
+  func::FuncOp func = funcs.front();
+  if (funcs.size() > 1)
+    return func.emitError("a model with a KV cache (state) cannot embed its "
+                          "weights yet: compile it without --weights and "
+                          "give the weights when loading it");
   FailureOr<WeightSection> weights = foldWeights(func, options.weightsPath);
   if (failed(weights))
     return failure();
   if (options.verbose)
     reportUnusedTensors(*weights, options.weightsPath);
   FailureOr<Plan> plan =
-      buildPlan(func, weights->constants, options.defaultModelName);
+      buildPlan(funcs, weights->constants, options.defaultModelName);
   if (succeeded(plan))
     plan->constantsSize = weights->blob.size();
   blob = std::move(weights->blob);
@@ -65,33 +91,35 @@ static FailureOr<Plan> planEmbedded(func::FuncOp func,
 }
 
 /// Weights read from a file at load, constants computed by "init".
-static FailureOr<Plan> planLoadTime(func::FuncOp func,
+static FailureOr<Plan> planLoadTime(ArrayRef<func::FuncOp> funcs,
                                     const CompileOptions &options) {
-  FailureOr<WeightInit> init = outlineWeightInit(func);
+  FailureOr<WeightInit> init = outlineWeightInit(funcs);
   if (failed(init))
     return failure();
   FailureOr<Plan> plan =
-      buildPlan(func, init->constants, options.defaultModelName);
+      buildPlan(funcs, init->constants, options.defaultModelName);
   if (succeeded(plan))
     addInitEntry(*plan, *init);
   return plan;
 }
 
-static LogicalResult build(func::FuncOp func, const CompileOptions &options) {
+static LogicalResult build(ArrayRef<func::FuncOp> funcs,
+                           const CompileOptions &options) {
   std::vector<uint8_t> blob;
   FailureOr<Plan> plan = options.weightsPath.empty()
-                             ? planLoadTime(func, options)
-                             : planEmbedded(func, options, blob);
+                             ? planLoadTime(funcs, options)
+                             : planEmbedded(funcs, options, blob);
   if (failed(plan))
     return failure();
   LinkOptions link{options.target, options.outputPath, getVersionString().str(),
                    options.verbose};
-  return linkModel(func.getContext(), *plan, blob, link);
+  func::FuncOp model = funcs.front();
+  return linkModel(model.getContext(), *plan, blob, link);
 }
 
 LogicalResult compileModel(ModuleOp module, const CompileOptions &options) {
-  FailureOr<func::FuncOp> func = getModelFunction(module);
-  if (succeeded(func) && succeeded(build(*func, options)))
+  FailureOr<SmallVector<func::FuncOp>> funcs = getEntryFunctions(module);
+  if (succeeded(funcs) && succeeded(build(*funcs, options)))
     return success();
   llvm::sys::fs::remove(options.outputPath);
   return failure();

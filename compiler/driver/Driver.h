@@ -18,8 +18,13 @@ namespace attnc::driver {
 /// "attnc X.Y.Z", as `--version` prints it and every library records it.
 llvm::StringRef getVersionString();
 
-/// The model function of `module`: `@model`, or else its only function.
+/// The model function of `module`: `@model`, or else its only public
+/// function without an `attn.entry`.
 mlir::FailureOr<mlir::func::FuncOp> getModelFunction(mlir::ModuleOp module);
+/// The model function, then the other entries' (`attn.entry`: a decoder's
+/// "prefill" and "decode").
+mlir::FailureOr<llvm::SmallVector<mlir::func::FuncOp>>
+getEntryFunctions(mlir::ModuleOp module);
 
 struct CompileOptions {
   /// A safetensors file to fold and embed; empty: the library reads its

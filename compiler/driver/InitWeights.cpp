@@ -1,6 +1,9 @@
 //===- compiler/driver/InitWeights.cpp - random weights for a model -------===//
 #include "compiler/driver/InitWeights.h"
 
+#include "compiler/driver/LowPrecision.h"
+#include "compiler/driver/Plan.h"
+
 #include "attn/safetensors.h"
 #include "dialects/attn/IR/AttnOps.h"
 
@@ -113,11 +116,13 @@ LogicalResult writeRandomWeights(func::FuncOp func, StringRef path,
                      << " before: give both one shape";
       return WalkResult::interrupt();
     }
-    std::vector<float> data = randomTensor(op, seed);
+    // Drawn in f32 and rounded to the declared precision.
+    attn_model_dtype dtype = *modelDType(op.getType().getElementType());
+    std::vector<uint8_t> data = narrow(randomTensor(op, seed), dtype);
     ArrayRef<int64_t> shape = op.getType().getShape();
-    st::Status added = writer.add(op.getName().str(), st::DType::F32,
-                                  {shape.begin(), shape.end()}, data.data(),
-                                  data.size() * sizeof(float));
+    st::Status added =
+        writer.add(op.getName().str(), *st::fromAttnDType(dtype),
+                   {shape.begin(), shape.end()}, data.data(), data.size());
     if (!added) {
       op.emitError() << added.message();
       return WalkResult::interrupt();

@@ -15,13 +15,20 @@ namespace {
 class PlanBuilder {
 public:
   PlanBuilder(func::FuncOp func, const ConstantMap &constants,
-              const DimSymbols &dims)
-      : func(func), constants(constants), dimSymbols(dims) {}
+              const DimSymbols &dims, Plan &plan)
+      : func(func), constants(constants), dimSymbols(dims), plan(plan) {}
 
-  FailureOr<Plan> build(StringRef defaultName) {
+  /// Adds the function's entry to the plan.
+  LogicalResult build(StringRef defaultName) {
     auto name = func->getAttrOfType<StringAttr>(kModelNameAttr);
-    plan.modelName = name ? name.str() : defaultName.str();
-    run.name = "run";
+    if (plan.modelName.empty())
+      plan.modelName = name ? name.str() : defaultName.str();
+    auto entryName = func->getAttrOfType<StringAttr>(mlir::attn::kEntryAttr);
+    run.name = entryName ? entryName.str() : "run";
+    for (const PlanEntry &other : plan.entries)
+      if (other.name == run.name)
+        return func.emitOpError("is a second '")
+               << run.name << "' entry: give each function its own entry";
     if (failed(collectSymbols()) || failed(addInputs()))
       return failure();
     for (Operation &op : func.getBody().front()) {
@@ -40,12 +47,18 @@ public:
       }
     }
     plan.entries.push_back(std::move(run));
-    return std::move(plan);
+    return success();
   }
 
 private:
-  /// Symbols from `attn.symbols`, or else from the arguments' dim names.
+  /// Symbols from `attn.symbols`, or else from the arguments' dim names; the
+  /// entries of one model share them.
   LogicalResult collectSymbols() {
+    if (!plan.symbols.empty()) {
+      for (auto [i, symbol] : llvm::enumerate(plan.symbols))
+        symbolIndex[symbol.first] = i;
+      return success();
+    }
     if (Attribute attr = func->getAttr(mlir::attn::kSymbolsAttr)) {
       auto list = dyn_cast<ArrayAttr>(attr);
       if (!list)
@@ -93,14 +106,13 @@ private:
     auto type = cast<RankedTensorType>(value.getType());
     PlanBuffer buffer;
     buffer.kind = kind;
-    if (type.getElementType().isF32())
-      buffer.dtype = ATTN_MODEL_F32;
-    else if (type.getElementType().isSignlessInteger(32))
-      buffer.dtype = ATTN_MODEL_I32;
+    if (std::optional<attn_model_dtype> dtype =
+            modelDType(type.getElementType()))
+      buffer.dtype = *dtype;
     else
       return emitError(loc) << what << " has type " << type
                             << " has an element type a model library cannot "
-                               "hold: use f32 or i32";
+                               "hold: use f32, i32, bf16 or f16";
     ArrayRef<StringAttr> names = dimSymbols.lookup(value);
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (!type.isDynamicDim(d)) {
@@ -124,6 +136,12 @@ private:
     llvm::StringSet<> names;
     for (BlockArgument arg : func.getArguments()) {
       unsigned i = arg.getArgNumber();
+      if (auto state =
+              func.getArgAttrOfType<StringAttr>(i, mlir::attn::kStateAttr)) {
+        if (failed(addState(arg, state.getValue())))
+          return failure();
+        continue;
+      }
       auto attr = func.getArgAttrOfType<StringAttr>(i, kNameAttr);
       std::string name = attr ? attr.str() : "input" + std::to_string(i);
       if (!names.insert(name).second)
@@ -133,10 +151,49 @@ private:
           arg, ATTN_MODEL_BUFFER_INPUT, func.getLoc(), "input '" + name + "'");
       if (failed(buffer))
         return failure();
-      run.buffers[*buffer].index = i;
+      run.buffers[*buffer].index = run.inputs.size();
       run.inputs.push_back({name, *buffer});
     }
     return success();
+  }
+
+  /// A state argument: a STATE buffer of the descriptor's state table, which
+  /// every entry that takes the state shares.
+  LogicalResult addState(BlockArgument arg, StringRef name) {
+    FailureOr<int32_t> buffer = addBuffer(
+        arg, ATTN_MODEL_BUFFER_STATE, func.getLoc(), "state '" + name + "'");
+    if (failed(buffer))
+      return failure();
+    PlanBuffer &b = run.buffers[*buffer];
+    if (b.dtype != ATTN_MODEL_F32)
+      return func.emitOpError("state '") << name << "' must be f32";
+    auto it = llvm::find_if(plan.states,
+                            [&](const PlanState &s) { return s.name == name; });
+    if (it == plan.states.end()) {
+      plan.states.push_back({name.str(), b.dims});
+      it = plan.states.end() - 1;
+    } else if (!llvm::equal(
+                   it->dims, b.dims, [](const PlanDim &x, const PlanDim &y) {
+                     return x.symbol == y.symbol && x.extent == y.extent;
+                   })) {
+      return func.emitOpError("state '")
+             << name << "' has another shape than in an earlier entry";
+    }
+    b.index = int32_t(it - plan.states.begin());
+    return success();
+  }
+
+  /// The buffer a kernel result is written to: its own temp, or for a
+  /// cache write the cache's own buffer (the kernel writes it in place).
+  FailureOr<int32_t> resultBuffer(KernelOp kernel, unsigned i) {
+    auto yield = cast<YieldOp>(kernel.getBody().front().getTerminator());
+    if (auto write = yield.getOperand(i).getDefiningOp<CacheWriteOp>())
+      if (auto arg = dyn_cast<BlockArgument>(write.getCache()))
+        return sourceBuffer(kernel.getInputs()[arg.getArgNumber()],
+                            kernel.getLoc());
+    return addBuffer(
+        kernel.getResult(i), ATTN_MODEL_BUFFER_TEMP, kernel.getLoc(),
+        "result " + Twine(i) + " of kernel @" + kernel.getSymName());
   }
 
   /// The buffer of a kernel operand or returned value: an input, a kernel
@@ -194,13 +251,11 @@ private:
         return failure();
       step.args.push_back(*buffer);
     }
-    for (Value result : kernel.getResults()) {
-      FailureOr<int32_t> buffer = addBuffer(
-          result, ATTN_MODEL_BUFFER_TEMP, kernel.getLoc(),
-          "result " + Twine(cast<OpResult>(result).getResultNumber()) +
-              " of kernel @" + kernel.getSymName());
+    for (unsigned i = 0; i < kernel.getNumResults(); ++i) {
+      FailureOr<int32_t> buffer = resultBuffer(kernel, i);
       if (failed(buffer))
         return failure();
+      bufferOf[kernel.getResult(i)] = *buffer;
       step.args.push_back(*buffer);
     }
     run.steps.push_back(std::move(step));
@@ -247,7 +302,7 @@ private:
   func::FuncOp func;
   const ConstantMap &constants;
   const DimSymbols &dimSymbols;
-  Plan plan;
+  Plan &plan;
   PlanEntry run;
   llvm::StringMap<unsigned> symbolIndex;
   llvm::DenseMap<Value, int32_t> bufferOf;
@@ -275,12 +330,28 @@ int32_t Plan::copyKernel() {
   return copyIndex;
 }
 
-FailureOr<Plan> buildPlan(func::FuncOp func, const ConstantMap &constants,
-                          StringRef defaultName) {
-  FailureOr<DimSymbols> dims = DimSymbols::compute(func);
-  if (failed(dims))
-    return failure();
-  return PlanBuilder(func, constants, *dims).build(defaultName);
+std::optional<attn_model_dtype> modelDType(Type element) {
+  if (element.isF32())
+    return ATTN_MODEL_F32;
+  if (element.isSignlessInteger(32))
+    return ATTN_MODEL_I32;
+  if (element.isBF16())
+    return ATTN_MODEL_BF16;
+  if (element.isF16())
+    return ATTN_MODEL_F16;
+  return std::nullopt;
+}
+
+FailureOr<Plan> buildPlan(ArrayRef<func::FuncOp> funcs,
+                          const ConstantMap &constants, StringRef defaultName) {
+  Plan plan;
+  for (func::FuncOp func : funcs) {
+    FailureOr<DimSymbols> dims = DimSymbols::compute(func);
+    if (failed(dims) ||
+        failed(PlanBuilder(func, constants, *dims, plan).build(defaultName)))
+      return failure();
+  }
+  return plan;
 }
 
 } // namespace attnc::driver

@@ -25,6 +25,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,10 +103,18 @@ struct PlanEntry {
   std::vector<PlanStep> steps;
 };
 
+/// A buffer the caller owns across runs (a KV cache): f32, row-major.
+struct PlanState {
+  std::string name;
+  std::vector<PlanDim> dims;
+};
+
 /// A tensor of the weights file, as the model declares it (F32, row-major).
 struct PlanWeight {
   std::string name;
   std::vector<int64_t> shape;
+  /// As declared: F32, or BF16 / F16 kept in that precision.
+  attn_model_dtype dtype = ATTN_MODEL_F32;
 };
 
 struct Plan {
@@ -113,6 +122,7 @@ struct Plan {
   std::vector<std::pair<std::string, int64_t>> symbols; ///< name, bound
   /// The weights file's tensors read at load; empty when embedded.
   std::vector<PlanWeight> weights;
+  std::vector<PlanState> states;
   /// Bytes of the constants block (embedded, or filled by "init").
   uint64_t constantsSize = 0;
   std::vector<PlanKernel> kernels;
@@ -132,13 +142,22 @@ private:
 /// The copy kernel's entry in Plan::kernels when some step uses it.
 constexpr llvm::StringLiteral kCopyKernelName = "attn_copy";
 
-/// Builds the plan of `func` (after the attn pipeline) with its "run" entry,
-/// whose weight expressions are read as `constants` says. Reports at the
-/// offending op or argument; `defaultName` names a model without
-/// `attn.model_name`.
-mlir::FailureOr<Plan> buildPlan(mlir::func::FuncOp func,
+/// Builds the plan of the model's functions (after the attn pipeline), one
+/// entry each ("run", or what `attn.entry` says), whose weight expressions
+/// are read as `constants` says. Reports at the offending op or argument;
+/// `defaultName` names a model without `attn.model_name`.
+mlir::FailureOr<Plan> buildPlan(llvm::ArrayRef<mlir::func::FuncOp> funcs,
                                 const ConstantMap &constants,
                                 llvm::StringRef defaultName);
+
+/// The model ABI's dtype of a tensor of `element` (f32, i32, bf16, f16), or
+/// nothing for a type a model library cannot hold.
+std::optional<attn_model_dtype> modelDType(mlir::Type element);
+
+/// Bytes of one element of `dtype`.
+inline uint64_t dtypeSize(attn_model_dtype dtype) {
+  return attn_dtype_lookup(dtype)->size;
+}
 
 } // namespace attnc::driver
 

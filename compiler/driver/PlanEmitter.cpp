@@ -217,8 +217,20 @@ private:
     }
     os << "static const attn_model_weight weights[] = {\n";
     for (auto [w, weight] : llvm::enumerate(plan.weights))
-      os << "  {" << cString(weight.name) << ", ATTN_MODEL_F32, "
+      os << "  {" << cString(weight.name) << ", " << weight.dtype << ", "
          << weight.shape.size() << ", weight_dims" << w << "},\n";
+    os << "  {0, 0, 0, 0}};\n\n";
+
+    for (auto [s, state] : llvm::enumerate(plan.states)) {
+      os << "static const attn_model_dim state_dims" << s << "[] = {";
+      for (const PlanDim &d : state.dims)
+        os << dimInitializer(d) << ", ";
+      os << "{0, 0, {{0, 0}}}};\n";
+    }
+    os << "static const attn_model_state states[] = {\n";
+    for (auto [s, state] : llvm::enumerate(plan.states))
+      os << "  {" << cString(state.name) << ", ATTN_MODEL_F32, "
+         << state.dims.size() << ", state_dims" << s << "},\n";
     os << "  {0, 0, 0, 0}};\n\n";
 
     for (auto [k, kernel] : llvm::enumerate(plan.kernels)) {
@@ -344,7 +356,7 @@ static int32_t run_kernel(attn_model_context *context, int32_t kernel,
        << "  " << cString(info.halideTarget) << ",\n"
        << "  " << plan.symbols.size() << ", symbols,\n"
        << "  " << plan.weights.size() << ", weights,\n"
-       << "  0, 0,\n"
+       << "  " << plan.states.size() << ", states,\n"
        << "  " << (info.embedsConstants ? kConstantsSymbol.str() : "0") << ", "
        << plan.constantsSize << "u,\n"
        << "  " << plan.kernels.size() << ", kernels,\n"

@@ -1,6 +1,9 @@
 //===- compiler/driver/WeightFolder.cpp - model weights section -----------===//
 #include "compiler/driver/WeightFolder.h"
 
+#include "compiler/driver/LowPrecision.h"
+#include "compiler/driver/Plan.h"
+
 #include "attn/safetensors.h"
 #include "dialects/attn/IR/AttnOps.h"
 
@@ -54,12 +57,21 @@ LogicalResult checkWeight(WeightOp op, const st::File &file) {
     return diag << "; closest names there: " << closestNames(file, op.getName())
                 << ": fix the name in the model or export the weight";
   }
-  if (t->dtype != st::DType::F32)
-    return op.emitError() << "weight '" << op.getName() << "' in '"
-                          << file.path() << "' has dtype "
-                          << st::dtypeName(t->dtype)
-                          << " but attnc reads F32 weights: convert it to "
-                             "float32 when exporting";
+  Type element = op.getType().getElementType();
+  attn_model_dtype declaredDType = *modelDType(element);
+  std::optional<int32_t> dtype = st::attnDType(t->dtype);
+  if (!dtype || *dtype != declaredDType) {
+    InFlightDiagnostic diag =
+        op.emitError() << "weight '" << op.getName() << "' in '" << file.path()
+                       << "' has dtype " << st::dtypeName(t->dtype)
+                       << " but the model declares it " << element << ": ";
+    // A float the language has: declaring it so keeps the file's precision.
+    if (dtype && *dtype != ATTN_MODEL_I32)
+      diag << "declare it '" << StringRef(st::dtypeName(t->dtype)).lower()
+           << shapeString(declared) << "' in the model, or ";
+    return diag << "convert it to " << attn_dtype_lookup(declaredDType)->name
+                << " when exporting (attnc never converts weights)";
+  }
   if (ArrayRef<int64_t>(t->shape) != declared)
     return op.emitError() << "weight '" << op.getName() << "' in '"
                           << file.path() << "' has shape "
@@ -102,8 +114,8 @@ private:
     if (auto w = dyn_cast<WeightOp>(op)) {
       // checkWeight has vouched for dtype and shape.
       const st::Tensor *t = file.find(w.getName());
-      out.data.resize(t->numElements());
-      std::memcpy(out.data.data(), t->data, t->sizeBytes);
+      out.data = widen(t->data, t->numElements(),
+                       *modelDType(w.getType().getElementType()));
       return success();
     }
     SmallVector<const Constant *, 4> in;
@@ -126,9 +138,10 @@ class BlobBuilder {
 public:
   explicit BlobBuilder(std::vector<uint8_t> &blob) : blob(blob) {}
 
-  uint64_t add(const Constant &c) {
-    ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>(c.data.data()),
-                            c.data.size() * sizeof(float));
+  /// `c` stored as `dtype`, its value's element type.
+  uint64_t add(const Constant &c, attn_model_dtype dtype) {
+    std::vector<uint8_t> encoded = narrow(c.data, dtype);
+    ArrayRef<uint8_t> bytes(encoded);
     uint64_t hash = llvm::xxh3_64bits(bytes);
     for (auto [offset, size] : stored[hash])
       if (size == bytes.size() &&
@@ -181,8 +194,9 @@ FailureOr<WeightSection> foldWeights(func::FuncOp func,
       FailureOr<const Constant *> c = evaluator.evaluate(operand);
       if (failed(c))
         return failure();
+      Type element = cast<RankedTensorType>(operand.getType()).getElementType();
       section.constants[operand] = {ATTN_MODEL_BUFFER_CONSTANT, -1,
-                                    blob.add(**c)};
+                                    blob.add(**c, *modelDType(element))};
     }
   }
   return section;

@@ -21,7 +21,8 @@ constexpr llvm::StringLiteral kInitFunctionName = "attn_init";
 
 class Outliner {
 public:
-  explicit Outliner(func::FuncOp func) : func(func) {}
+  explicit Outliner(ArrayRef<func::FuncOp> funcs)
+      : funcs(funcs), func(funcs.front()) {}
 
   FailureOr<WeightInit> run() {
     if (failed(collectWeights()))
@@ -38,47 +39,51 @@ public:
 private:
   /// The weights table: each attn.weight name once, in program order.
   LogicalResult collectWeights() {
-    WalkResult walk = func.walk([&](WeightOp op) {
+    auto visit = [&](WeightOp op) {
       auto [it, inserted] =
           weightIndex.try_emplace(op.getName(), result.weights.size());
       ArrayRef<int64_t> shape = op.getType().getShape();
+      // The verifier admits only element types the ABI has.
+      attn_model_dtype dtype = *modelDType(op.getType().getElementType());
       if (inserted) {
         result.weights.push_back(
-            {op.getName().str(), {shape.begin(), shape.end()}});
+            {op.getName().str(), {shape.begin(), shape.end()}, dtype});
+        weightTypes.push_back(op.getType());
         return WalkResult::advance();
       }
-      if (ArrayRef(result.weights[it->second].shape) == shape)
+      if (ArrayRef(result.weights[it->second].shape) == shape &&
+          result.weights[it->second].dtype == dtype)
         return WalkResult::advance();
       op.emitError() << "weight '" << op.getName()
-                     << "' is declared again with another shape: give each "
-                        "weight one shape";
+                     << "' is declared again with another shape or dtype: "
+                        "give each weight one type";
       return WalkResult::interrupt();
-    });
-    return failure(walk.wasInterrupted());
+    };
+    for (func::FuncOp f : funcs)
+      if (f.walk(visit).wasInterrupted())
+        return failure();
+    return success();
   }
 
   /// Kernels read weight expressions; a model may also return one.
   SmallVector<Value> collectRoots() {
     llvm::SetVector<Value> roots;
-    for (Operation &op : func.getBody().front())
-      if (isa<KernelOp, func::ReturnOp>(op))
-        for (Value operand : op.getOperands())
-          if (Operation *def = operand.getDefiningOp();
-              def && isWeightExpressionOp(def))
-            roots.insert(operand);
+    for (func::FuncOp f : funcs)
+      for (Operation &op : f.getBody().front())
+        if (isa<KernelOp, func::ReturnOp>(op))
+          for (Value operand : op.getOperands())
+            if (Operation *def = operand.getDefiningOp();
+                def && isWeightExpressionOp(def))
+              roots.insert(operand);
     return roots.takeVector();
   }
 
   void createInitFunction() {
     auto module = func->getParentOfType<ModuleOp>();
-    SmallVector<Type> types;
-    for (const PlanWeight &w : result.weights)
-      types.push_back(
-          RankedTensorType::get(w.shape, Float32Type::get(func.getContext())));
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto init =
-        b.create<func::FuncOp>(func.getLoc(), kInitFunctionName,
-                               FunctionType::get(func.getContext(), types, {}));
+    auto init = b.create<func::FuncOp>(
+        func.getLoc(), kInitFunctionName,
+        FunctionType::get(func.getContext(), weightTypes, {}));
     init.setPrivate();
     initBlock = init.addEntryBlock();
   }
@@ -149,16 +154,21 @@ private:
 
     auto type = cast<RankedTensorType>(root.getType());
     uint64_t offset = llvm::alignTo(result.constantsSize, kConstantAlignment);
-    result.constantsSize = offset + type.getNumElements() * sizeof(float);
+    result.constantsSize =
+        offset +
+        type.getNumElements() * dtypeSize(*modelDType(type.getElementType()));
     step.kernel = kernel;
     step.offset = offset;
     result.steps.push_back(std::move(step));
     return {ATTN_MODEL_BUFFER_CONSTANT, -1, offset};
   }
 
+  ArrayRef<func::FuncOp> funcs;
   func::FuncOp func;
   WeightInit result;
   llvm::StringMap<size_t> weightIndex;
+  /// The declared type of each weight in the table.
+  SmallVector<Type> weightTypes;
   std::map<std::string, ConstantRef> byKey;
   Block *initBlock = nullptr;
 };
@@ -172,8 +182,8 @@ std::vector<PlanDim> staticDims(ArrayRef<int64_t> shape) {
 
 } // namespace
 
-FailureOr<WeightInit> outlineWeightInit(func::FuncOp func) {
-  return Outliner(func).run();
+FailureOr<WeightInit> outlineWeightInit(ArrayRef<func::FuncOp> funcs) {
+  return Outliner(funcs).run();
 }
 
 void addInitEntry(Plan &plan, const WeightInit &init) {
@@ -189,14 +199,16 @@ void addInitEntry(Plan &plan, const WeightInit &init) {
     for (int32_t w : s.weights) {
       if (weightBuffer[w] < 0) {
         weightBuffer[w] = entry.buffers.size();
-        entry.buffers.push_back({ATTN_MODEL_BUFFER_WEIGHT, w, ATTN_MODEL_F32,
+        entry.buffers.push_back({ATTN_MODEL_BUFFER_WEIGHT, w,
+                                 init.weights[w].dtype,
                                  staticDims(init.weights[w].shape), 0});
       }
       step.args.push_back(weightBuffer[w]);
     }
     auto type = cast<RankedTensorType>(s.kernel->getResult(0).getType());
     step.args.push_back(entry.buffers.size());
-    entry.buffers.push_back({ATTN_MODEL_BUFFER_CONSTANT, -1, ATTN_MODEL_F32,
+    entry.buffers.push_back({ATTN_MODEL_BUFFER_CONSTANT, -1,
+                             *modelDType(type.getElementType()),
                              staticDims(type.getShape()), s.offset});
     entry.steps.push_back(std::move(step));
   }

@@ -37,7 +37,11 @@ struct WeightInit {
 /// Outlines the weight expressions `func`'s kernels and results read into
 /// init kernels. Reports a weight declared with two shapes at its second
 /// declaration.
-mlir::FailureOr<WeightInit> outlineWeightInit(mlir::func::FuncOp func);
+/// Outlines the weight expressions that the kernels of `funcs` (the model's
+/// entries) read: one constant per distinct expression, whichever entry
+/// reads it.
+mlir::FailureOr<WeightInit>
+outlineWeightInit(llvm::ArrayRef<mlir::func::FuncOp> funcs);
 
 /// Sets the plan's weights table and constants size and adds its "init"
 /// entry.

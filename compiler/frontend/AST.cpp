@@ -6,10 +6,22 @@
 
 #include "compiler/frontend/AST.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 using namespace attnc;
 
 llvm::StringRef attnc::getElementTypeName(ElementType type) {
-  return type == ElementType::f32 ? "f32" : "i32";
+  switch (type) {
+  case ElementType::f32:
+    return "f32";
+  case ElementType::i32:
+    return "i32";
+  case ElementType::bf16:
+    return "bf16";
+  case ElementType::f16:
+    return "f16";
+  }
+  llvm_unreachable("unknown element type");
 }
 
 std::string attnc::extentToString(const Extent &extent) {
@@ -38,6 +50,13 @@ const WeightDecl *BuiltinExpr::getWeight(llvm::StringRef role) const {
   for (const auto &[r, weight] : weights)
     if (r == role)
       return weight;
+  return nullptr;
+}
+
+const StateDecl *BuiltinExpr::getState(llvm::StringRef role) const {
+  for (const auto &[r, state] : states)
+    if (r == role)
+      return state;
   return nullptr;
 }
 
@@ -75,6 +94,13 @@ const WeightDecl *ModelAST::lookupWeight(llvm::StringRef name) const {
   for (const auto &weight : weights)
     if (weight->name == name)
       return weight.get();
+  return nullptr;
+}
+
+const StateDecl *ModelAST::lookupState(llvm::StringRef name) const {
+  for (const auto &state : states)
+    if (state->name == name)
+      return state.get();
   return nullptr;
 }
 

@@ -62,7 +62,9 @@ struct Extent {
 
 using Shape = llvm::SmallVector<Extent, 4>;
 
-enum class ElementType { f32, i32 };
+/// bf16 and f16 are for weights only (kept in that precision, widened to f32
+/// in registers); inputs and activations are f32 or i32.
+enum class ElementType { f32, i32, bf16, f16 };
 
 llvm::StringRef getElementTypeName(ElementType type);
 /// `S` or `768`.
@@ -102,6 +104,15 @@ struct WeightDecl {
   int64_t getOutFeatures() const {
     return type.shape[layout == WeightLayout::outIn ? 0 : 1].size;
   }
+};
+
+/// `state cache.0.key : f32[B, L, 256]`: a buffer the caller owns that
+/// persists across runs (a KV cache), named as the runtime lists it.
+struct StateDecl {
+  std::string name;
+  llvm::SMRange loc;
+  TensorType type;
+  bool used = false; ///< set by Sema
 };
 
 //===----------------------------------------------------------------------===//
@@ -238,6 +249,9 @@ public:
 
   /// The weight with `role`, or null.
   const WeightDecl *getWeight(llvm::StringRef role) const;
+  /// The state with `role` (a self-attention's "key" and "value" caches),
+  /// or null.
+  const StateDecl *getState(llvm::StringRef role) const;
   /// The constant argument `name`, or null.
   const BuiltinAttr *getAttr(llvm::StringRef name) const;
 
@@ -249,6 +263,7 @@ public:
   /// Optional tensor operands by role (an attention's `lengths`, `bias`).
   std::vector<std::pair<std::string, ExprPtr>> namedOperands;
   std::vector<std::pair<std::string, const WeightDecl *>> weights;
+  std::vector<std::pair<std::string, const StateDecl *>> states;
   std::vector<std::pair<std::string, BuiltinAttr>> attrs;
 };
 
@@ -332,12 +347,14 @@ public:
   llvm::SMRange range;
   std::vector<std::unique_ptr<DimDecl>> dims;
   std::vector<std::unique_ptr<WeightDecl>> weights;
+  std::vector<std::unique_ptr<StateDecl>> states;
   /// Inputs, assignments and outputs in source order.
   std::vector<std::unique_ptr<ValueDecl>> body;
 
   std::vector<const InputDecl *> getInputs() const;
   std::vector<const OutputStmt *> getOutputs() const;
   const WeightDecl *lookupWeight(llvm::StringRef name) const;
+  const StateDecl *lookupState(llvm::StringRef name) const;
   const DimDecl *lookupDim(llvm::StringRef name) const;
 };
 

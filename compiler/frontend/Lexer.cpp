@@ -34,6 +34,8 @@ llvm::StringRef attnc::getTokenKindName(TokenKind kind) {
     return "'input'";
   case TokenKind::kw_weight:
     return "'weight'";
+  case TokenKind::kw_state:
+    return "'state'";
   case TokenKind::kw_output:
     return "'output'";
   case TokenKind::kw_layout:
@@ -255,6 +257,7 @@ private:
                          .Case("dim", TokenKind::kw_dim)
                          .Case("input", TokenKind::kw_input)
                          .Case("weight", TokenKind::kw_weight)
+                         .Case("state", TokenKind::kw_state)
                          .Case("output", TokenKind::kw_output)
                          .Case("layout", TokenKind::kw_layout)
                          .Case("repeat", TokenKind::kw_repeat)

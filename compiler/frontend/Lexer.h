@@ -29,6 +29,7 @@ enum class TokenKind {
   kw_dim,
   kw_input,
   kw_weight,
+  kw_state,
   kw_output,
   kw_layout,
   kw_repeat,

@@ -18,6 +18,12 @@ namespace attn = mlir::attn;
 namespace attnc {
 namespace {
 
+/// Which entry point a function computes. A model with states (KV caches)
+/// has three: "run" ignores the caches, "prefill" also writes the keys and
+/// values into them from row 0, "decode" writes them at a position and
+/// attends over the caches.
+enum class Entry { run, prefill, decode };
+
 class MLIRGenerator {
 public:
   MLIRGenerator(MLIRContext &context, const llvm::SourceMgr &sourceMgr)
@@ -26,6 +32,9 @@ public:
   OwningOpRef<ModuleOp> generate(const ModelAST &model);
 
 private:
+  void generateFunction(const ModelAST &model, ModuleOp module, StringRef name,
+                        Entry entry);
+
   Location loc(llvm::SMLoc where) {
     unsigned id = sourceMgr.FindBufferContainingLoc(where);
     if (!id)
@@ -40,8 +49,21 @@ private:
     SmallVector<int64_t> dims;
     for (const Extent &e : shape)
       dims.push_back(e.isSymbolic() ? ShapedType::kDynamic : e.size);
-    Type type = element == ElementType::f32 ? Type(builder.getF32Type())
-                                            : Type(builder.getI32Type());
+    Type type;
+    switch (element) {
+    case ElementType::f32:
+      type = builder.getF32Type();
+      break;
+    case ElementType::i32:
+      type = builder.getI32Type();
+      break;
+    case ElementType::bf16:
+      type = builder.getBF16Type();
+      break;
+    case ElementType::f16:
+      type = builder.getF16Type();
+      break;
+    }
     return RankedTensorType::get(dims, type);
   }
 
@@ -91,6 +113,11 @@ private:
 
   OpBuilder builder;
   const llvm::SourceMgr &sourceMgr;
+  Entry entry = Entry::run;
+  /// The decode position ([B], i32) and the states, as arguments of the
+  /// function being generated.
+  Value position;
+  llvm::DenseMap<const StateDecl *, Value> states;
   llvm::DenseMap<const WeightDecl *, Value> weights;
   llvm::DenseMap<const ValueDecl *, Value> values;
   /// The results of each call with more than one.
@@ -140,9 +167,15 @@ Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
     rope = attn::RopeStyleAttr::get(
         builder.getContext(),
         *attn::symbolizeRopeStyle(StringRef(style->enumerator)));
+  Value keyCache, valueCache, at;
+  if (entry != Entry::run && e.getState("key")) {
+    keyCache = states.lookup(e.getState("key"));
+    valueCache = states.lookup(e.getState("value"));
+    at = position;
+  }
   auto op = builder.create<attn::SelfAttentionOp>(
       loc(e.getLoc()), input.getType(), weights, input, wq, bq, wk, bk, wv, bv,
-      wqkv, bqkv, wo, bo, lengths, bias,
+      wqkv, bqkv, wo, bo, lengths, bias, keyCache, valueCache, at,
       builder.getI64IntegerAttr(e.getAttr("heads")->integer), maskAttr(e),
       scaleAttr(e), kvHeadsAttr(e), rope, realAttr(e, "rope_theta"),
       realAttr(e, "softcap"));
@@ -183,8 +216,8 @@ attn::SdpaOp MLIRGenerator::buildSdpa(const BuiltinExpr &e, Value q, Value k,
   return builder.create<attn::SdpaOp>(
       loc(e.getLoc()), RankedTensorType::get(result, queries.getElementType()),
       weights, q, k, v, operand("lengths"), operand("bias"), scoreVector,
-      builder.getI64IntegerAttr(heads), kvHeads, maskAttr(e),
-      builder.getF32FloatAttr(scale), realAttr(e, "softcap"));
+      /*query_offsets=*/Value(), builder.getI64IntegerAttr(heads), kvHeads,
+      maskAttr(e), builder.getF32FloatAttr(scale), realAttr(e, "softcap"));
 }
 
 /// Queries projected from `input`, keys and values from `memory`, then
@@ -275,6 +308,11 @@ Value MLIRGenerator::builtin(const BuiltinExpr &e) {
         where, type, operands[0], weight(e.getWeight("gamma")),
         weight(e.getWeight("beta")),
         builder.getF32FloatAttr(e.getAttr("eps")->real));
+  if (e.builtin == "rms_norm")
+    return builder.create<attn::RmsNormOp>(
+        where, type, operands[0], weight(e.getWeight("gamma")),
+        builder.getF32FloatAttr(e.getAttr("eps")->real),
+        builder.getF32FloatAttr(e.getAttr("offset")->real));
   if (e.builtin == "self_attention")
     return selfAttention(e, operands[0]);
   if (e.builtin == "cross_attention")
@@ -289,6 +327,8 @@ Value MLIRGenerator::builtin(const BuiltinExpr &e) {
   // arguments attributes of the same names: integers i64, reals f32.
   OperationState state(where, "attn." + e.builtin);
   state.addOperands(operands);
+  if (e.builtin == "positions" && position)
+    state.addOperands(position); // the decode's offset
   state.addTypes(type);
   for (const auto &[name, attr] : e.attrs) {
     assert(attr.kind != BuiltinAttr::Kind::Enum &&
@@ -311,14 +351,58 @@ Value MLIRGenerator::expr(const Expr &e) {
 
 OwningOpRef<ModuleOp> MLIRGenerator::generate(const ModelAST &model) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc(model.nameLoc.Start));
+  generateFunction(model, *module, model.name, Entry::run);
+  if (!model.states.empty()) {
+    generateFunction(model, *module, "prefill", Entry::prefill);
+    generateFunction(model, *module, "decode", Entry::decode);
+  }
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
 
+void MLIRGenerator::generateFunction(const ModelAST &model, ModuleOp module,
+                                     StringRef name, Entry kind) {
+  entry = kind;
+  values.clear();
+  calls.clear();
+  weights.clear();
+  states.clear();
+  position = {};
+  auto symbolNames = [&](ArrayRef<Extent> shape) {
+    SmallVector<Attribute> names;
+    for (const Extent &e : shape)
+      if (e.isSymbolic())
+        names.push_back(builder.getStringAttr(e.dim ? e.dim->name : e.name));
+    return builder.getArrayAttr(names);
+  };
+  // Arguments: the inputs, then for a decode the position, then the states.
   SmallVector<Type> argTypes;
-  for (const InputDecl *in : model.getInputs())
+  SmallVector<ArrayAttr> argDims;
+  SmallVector<std::pair<StringRef, StringAttr>> argNames;
+  for (const InputDecl *in : model.getInputs()) {
     argTypes.push_back(tensorType(in->shape, in->elementType));
-  builder.setInsertionPointToEnd(module->getBody());
-  auto func =
-      builder.create<func::FuncOp>(loc(model.nameLoc.Start), model.name,
-                                   builder.getFunctionType(argTypes, {}));
+    argDims.push_back(symbolNames(in->shape));
+    argNames.push_back({"attn.name", builder.getStringAttr(in->name)});
+  }
+  if (kind != Entry::run) {
+    if (kind == Entry::decode) {
+      // [B]: the tokens already in the caches (one value for the batch).
+      ArrayRef<Extent> batch(model.states.front()->type.shape.data(), 1);
+      argTypes.push_back(tensorType(batch, ElementType::i32));
+      argDims.push_back(symbolNames(batch));
+      argNames.push_back({"attn.name", builder.getStringAttr("position")});
+    }
+    for (const auto &state : model.states) {
+      argTypes.push_back(tensorType(state->type.shape, ElementType::f32));
+      argDims.push_back(symbolNames(state->type.shape));
+      argNames.push_back(
+          {attn::kStateAttr, builder.getStringAttr(state->name)});
+    }
+  }
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = builder.create<func::FuncOp>(
+      loc(model.nameLoc.Start), name, builder.getFunctionType(argTypes, {}));
 
   SmallVector<Attribute> symbols;
   for (const auto &dim : model.dims)
@@ -327,20 +411,23 @@ OwningOpRef<ModuleOp> MLIRGenerator::generate(const ModelAST &model) {
          builder.getI64IntegerAttr(dim->bound.value_or(0))}));
   func->setAttr(attn::kSymbolsAttr, builder.getArrayAttr(symbols));
   func->setAttr("attn.model_name", builder.getStringAttr(model.name));
+  if (kind != Entry::run)
+    func->setAttr(attn::kEntryAttr, builder.getStringAttr(name));
 
-  Block *entry = func.addEntryBlock();
-  builder.setInsertionPointToStart(entry);
-  unsigned argIndex = 0;
-  for (const InputDecl *in : model.getInputs()) {
-    SmallVector<Attribute> dimNames;
-    for (const Extent &e : in->shape)
-      if (e.isSymbolic())
-        dimNames.push_back(builder.getStringAttr(e.dim ? e.dim->name : e.name));
-    func.setArgAttr(argIndex, attn::kDimSymbolsAttr,
-                    builder.getArrayAttr(dimNames));
-    func.setArgAttr(argIndex, "attn.name", builder.getStringAttr(in->name));
-    values[in] = entry->getArgument(argIndex++);
+  Block *block = func.addEntryBlock();
+  builder.setInsertionPointToStart(block);
+  for (unsigned i = 0; i < argTypes.size(); ++i) {
+    func.setArgAttr(i, attn::kDimSymbolsAttr, argDims[i]);
+    func.setArgAttr(i, argNames[i].first, argNames[i].second);
   }
+  unsigned argIndex = 0;
+  for (const InputDecl *in : model.getInputs())
+    values[in] = block->getArgument(argIndex++);
+  if (kind == Entry::decode)
+    position = block->getArgument(argIndex++);
+  if (kind != Entry::run)
+    for (const auto &state : model.states)
+      states[state.get()] = block->getArgument(argIndex++);
 
   SmallVector<Value> results;
   SmallVector<Attribute> resultNames;
@@ -360,11 +447,8 @@ OwningOpRef<ModuleOp> MLIRGenerator::generate(const ModelAST &model) {
   builder.create<func::ReturnOp>(loc(model.range.End), results);
   func.setFunctionType(
       builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (auto [i, name] : llvm::enumerate(resultNames))
-    func.setResultAttr(i, "attn.name", name);
-  if (failed(verify(*module)))
-    return nullptr;
-  return module;
+  for (auto [i, resultName] : llvm::enumerate(resultNames))
+    func.setResultAttr(i, "attn.name", resultName);
 }
 
 } // namespace

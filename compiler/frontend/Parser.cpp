@@ -88,6 +88,7 @@ private:
   bool parseDimDecl(ModelAST &model);
   bool parseInputDecl(ModelAST &model);
   bool parseWeightDecl(ModelAST &model);
+  bool parseStateDecl(ModelAST &model);
   bool parseAssignment(ModelAST &model);
   bool parseOutput(ModelAST &model);
   bool parseTensorType(TensorType &type);
@@ -175,6 +176,7 @@ void Parser::skipToNextStatement() {
     case TokenKind::kw_dim:
     case TokenKind::kw_input:
     case TokenKind::kw_weight:
+    case TokenKind::kw_state:
     case TokenKind::kw_output:
     case TokenKind::kw_repeat:
       return;
@@ -198,6 +200,8 @@ bool Parser::parseStatement(ModelAST &model) {
     return parseInputDecl(model);
   case TokenKind::kw_weight:
     return parseWeightDecl(model);
+  case TokenKind::kw_state:
+    return parseStateDecl(model);
   case TokenKind::kw_output:
     return parseOutput(model);
   case TokenKind::kw_repeat:
@@ -210,9 +214,10 @@ bool Parser::parseStatement(ModelAST &model) {
                    "': value names cannot contain '.'");
     [[fallthrough]];
   default:
-    return error("expected a statement ('dim', 'input', 'weight', 'output' "
-                 "or 'NAME = EXPR'), found " +
-                 describeTok());
+    return error(
+        "expected a statement ('dim', 'input', 'weight', 'state', 'output' "
+        "or 'NAME = EXPR'), found " +
+        describeTok());
   }
 }
 
@@ -367,7 +372,7 @@ bool Parser::parseDimDecl(ModelAST &model) {
   return true;
 }
 
-/// type := ('f32' | 'i32') '[' extent (',' extent)* ']'
+/// type := ('f32' | 'i32' | 'bf16' | 'f16') '[' extent (',' extent)* ']'
 bool Parser::parseTensorType(TensorType &type) {
   llvm::SMLoc start = tok().getLoc();
   if (!tok().is(TokenKind::identifier))
@@ -377,9 +382,13 @@ bool Parser::parseTensorType(TensorType &type) {
     type.elementType = ElementType::f32;
   else if (tok().spelling == "i32")
     type.elementType = ElementType::i32;
+  else if (tok().spelling == "bf16")
+    type.elementType = ElementType::bf16;
+  else if (tok().spelling == "f16")
+    type.elementType = ElementType::f16;
   else
     return error("unknown element type '" + tok().spelling +
-                 "'; expected 'f32' or 'i32'");
+                 "'; expected 'f32', 'i32', 'bf16' or 'f16'");
   consume();
   if (!expect(TokenKind::l_square, "after the element type"))
     return false;
@@ -473,6 +482,22 @@ bool Parser::parseWeightDecl(ModelAST &model) {
   return true;
 }
 
+/// state_decl := 'state' qualified_name ':' type
+bool Parser::parseStateDecl(ModelAST &model) {
+  consume();
+  if (!tok().isName())
+    return error("expected the state's name, found " + describeTok());
+  auto state = std::make_unique<StateDecl>();
+  state->name = nameOf(tok());
+  state->loc = tok().getRange();
+  consume();
+  if (!expect(TokenKind::colon, "after the state's name") ||
+      !parseTensorType(state->type))
+    return false;
+  model.states.push_back(std::move(state));
+  return true;
+}
+
 /// assignment := IDENT '=' expr
 bool Parser::parseAssignment(ModelAST &model) {
   llvm::SMLoc start = tok().getLoc();
@@ -496,10 +521,11 @@ bool Parser::parseAssignment(ModelAST &model) {
     consume();
   }
   if (!tok().is(TokenKind::equal))
-    return error("expected '=' after '" + assign->name +
-                 "' (a statement is 'dim', 'input', 'weight', 'output' or "
-                 "'NAME = EXPR'), found " +
-                 describeTok());
+    return error(
+        "expected '=' after '" + assign->name +
+        "' (a statement is 'dim', 'input', 'weight', 'state', 'output' or "
+        "'NAME = EXPR'), found " +
+        describeTok());
   consume();
   unsigned depth;
   assign->value = parseExpr(0, depth);

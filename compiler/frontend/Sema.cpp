@@ -92,6 +92,7 @@ private:
   // Declarations.
   void checkDims();
   void checkWeights();
+  void checkStates();
   bool resolveType(TensorType &type);
   void checkInput(InputDecl &input);
   void bindValue(ValueDecl &decl);
@@ -103,6 +104,8 @@ private:
   ExprPtr checkCall(CallExpr &call);
   ExprPtr checkLinear(CallExpr &call, CallArgs &args);
   ExprPtr checkLayerNorm(CallExpr &call, CallArgs &args);
+  ExprPtr checkRmsNorm(CallExpr &call, CallArgs &args);
+  ExprPtr checkSoftcap(CallExpr &call, CallArgs &args);
   ExprPtr checkGelu(CallExpr &call, CallArgs &args);
   ExprPtr checkDropout(CallExpr &call, CallArgs &args);
   ExprPtr checkEmbedding(CallExpr &call, CallArgs &args);
@@ -122,6 +125,8 @@ private:
   bool resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
                    const Extent &keys, int64_t heads);
   void checkSecondResult(ResultDecl &result);
+  bool resolveCache(Argument &arg, const Expr &x, int64_t features,
+                    BuiltinExpr &attn);
 
   // Helpers for builtins.
   bool sortArgs(CallExpr &call, const Signature &sig, CallArgs &args);
@@ -150,6 +155,7 @@ private:
   std::vector<Signature> builtins;
   llvm::StringMap<DimDecl *> dims;
   llvm::StringMap<WeightDecl *> weights;
+  llvm::StringMap<StateDecl *> states;
   /// The current definition of each value name.
   llvm::StringMap<ValueDecl *> values;
   /// The first definition of each value name anywhere in the body, to tell
@@ -166,8 +172,9 @@ private:
 
 const llvm::StringRef kLayerNormArgs[] = {"eps"};
 const llvm::StringRef kGeluArgs[] = {"approximate"};
+const llvm::StringRef kRmsNormArgs[] = {"eps", "offset"};
 const llvm::StringRef kAttentionArgs[] = {
-    "heads", "q",     "k",    "v",          "qkv",     "out",
+    "cache", "heads", "q",    "k",          "v",       "qkv",     "out",
     "mask",  "scale", "rope", "rope_theta", "softcap", "kv_heads"};
 const llvm::StringRef kCrossAttentionArgs[] = {
     "heads", "q",    "k",     "v",       "kv",  "qkv",
@@ -189,6 +196,15 @@ void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
        kLayerNormArgs, &Sema::checkLayerNorm},
       {"gelu", 1, 1, "gelu(x) or gelu(x, approximate = tanh)", kGeluArgs,
        &Sema::checkGelu},
+      {"rms_norm", 2, 2,
+       "rms_norm(x, P, eps = E, offset = O) or rms_norm(x, W, eps = E)",
+       kRmsNormArgs, &Sema::checkRmsNorm},
+      {"softcap",
+       2,
+       2,
+       "softcap(x, C) with C > 0, such as softcap(x, 30)",
+       {},
+       &Sema::checkSoftcap},
       {"dropout", 2, 2, "dropout(x, P)", {}, &Sema::checkDropout},
       {"embedding",
        2,
@@ -289,8 +305,11 @@ void Sema::checkWeights() {
     }
     if (!resolveType(weight->type))
       continue;
-    if (weight->type.elementType != ElementType::f32)
-      error(weight->type.loc.Start, "weight '" + weight->name + "' must be f32",
+    if (weight->type.elementType == ElementType::i32)
+      error(weight->type.loc.Start,
+            "weight '" + weight->name +
+                "' must be f32, bf16 or f16 (kept in that precision, computed "
+                "in f32), not i32",
             weight->type.loc);
     for (const Extent &extent : weight->type.shape)
       if (extent.isSymbolic())
@@ -306,6 +325,87 @@ void Sema::checkWeights() {
   }
 }
 
+/// States are f32 `[B, L, F]`: a batch dim, a capacity dim bound at run
+/// time by the caller's buffer, and fixed features.
+void Sema::checkStates() {
+  for (auto &state : model.states) {
+    auto [it, inserted] = states.try_emplace(state->name, state.get());
+    if (!inserted) {
+      error(state->loc.Start, "state '" + state->name + "' is declared twice",
+            state->loc);
+      diags.note(it->second->loc.Start, "the first declaration is here");
+    }
+    if (!resolveType(state->type))
+      continue;
+    const Shape &shape = state->type.shape;
+    if (state->type.elementType != ElementType::f32 || shape.size() != 3 ||
+        !shape[1].isSymbolic() || shape[2].isSymbolic())
+      error(state->type.loc.Start,
+            "state '" + state->name +
+                "' must be f32[B, L, F]: a batch dim, a symbolic capacity "
+                "dim (e.g. 'dim L <= 4096') and a fixed number of features",
+            state->type.loc);
+  }
+}
+
+/// `cache = P`: the states `P.key` and `P.value`, `[B, L, features]` with the
+/// input's batch dim and a capacity dim of their own.
+bool Sema::resolveCache(Argument &arg, const Expr &x, int64_t features,
+                        BuiltinExpr &attn) {
+  const auto *name = llvm::dyn_cast<NameExpr>(arg.value.get());
+  if (!name) {
+    errorAt(*arg.value, "'cache' takes a state prefix P, whose states "
+                        "'P.key' and 'P.value' are the KV cache");
+    return false;
+  }
+  bool ok = true;
+  const Extent &batch = x.shape.front();
+  const Extent &seq = x.shape[x.shape.size() - 2];
+  std::string batchName =
+      batch.isSymbolic() ? batch.name : std::to_string(batch.size);
+  const StateDecl *found[2] = {};
+  const char *const roles[] = {"key", "value"};
+  for (auto [i, role] : llvm::enumerate(roles)) {
+    std::string full = name->name + "." + role;
+    StateDecl *state = states.lookup(full);
+    if (!state) {
+      errorAt(*arg.value,
+              "no state '" + full + "': declare the KV cache as 'state " +
+                  full + " : f32[" + batchName + ", L, " +
+                  llvm::Twine(features) + "]' with 'dim L <= CAPACITY'");
+      ok = false;
+      continue;
+    }
+    state->used = true;
+    found[i] = state;
+    const Shape &shape = state->type.shape;
+    if (shape.size() != 3)
+      continue; // reported at the declaration
+    bool same = x.shape.size() == 3 && shape[0] == batch &&
+                shape[2] == Extent::fixed(features) && !(shape[1] == seq);
+    if (!same) {
+      errorAt(*arg.value,
+              "state '" + full + "' must be [" + batchName + ", L, " +
+                  llvm::Twine(features) +
+                  "] for this attention: its input's batch dim, a capacity "
+                  "dim other than the sequence dim '" +
+                  seq.name + "', and the keys' " + llvm::Twine(features) +
+                  " features");
+      ok = false;
+    }
+  }
+  if (ok && found[0]->type.shape[1].name != found[1]->type.shape[1].name) {
+    errorAt(*arg.value, "the key and value caches of '" + name->name +
+                            "' must have one capacity dim");
+    ok = false;
+  }
+  if (ok) {
+    attn.states.push_back({"key", found[0]});
+    attn.states.push_back({"value", found[1]});
+  }
+  return ok;
+}
+
 void Sema::bindValue(ValueDecl &decl) { values[decl.name] = &decl; }
 
 void Sema::checkInput(InputDecl &input) {
@@ -316,7 +416,16 @@ void Sema::checkInput(InputDecl &input) {
   }
   input.elementType = input.type.elementType;
   input.shape = input.type.shape;
-  if (!resolveType(input.type)) {
+  if (input.elementType == ElementType::bf16 ||
+      input.elementType == ElementType::f16) {
+    error(input.type.loc.Start,
+          "input '" + input.name + "' is " +
+              getElementTypeName(input.elementType) +
+              ", but inputs are f32 or i32 (only weights may be bf16 or f16): "
+              "declare it f32 and convert the data to float32",
+          input.type.loc);
+    input.invalid = true;
+  } else if (!resolveType(input.type)) {
     input.invalid = true;
   } else {
     input.shape = input.type.shape;
@@ -762,6 +871,95 @@ ExprPtr Sema::checkLayerNorm(CallExpr &call, CallArgs &args) {
   norm->weights = {{"gamma", gamma}, {"beta", beta}};
   norm->attrs.push_back({"eps", BuiltinAttr::getReal(epsilon)});
   return norm;
+}
+
+/// `rms_norm(x, P)` (`P.weight`) or `rms_norm(x, W)`: Hugging Face's
+/// LlamaRMSNorm, or GemmaRMSNorm's `1 + weight` with `offset = 1`.
+ExprPtr Sema::checkRmsNorm(CallExpr &call, CallArgs &args) {
+  ExprPtr x = checkActivationInput(*args.positional[0], "rms_norm");
+  Expr &pArg = *args.positional[1]->value;
+  WeightDecl *gamma = nullptr;
+  bool ok = true;
+  if (auto *name = llvm::dyn_cast<NameExpr>(&pArg)) {
+    if ((gamma = weights.lookup(name->name))) {
+      gamma->used = true;
+    } else if ((gamma = weights.lookup(name->name + ".weight"))) {
+      gamma->used = true;
+      // RMSNorm has no shift: a declared bias would be silently unused.
+      if (WeightDecl *bias = weights.lookup(name->name + ".bias")) {
+        bias->used = true;
+        errorAt(pArg, "'rms_norm' has no shift, but '" + bias->name +
+                          "' is declared; remove that declaration, or use "
+                          "layer_norm(x, " +
+                          name->name + ") for a norm with a shift");
+        diags.note(bias->loc.Start, "'" + bias->name + "' is declared here");
+        ok = false;
+      }
+    } else {
+      reportUnknownWeight(*name, "'rms_norm'", /*prefixOnly=*/false);
+      ok = false;
+    }
+  } else {
+    errorAt(pArg, "the second argument of 'rms_norm' must be a module "
+                  "prefix or a weight");
+    ok = false;
+  }
+
+  // LlamaRMSNorm's default.
+  double epsilon = 1e-6, offset = 0;
+  if (Argument *eps = args.get("eps")) {
+    auto *number = llvm::dyn_cast<NumberExpr>(eps->value.get());
+    if (!number || !(float(number->value) > 0)) {
+      errorAt(*eps->value, "'eps' must be a positive number such as 1e-6");
+      ok = false;
+    } else {
+      epsilon = number->value;
+    }
+  }
+  if (Argument *arg = args.get("offset")) {
+    auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
+    if (!number || !std::isfinite(float(number->value))) {
+      errorAt(*arg->value,
+              "'offset' must be a number: 0 scales by the weight (Llama), 1 "
+              "by 1 + weight (Gemma)");
+      ok = false;
+    } else {
+      offset = number->value;
+    }
+  }
+  int64_t d;
+  if (!ok || !x || !gamma || !getFeatureDim(*x, "rms_norm", d))
+    return nullptr;
+  if (!checkVector(*gamma, pArg, "rms_norm scale", d,
+                   "the input's last dim " + std::to_string(d)))
+    return nullptr;
+  auto norm = std::make_unique<BuiltinExpr>("rms_norm", call.getRange());
+  norm->shape = x->shape;
+  norm->operands.push_back(std::move(x));
+  norm->weights = {{"gamma", gamma}};
+  norm->attrs.push_back({"eps", BuiltinAttr::getReal(epsilon)});
+  norm->attrs.push_back({"offset", BuiltinAttr::getReal(offset)});
+  return norm;
+}
+
+/// `softcap(x, C)`: C * tanh(x / C), Gemma-2's logit soft capping.
+ExprPtr Sema::checkSoftcap(CallExpr &call, CallArgs &args) {
+  ExprPtr x = checkActivationInput(*args.positional[0], "softcap");
+  Expr &c = *args.positional[1]->value;
+  auto *number = llvm::dyn_cast<NumberExpr>(&c);
+  if (!number || !(float(number->value) > 0) ||
+      !std::isfinite(float(number->value))) {
+    errorAt(c, "the cap of 'softcap' must be a positive number, such as 30 "
+               "(Gemma-2's final_logit_softcapping)");
+    return nullptr;
+  }
+  if (!x)
+    return nullptr;
+  auto fn = std::make_unique<BuiltinExpr>("softcap", call.getRange());
+  fn->shape = x->shape;
+  fn->operands.push_back(std::move(x));
+  fn->attrs.push_back({"cap", BuiltinAttr::getReal(number->value)});
+  return fn;
 }
 
 /// A dialect function of one tensor (BuiltinFunctionOpInterface).
@@ -1619,6 +1817,17 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
   ok &= checkSoftcap(args, *attn);
   if (heads > 0 && modelDim > 0)
     ok &= checkRope(args, *attn, modelDim / heads);
+  if (Argument *cache = args.get("cache"); cache && x) {
+    // With kv_heads the cache rows hold kv_heads heads of keys.
+    ok &= resolveCache(*cache, *x, kvDim > 0 ? kvDim : modelDim, *attn);
+    if (attn->getNamedOperand("lengths") || attn->getNamedOperand("bias")) {
+      error(cache->nameLoc.Start,
+            "an attention with a KV cache takes no padding or additive mask "
+            "(decoding attends over the cache's rows)",
+            cache->nameLoc);
+      ok = false;
+    }
+  }
 
   if (!ok)
     return nullptr;
@@ -1657,6 +1866,14 @@ void Sema::checkSecondResult(ResultDecl &result) {
     result.invalid = true;
     return;
   }
+  if (call->getState("key")) {
+    error(result.nameLoc.Start,
+          "an attention with a KV cache has no weights result: its keys "
+          "are the cache's rows when decoding",
+          result.nameLoc);
+    result.invalid = true;
+    return;
+  }
   call->attrs.push_back({"weights", BuiltinAttr::getInteger(1)});
   // [batch..., heads, S, S], or [batch..., heads, S, T] over a memory's (or
   // the keys') sequence.
@@ -1676,6 +1893,7 @@ void Sema::checkSecondResult(ResultDecl &result) {
 bool Sema::run() {
   checkDims();
   checkWeights();
+  checkStates();
   for (auto &decl : model.body)
     allDefinitions.try_emplace(decl->name, decl.get());
 
@@ -1737,6 +1955,14 @@ bool Sema::run() {
                       "weight '" + weight->name +
                           "' is declared but never used",
                       weight->loc);
+  if (!hadError())
+    for (const auto &state : model.states)
+      if (!state->used)
+        diags.warning(state->loc.Start,
+                      "state '" + state->name +
+                          "' is declared but never used; give it to an "
+                          "attention as 'cache = PREFIX'",
+                      state->loc);
   return !hadError();
 }
 

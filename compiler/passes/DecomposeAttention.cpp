@@ -43,13 +43,14 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     Value k = buildLinear(rewriter, loc, x, wk, bk, layout);
     Value v = buildLinear(rewriter, loc, x, wv, bv, layout);
     if (std::optional<RopeStyle> style = op.getRope()) {
-      // Positions 0 .. S-1 of the input's sequence dim.
+      // Positions 0 .. S-1 of the input's sequence dim, after the tokens
+      // already in the caches when decoding (P .. P + S-1).
       auto xt = cast<RankedTensorType>(x.getType());
       int64_t seq = xt.getRank() - 2;
       Value positions = rewriter.create<PositionsOp>(
           loc,
           RankedTensorType::get({xt.getDimSize(seq)}, rewriter.getI32Type()), x,
-          rewriter.getI64IntegerAttr(seq));
+          rewriter.getI64IntegerAttr(seq), op.getPosition());
       float theta = op.getRopeTheta() ? op.getRopeTheta()->convertToFloat()
                                       : kDefaultRopeTheta;
       auto rotate = [&](Value t) -> Value {
@@ -61,15 +62,29 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
       q = rotate(q);
       k = rotate(k);
     }
+    // The caches hold rotated keys, as Hugging Face's do.
+    Value position = op.getPosition();
+    if (Value cache = op.getKeyCache()) {
+      // Keys and values go into the caches; a decode attends over the
+      // caches, a prefill over its own keys (the same rows).
+      Value keys = rewriter.create<CacheWriteOp>(loc, cache.getType(), cache, k,
+                                                 position);
+      Value values = rewriter.create<CacheWriteOp>(
+          loc, op.getValueCache().getType(), op.getValueCache(), v, position);
+      if (position) {
+        k = keys;
+        v = values;
+      }
+    }
     Type weights = op.getWeights() ? op.getWeights().getType() : Type();
     IntegerAttr kvHeads = op.getNumKvHeads() != op.getHeads()
                               ? op.getKvHeadsAttr()
                               : IntegerAttr();
     auto sdpa = rewriter.create<SdpaOp>(
         loc, op.getResult().getType(), weights, q, k, v, op.getKeyLengths(),
-        op.getBias(), /*score=*/Value(), op.getHeadsAttr(), kvHeads,
-        op.getMaskAttr(), rewriter.getF32FloatAttr(op.getEffectiveScale()),
-        op.getSoftcapAttr());
+        op.getBias(), /*score=*/Value(), /*query_offsets=*/position,
+        op.getHeadsAttr(), kvHeads, op.getMaskAttr(),
+        rewriter.getF32FloatAttr(op.getEffectiveScale()), op.getSoftcapAttr());
     SmallVector<Value, 2> results{buildLinear(rewriter, loc, sdpa.getResult(),
                                               op.getOutWeight(),
                                               op.getOutBias(), layout)};

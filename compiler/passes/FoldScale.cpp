@@ -33,6 +33,16 @@ struct FoldScaleIntoQuery : OpRewritePattern<SdpaOp> {
     if (!query || !query->hasOneUse())
       return rewriter.notifyMatchFailure(
           op, "query is not a projection used only here");
+    // A bf16 or f16 weight times s would be rounded back to its precision
+    // (or widened, doubling its bytes): either way the query would no longer
+    // be x W as PyTorch computes it from the same checkpoint, so the scale
+    // stays in the attention, applied in f32 to the scores.
+    auto isF32 = [](Value v) {
+      return !v || cast<RankedTensorType>(v.getType()).getElementType().isF32();
+    };
+    if (!isF32(query.getWeight()) || !isF32(query.getBias()))
+      return rewriter.notifyMatchFailure(
+          op, "query weights are not f32: scaling them would round again");
     // softmax(s * (xW + b) K^T) == softmax((x(sW) + sb) K^T).
     auto factor = rewriter.getF32FloatAttr(scale.convertToFloat());
     Location loc = query.getLoc();

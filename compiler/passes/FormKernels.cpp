@@ -176,8 +176,11 @@ struct FormKernels : attn::impl::AttnFormKernelsPassBase<FormKernels> {
         (weights.contains(operand) ? weightInputs : activations)
             .insert(operand);
       }
+      // A cache write's result is its effect (the state written in place):
+      // the kernel yields it even when nothing reads it (a prefill).
       for (Value result : op->getResults())
-        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+        if (isa<CacheWriteOp>(op) ||
+            llvm::any_of(result.getUsers(), [&](Operation *user) {
               return !members.contains(user);
             }))
           escaping.push_back(result);

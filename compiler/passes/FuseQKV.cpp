@@ -48,6 +48,16 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
              linear.getLayout() != projs[0].getLayout() ||
              bool(linear.getBias()) != bool(projs[0].getBias())))
           return false;
+        // The concatenation is one tensor of one element type.
+        auto elementType = [](Value v) {
+          return v ? cast<RankedTensorType>(v.getType()).getElementType()
+                   : Type();
+        };
+        if (!projs.empty() &&
+            (elementType(linear.getWeight()) !=
+                 elementType(projs[0].getWeight()) ||
+             elementType(linear.getBias()) != elementType(projs[0].getBias())))
+          return false;
         projs.push_back(linear);
       }
       return true;
@@ -58,7 +68,7 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
       if (!fusible(group))
         return rewriter.notifyMatchFailure(
             op, "no two of q, k and v are projections of one input, in one "
-                "layout, used only here");
+                "layout and weight dtype, used only here");
     }
     Value input = projs[0].getInput();
     WeightLayout layout = projs[0].getLayout();

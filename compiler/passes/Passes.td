@@ -79,6 +79,33 @@ def AttnFuseQKVPass : Pass<"attn-fuse-qkv", "func::FuncOp"> {
   }];
 }
 
+def AttnFuseGatedLinearsPass
+    : Pass<"attn-fuse-gated-linears", "func::FuncOp"> {
+  let summary = "One GEMM for the gate and up projections of a gated unit";
+  let description = [{
+    `act(linear(x, gate)) * linear(x, up)` (SwiGLU with `silu`, as Llama's
+    `act_fn(gate_proj(x)) * up_proj(x)`; GeGLU with `gelu`), with both
+    linears of the same input, layout and bias presence, each used only
+    there, becomes one linear over the gate and up weights interleaved
+    output by output, and an `attn.glu` epilogue that applies `act` to the
+    even features and multiplies by the odd ones. A GEMM tile then computes
+    matching gate and up features together, and the kernel former fuses the
+    glu into the GEMM, so the `[.., 2I]` product is never stored. `act` is
+    any elementwise function of one tensor.
+
+    ```mlir
+    %g = attn.linear %x, %wg layout(out_in) : ... -> tensor<?x?x176xf32>
+    %a = attn.silu %g : tensor<?x?x176xf32>
+    %u = attn.linear %x, %wu layout(out_in) : ... -> tensor<?x?x176xf32>
+    %m = attn.mul %a, %u : tensor<?x?x176xf32>
+    // becomes
+    %w = attn.interleave %wg, %wu {dim = 0 : i64} : ... -> tensor<352x64xf32>
+    %gu = attn.linear %x, %w layout(out_in) : ... -> tensor<?x?x352xf32>
+    %m = attn.glu %gu {activation = "silu"} : tensor<?x?x352xf32> -> tensor<?x?x176xf32>
+    ```
+  }];
+}
+
 def AttnPackWeightsPass : Pass<"attn-pack-weights", "func::FuncOp"> {
   let summary = "Give every linear weight the layout its kernel reads";
   let description = [{

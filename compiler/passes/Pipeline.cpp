@@ -14,6 +14,7 @@ void attn::buildAttnPipeline(OpPassManager &pm,
   // Scale before fusion: after it the query weights are part of a concat.
   fn.addPass(createAttnFoldScalePass());
   fn.addPass(createAttnFuseQKVPass());
+  fn.addPass(createAttnFuseGatedLinearsPass());
   fn.addPass(createAttnPackWeightsPass({options.panelWidth}));
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());

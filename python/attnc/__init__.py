@@ -219,6 +219,8 @@ class Model:
         self.info = ModelInfo(*self._m.info())
         self.inputs = [_tensor_info(t) for t in self._m.inputs()]
         self.outputs = [_tensor_info(t) for t in self._m.outputs()]
+        # What it read from `weights`, as declared (f32, bf16 or f16).
+        self.weight_tensors = [_tensor_info(t) for t in self._m.weights()]
         self._in_dtypes = {t.name: t.dtype for t in self.inputs}
         if threads is not None:
             self.set_threads(threads)

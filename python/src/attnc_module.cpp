@@ -188,6 +188,19 @@ public:
     return out;
   }
 
+  /// The tensors the model read from its weights file (none if embedded).
+  nb::list weights() const {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    const attn_model *m = live();
+    nb::list out;
+    for (int32_t i = 0; i < attn_model_num_weights(m); ++i) {
+      attn_tensor_info t;
+      check(attn_model_weight_info(m, i, &t));
+      out.append(dimsInfo(t));
+    }
+    return out;
+  }
+
   void setThreads(int32_t threads) {
     std::shared_lock<std::shared_mutex> lock = lockShared();
     check(attn_model_set_threads(live(), threads));
@@ -308,6 +321,7 @@ NB_MODULE(_attnc, m) {
       .def("info", &Model::info)
       .def("inputs", [](const Model &self) { return self.tensors(true); })
       .def("outputs", [](const Model &self) { return self.tensors(false); })
+      .def("weights", &Model::weights)
       .def("set_threads", &Model::setThreads)
       .def("run", &Model::run, nb::arg("inputs"), nb::arg("out"));
 }

@@ -62,6 +62,27 @@ def test_info(model, tiny):
     assert repr(x) == "TensorInfo('x', f32[B<=8, S<=16, 8])"
 
 
+def test_weight_tensors(model, tmp_path):
+    # What the library reads at load, with the dtypes as declared.
+    assert [(t.name, t.dtype_name, t.shape) for t in model.weight_tensors] == [
+        ("fc.weight", "f32", (12, 8)), ("fc.bias", "f32", (12,)),
+        ("ln.weight", "f32", (12,)), ("ln.bias", "f32", (12,)),
+        ("emb", "f32", (10, 12))]
+    source = tmp_path / "lowp.attn"
+    source.write_text(TINY.replace("fc.weight : f32", "fc.weight : bf16")
+                      .replace("emb : f32", "emb : f16"))
+    weights = attnc.init_weights(source, tmp_path / "lowp.safetensors", seed=7)
+    lib = attnc.compile(source, tmp_path / "lowp.so")
+    with attnc.load(lib, weights=weights) as m:
+        assert [t.dtype_name for t in m.weight_tensors] == ["bf16", "f32", "f32", "f32",
+                                                            "f16"]
+        assert m.weight_tensors[4].dtype == np.float16
+    # Embedded weights are read at no load: none listed.
+    embedded = attnc.compile(source, tmp_path / "embedded.so", weights=weights)
+    with attnc.load(embedded) as m:
+        assert m.weight_tensors == []
+
+
 # ------------------------------------------------------------------ numerics
 
 

@@ -220,6 +220,31 @@ ATTN_API attn_status attn_model_output_info(const attn_model *model,
   return tensorInfo(model, index, false, info, "attn_model_output_info");
 }
 
+ATTN_API int32_t attn_model_num_weights(const attn_model *model) {
+  return model ? model->desc->num_weights : 0;
+}
+
+ATTN_API attn_status attn_model_weight_info(const attn_model *model,
+                                            int32_t index,
+                                            attn_tensor_info *info) {
+  const char *fn = "attn_model_weight_info";
+  if (!model || !info)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model and info must not be NULL");
+  int32_t count = model->desc->num_weights;
+  if (index < 0 || index >= count)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": index " + std::to_string(index) +
+                    " is out of range: model '" + model->desc->model_name +
+                    "' reads " + std::to_string(count) + " weights at load");
+  const attn_model_weight &w = model->desc->weights[index];
+  info->name = w.name;
+  info->dtype = w.dtype;
+  info->rank = w.rank;
+  info->dims = model->weightDims[index].data();
+  return ATTN_OK;
+}
+
 ATTN_API attn_status attn_model_set_step_callback(attn_model *model,
                                                   attn_step_callback callback,
                                                   void *user) {
@@ -302,7 +327,70 @@ ATTN_API attn_status attn_model_run(attn_model *model,
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 "attn_model_run: model must not be NULL");
   return guarded("attn_model_run", [&] {
-    return runModel(*model, inputs, num_inputs, outputs, num_outputs);
+    return runModel(*model, *model->run, inputs, num_inputs, nullptr, 0,
+                    outputs, num_outputs);
+  });
+}
+
+ATTN_API int32_t attn_model_num_states(const attn_model *model) {
+  return model ? model->desc->num_states : 0;
+}
+
+ATTN_API attn_status attn_model_state_info(const attn_model *model,
+                                           int32_t index,
+                                           attn_tensor_info *info) {
+  if (!model || !info)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_model_state_info: needs a model and an info struct");
+  const attn_model_desc &d = *model->desc;
+  if (index < 0 || index >= d.num_states)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_model_state_info: state " + std::to_string(index) +
+                    " is out of range: model '" + d.model_name + "' has " +
+                    std::to_string(d.num_states) + " states");
+  info->name = d.states[index].name;
+  info->dtype = d.states[index].dtype;
+  info->rank = d.states[index].rank;
+  info->dims = model->stateDims[index].data();
+  return ATTN_OK;
+}
+
+ATTN_API int32_t attn_model_has_entry(const attn_model *model,
+                                      const char *name) {
+  return model && name && findEntry(*model->desc, name) &&
+         std::string_view(name) != "init";
+}
+
+ATTN_API attn_status
+attn_model_run_with_options(attn_model *model, const attn_run_options *options,
+                            const attn_tensor *inputs, int32_t num_inputs,
+                            const attn_tensor *outputs, int32_t num_outputs) {
+  constexpr const char *fn = "attn_model_run_with_options";
+  if (!model)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model must not be NULL");
+  attn_run_options o{};
+  if (options) {
+    if (options->size < sizeof(uint32_t))
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  std::string(fn) + ": options->size is " +
+                      std::to_string(options->size) +
+                      ": set it to sizeof(attn_run_options)");
+    std::memcpy(&o, options, std::min<std::size_t>(options->size, sizeof o));
+  }
+  const char *name = o.entry ? o.entry : "run";
+  const attn_model_entry *entry = findEntry(*model->desc, name);
+  if (!entry || std::string_view(name) == "init")
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model '" + model->desc->model_name +
+                    "' has no entry '" + name + "'" +
+                    (model->desc->num_states
+                         ? ": its entries are run, prefill and decode"
+                         : ": it has only 'run' (declare a KV cache with "
+                           "'state' for prefill and decode)"));
+  return guarded(fn, [&] {
+    return runModel(*model, *entry, inputs, num_inputs, o.states, o.num_states,
+                    outputs, num_outputs);
   });
 }
 

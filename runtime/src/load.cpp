@@ -479,9 +479,7 @@ private:
 /// dynamic with its first term's symbol and no bound: the struct has no
 /// room for the form, and the symbol's bound is not the dim's.
 std::vector<attn_dim_info> dimInfos(const attn_model_desc &d,
-                                    const attn_model_entry &entry,
-                                    const attn_model_tensor &t) {
-  const attn_model_buffer &buf = entry.buffers[t.buffer];
+                                    const attn_model_buffer &buf) {
   std::vector<attn_dim_info> infos;
   for (int32_t i = 0; i < buf.rank; ++i) {
     const attn_model_dim &dim = buf.dims[i];
@@ -506,31 +504,6 @@ const attn_model_entry *findEntry(const attn_model_desc &desc,
       return &desc.entries[e];
   return nullptr;
 }
-
-namespace {
-
-/// The public API cannot hand state buffers (a KV cache) to a run yet: a
-/// model that keeps state is refused rather than run without it.
-attn_status refuseState(const attn_model_desc &d, const std::string &p) {
-  const attn_model_entry &run = *findEntry(d, "run");
-  bool runUsesState = false;
-  for (int32_t b = 0; b < run.num_buffers; ++b)
-    runUsesState |= run.buffers[b].kind == ATTN_MODEL_BUFFER_STATE;
-  if (d.num_states == 0 && !runUsesState)
-    return ATTN_OK;
-  // The validator checked every STATE buffer's index, so states[0] exists.
-  std::string states = "'" + std::string(d.states[0].name) + "'";
-  if (d.num_states > 1)
-    states += " and " + std::to_string(d.num_states - 1) + " more";
-  return fail(ATTN_ERROR_INVALID_LIBRARY,
-              "model '" + std::string(d.model_name) + "' ('" + p +
-                  "') keeps state across runs (" + states +
-                  ", a KV cache or the like), which this runtime cannot bind "
-                  "yet: build the model without state, or run it with a "
-                  "runtime that supports stateful models");
-}
-
-} // namespace
 
 attn_status loadModel(const char *path, const char *weights, bool describeOnly,
                       attn_model *&out) {
@@ -598,8 +571,6 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
                     ": rebuild it with the attnc that matches this runtime");
   if (attn_status s = Validator(*desc, p).run(); s != ATTN_OK)
     return s;
-  if (attn_status s = refuseState(*desc, p); s != ATTN_OK)
-    return s;
   // Before any kernel runs: one built for missing instructions would die of
   // SIGILL.
   if (std::vector<std::string> missing = missingCpuFeatures(desc->target);
@@ -620,9 +591,23 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
   model->init = findEntry(*desc, "init");
   const attn_model_entry &run = *model->run;
   for (int32_t i = 0; i < run.num_inputs; ++i)
-    model->inputDims.push_back(dimInfos(*desc, run, run.inputs[i]));
+    model->inputDims.push_back(
+        dimInfos(*desc, run.buffers[run.inputs[i].buffer]));
   for (int32_t i = 0; i < run.num_outputs; ++i)
-    model->outputDims.push_back(dimInfos(*desc, run, run.outputs[i]));
+    model->outputDims.push_back(
+        dimInfos(*desc, run.buffers[run.outputs[i].buffer]));
+  for (int32_t i = 0; i < desc->num_states; ++i) {
+    const attn_model_state &st = desc->states[i];
+    attn_model_buffer buf{
+        ATTN_MODEL_BUFFER_STATE, i, st.dtype, st.rank, st.dims, 0};
+    model->stateDims.push_back(dimInfos(*desc, buf));
+  }
+  for (int32_t i = 0; i < desc->num_weights; ++i) {
+    const attn_model_weight &w = desc->weights[i];
+    std::vector<attn_dim_info> &infos = model->weightDims.emplace_back();
+    for (int32_t d = 0; d < w.rank; ++d)
+      infos.push_back({0, w.dims[d], nullptr, 0});
+  }
   // A model loaded to be described reads no weights and runs no "init":
   // its runs are refused (run.cpp), its queries need neither.
   model->describeOnly = describeOnly;

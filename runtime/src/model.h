@@ -94,6 +94,7 @@ struct EntryState {
 struct Binding {
   std::vector<int64_t> symbols;            ///< -1 while unbound
   std::vector<const attn_tensor *> inputs; ///< per entry input
+  std::vector<const attn_tensor *> states; ///< per descriptor state
 };
 
 } // namespace attn::rt
@@ -105,7 +106,8 @@ struct attn_model {
   const attn_model_entry *run = nullptr;  ///< the "run" entry
   const attn_model_entry *init = nullptr; ///< the "init" entry, if any
   /// attn_dim_info tables handed out by the info queries.
-  std::vector<std::vector<attn_dim_info>> inputDims, outputDims;
+  std::vector<std::vector<attn_dim_info>> inputDims, outputDims, stateDims,
+      weightDims;
 
   /// The constants block: the library's embedded one, or `ownedConstants`
   /// that the "init" entry filled at load.
@@ -160,6 +162,12 @@ const attn_model_entry *findEntry(const attn_model_desc &desc,
 /// whether a non-empty input must have a data pointer.
 attn_status bindInputs(const attn_model &model, const attn_tensor *inputs,
                        int32_t numInputs, bool needData, Binding &binding);
+/// bindInputs for entry `e`, which may also read `states` (the caller's
+/// state buffers, matched to the descriptor's by name or position).
+attn_status bindEntry(const attn_model &model, const attn_model_entry &e,
+                      const attn_tensor *inputs, int32_t numInputs,
+                      const attn_tensor *states, int32_t numStates,
+                      bool needData, Binding &binding);
 
 /// The dims of `buffer` under `binding` (every symbol it uses is bound).
 /// Fails with SHAPE_MISMATCH, naming `where`, when a dim comes out negative
@@ -176,9 +184,10 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
                      const std::vector<const attn_tensor *> &outputs,
                      const char *what);
 
-attn_status runModel(attn_model &model, const attn_tensor *inputs,
-                     int32_t numInputs, const attn_tensor *outputs,
-                     int32_t numOutputs);
+attn_status runModel(attn_model &model, const attn_model_entry &entry,
+                     const attn_tensor *inputs, int32_t numInputs,
+                     const attn_tensor *states, int32_t numStates,
+                     const attn_tensor *outputs, int32_t numOutputs);
 
 /// The arena plan of "run" for `inputs` (checked as for output dims).
 attn_status planWorkspace(const attn_model &model, const attn_tensor *inputs,

@@ -154,21 +154,81 @@ attn_status bindSymbol(const attn_model_desc &d, const attn_model_entry &e,
   }
   if (value == v)
     return ATTN_OK;
+  // A negative index is state -1 - index.
   auto [firstInput, firstDim] = boundAt[symbol];
-  return fail(
-      ATTN_ERROR_SHAPE_MISMATCH,
-      std::string("symbol ") + sym.name + " is " + std::to_string(value) +
-          " in input '" + e.inputs[firstInput].name + "' dim " +
-          std::to_string(firstDim) + " but " + std::to_string(v) + " in " +
-          dimWhere + ": give every input the same " + sym.name);
+  std::string first =
+      firstInput >= 0 ? "input '" + std::string(e.inputs[firstInput].name)
+                      : "state '" + std::string(d.states[-1 - firstInput].name);
+  return fail(ATTN_ERROR_SHAPE_MISMATCH,
+              std::string("symbol ") + sym.name + " is " +
+                  std::to_string(value) + " in " + first + "' dim " +
+                  std::to_string(firstDim) + " but " + std::to_string(v) +
+                  " in " + dimWhere + ": give every input the same " +
+                  sym.name);
 }
 
 } // namespace
 
 attn_status bindInputs(const attn_model &model, const attn_tensor *inputs,
                        int32_t numInputs, bool needData, Binding &binding) {
+  return bindEntry(model, *model.run, inputs, numInputs, nullptr, 0, needData,
+                   binding);
+}
+
+namespace {
+
+/// Matches the caller's states to the descriptor's, each exactly once, when
+/// the entry uses state; none may be given to one that does not.
+attn_status matchStates(const attn_model_desc &d, const attn_model_entry &e,
+                        const attn_tensor *given, int32_t numGiven,
+                        std::vector<const attn_tensor *> &matched) {
+  bool usesState = false;
+  for (int32_t b = 0; b < e.num_buffers; ++b)
+    usesState |= e.buffers[b].kind == ATTN_MODEL_BUFFER_STATE;
+  std::string model = "model '" + std::string(d.model_name) + "'";
+  std::string names;
+  for (int32_t i = 0; i < d.num_states; ++i)
+    names += (i ? ", " : "") + std::string(d.states[i].name);
+  int32_t count = usesState ? d.num_states : 0;
+  if (numGiven != count || (numGiven > 0 && !given))
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "entry '" + std::string(e.name) + "' of " + model +
+                    (usesState ? " takes its " + std::to_string(count) +
+                                     " states (" + names + ")"
+                               : std::string(" takes no states")) +
+                    " but " + std::to_string(numGiven) + " were given");
+  matched.assign(d.num_states, nullptr);
+  for (int32_t i = 0; i < numGiven; ++i) {
+    int32_t index = i;
+    if (given[i].name) {
+      index = -1;
+      for (int32_t j = 0; j < d.num_states; ++j)
+        if (std::string_view(d.states[j].name) == given[i].name)
+          index = j;
+      if (index < 0)
+        return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                    model + " has no state named '" + given[i].name +
+                        "': its states are " + names);
+    }
+    if (matched[index])
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  "state '" + std::string(d.states[index].name) +
+                      "' is given twice: give each once, by name or position");
+    matched[index] = &given[i];
+  }
+  return ATTN_OK;
+}
+
+} // namespace
+
+attn_status bindEntry(const attn_model &model, const attn_model_entry &e,
+                      const attn_tensor *inputs, int32_t numInputs,
+                      const attn_tensor *states, int32_t numStates,
+                      bool needData, Binding &binding) {
   const attn_model_desc &d = *model.desc;
-  const attn_model_entry &e = *model.run;
+  if (attn_status s = matchStates(d, e, states, numStates, binding.states);
+      s != ATTN_OK)
+    return s;
   if (attn_status s =
           matchTensors(d, e, true, inputs, numInputs, binding.inputs);
       s != ATTN_OK)
@@ -199,6 +259,34 @@ attn_status bindInputs(const attn_model &model, const attn_tensor *inputs,
       if (isPlainSymbol(dim))
         if (attn_status s =
                 bindSymbol(d, e, dim, v, dimWhere, j, i, binding, boundAt);
+            s != ATTN_OK)
+          return s;
+    }
+  }
+  // States bind their symbols (a cache's capacity) and agree on the others.
+  for (int32_t j = 0; j < int32_t(binding.states.size()); ++j) {
+    const attn_tensor *t = binding.states[j];
+    if (!t)
+      continue;
+    const attn_model_state &st = d.states[j];
+    attn_model_buffer buf{
+        ATTN_MODEL_BUFFER_STATE, j, st.dtype, st.rank, st.dims, 0};
+    std::string sw = "state '" + std::string(st.name) + "'";
+    if (attn_status s = checkTensorHeader(d, buf, sw, *t, needData);
+        s != ATTN_OK)
+      return s;
+    for (int32_t i = 0; i < st.rank; ++i) {
+      const attn_model_dim &dim = st.dims[i];
+      std::string dimWhere = sw + " dim " + std::to_string(i);
+      if (dim.num_terms == 0 && t->dims[i] != dim.constant)
+        return fail(ATTN_ERROR_SHAPE_MISMATCH,
+                    dimWhere + " is " + std::to_string(t->dims[i]) +
+                        " but the model fixes it to " +
+                        std::to_string(dim.constant) + " (dims " +
+                        declaredDims(d, buf) + ")");
+      if (isPlainSymbol(dim))
+        if (attn_status s = bindSymbol(d, e, dim, t->dims[i], dimWhere, -1 - j,
+                                       i, binding, boundAt);
             s != ATTN_OK)
           return s;
     }
@@ -324,11 +412,13 @@ attn_status bufferData(attn_model &model, const attn_model_entry &entry,
   case ATTN_MODEL_BUFFER_TEMP:
     data = static_cast<uint8_t *>(state.arena) + plan.offsets[b];
     return ATTN_OK;
-  default: // STATE: the load refuses models that keep state
+  case ATTN_MODEL_BUFFER_STATE:
+    data = binding.states[buf.index]->data;
+    return ATTN_OK;
+  default: // the load checked every kind
     return fail(ATTN_ERROR_INVALID_LIBRARY,
                 "entry '" + std::string(entry.name) + "' buffer " +
-                    std::to_string(b) +
-                    " is state, which this runtime cannot bind yet");
+                    std::to_string(b) + " has an unknown kind");
   }
 }
 
@@ -367,7 +457,7 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
     // Per call, so concurrent calls never share an error buffer.
     char error[1024] = "";
     attn_model_context context{error, sizeof error};
-    bool timed = model.stepCallback && &entry == model.run;
+    bool timed = model.stepCallback && &entry != model.init;
     auto start = timed ? std::chrono::steady_clock::now()
                        : std::chrono::steady_clock::time_point();
     int32_t status =
@@ -457,15 +547,16 @@ attn_status refuseDescribeOnly(const attn_model &model) {
 
 } // namespace
 
-attn_status runModel(attn_model &model, const attn_tensor *inputs,
-                     int32_t numInputs, const attn_tensor *outputs,
-                     int32_t numOutputs) {
+attn_status runModel(attn_model &model, const attn_model_entry &e,
+                     const attn_tensor *inputs, int32_t numInputs,
+                     const attn_tensor *states, int32_t numStates,
+                     const attn_tensor *outputs, int32_t numOutputs) {
   if (model.describeOnly)
     return refuseDescribeOnly(model);
   const attn_model_desc &d = *model.desc;
-  const attn_model_entry &e = *model.run;
   Binding binding;
-  if (attn_status s = bindInputs(model, inputs, numInputs, true, binding);
+  if (attn_status s = bindEntry(model, e, inputs, numInputs, states, numStates,
+                                true, binding);
       s != ATTN_OK)
     return s;
   std::vector<const attn_tensor *> outs;

@@ -10,6 +10,7 @@
 #include "model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -100,12 +101,21 @@ void checkWeight(const attn_model_weight &w, const st::File &file,
     return;
   }
   std::optional<int32_t> dtype = st::attnDType(t->dtype);
-  if (!dtype || *dtype != w.dtype)
-    problems.add(ATTN_ERROR_DTYPE_MISMATCH,
-                 where + " in " + in + " has dtype " + st::dtypeName(t->dtype) +
-                     " but the model reads " + dtypeName(w.dtype) +
-                     ": convert it to " + dtypeName(w.dtype) +
-                     " when exporting");
+  if (!dtype || *dtype != w.dtype) {
+    std::string line = where + " in " + in + " has dtype " +
+                       st::dtypeName(t->dtype) + " but the model reads " +
+                       dtypeName(w.dtype) + ": convert it to " +
+                       dtypeName(w.dtype) + " when exporting";
+    // Weights may be declared in any float dtype the ABI has, which keeps
+    // the file's precision (the runtime never converts).
+    if (dtype && attn_dtype_lookup(*dtype)->is_float) {
+      std::string name = st::dtypeName(t->dtype);
+      for (char &c : name)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+      line += ", or declare it " + name + " in the model and compile again";
+    }
+    problems.add(ATTN_ERROR_DTYPE_MISMATCH, std::move(line));
+  }
   if (t->shape != std::vector<int64_t>(w.dims, w.dims + w.rank))
     problems.add(ATTN_ERROR_SHAPE_MISMATCH,
                  where + " in " + in + " has shape " + shapeString(t->shape) +

@@ -607,10 +607,63 @@ def make_bart_decoder_layer():
     return cfg, type(layer).__name__, state, inputs, {"y": y.numpy()}
 
 
+def make_llama_mlp():
+    """LlamaDecoderLayer's MLP half: x + mlp(post_attention_layernorm(x)),
+    the layer's own modules called in its order (LlamaRMSNorm, then
+    down_proj(silu(gate_proj(h)) * up_proj(h)))."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(hidden_size=32, intermediate_size=88, num_hidden_layers=1,
+                      num_attention_heads=4, num_key_value_heads=4, vocab_size=50,
+                      rms_norm_eps=1e-6, hidden_act="silu", attn_implementation="eager")
+    model = LlamaForCausalLM(cfg).eval()
+    layer = model.model.layers[0]
+    redraw_parameters(layer)
+    x = torch.randn(2, 9, 32)
+    with torch.no_grad():
+        y = x + layer.mlp(layer.post_attention_layernorm(x))
+    state = checkpoint_tensors(model, "model.layers.0.mlp.", layer.mlp)
+    state.update(checkpoint_tensors(model, "model.layers.0.post_attention_layernorm.",
+                                    layer.post_attention_layernorm))
+    return cfg, "transformers.LlamaDecoderLayer: post_attention_layernorm, mlp", state, {"input.x": x.numpy()}, {"y": y.numpy()}
+
+
+def make_gemma2_head():
+    """Gemma2ForCausalLM's end: the final GemmaRMSNorm (x * (1 + weight)),
+    the head tied to the token embeddings, and final_logit_softcapping 30.
+    The input is what the model's final norm receives in a full forward (a
+    hook), the expected logits the full model's."""
+    import torch
+    from transformers import Gemma2Config, Gemma2ForCausalLM
+    cfg = Gemma2Config(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                       num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                       vocab_size=50, rms_norm_eps=1e-6, final_logit_softcapping=30.0,
+                       attn_implementation="eager")
+    model = Gemma2ForCausalLM(cfg).eval()
+    redraw_parameters(model)
+    ids = torch.randint(0, cfg.vocab_size, (2, 9))
+    seen = {}
+
+    def hook(mod, args, kwargs, out):
+        seen["x"] = (args[0] if args else kwargs["hidden_states"]).detach().clone()
+
+    handle = model.model.norm.register_forward_hook(hook, with_kwargs=True)
+    try:
+        with torch.no_grad():
+            logits = model(input_ids=ids, use_cache=False).logits
+    finally:
+        handle.remove()
+    state = checkpoint_tensors(model, "model.norm.", model.model.norm)
+    state.update(checkpoint_tensors(model, "model.embed_tokens.", model.model.embed_tokens))
+    return cfg, "Gemma2ForCausalLM", state, {"input.x": seen["x"].numpy()}, \
+        {"logits": logits.numpy()}
+
+
 CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_vit,
            "gpt2_lm": make_gpt2_lm, "bert_model": make_bert_model,
            "transformer_seq2seq": make_transformer_seq2seq,
-           "bart_decoder_layer": make_bart_decoder_layer}
+           "bart_decoder_layer": make_bart_decoder_layer,
+           "llama_mlp": make_llama_mlp, "gemma2_head": make_gemma2_head}
 
 
 def main():

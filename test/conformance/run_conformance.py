@@ -129,6 +129,10 @@ CONFIGS = {
     "bart_decoder_layer": ("BartForConditionalGeneration's model.decoder.layers.0 "
                            "(BartDecoderLayer): post-norm, causal self-attention, "
                            "cross-attention over padded encoder states, erf gelu", ()),
+    "llama_mlp": ("LlamaForCausalLM's model.layers.0 MLP half: LlamaRMSNorm, "
+                  "SwiGLU (gate and up as one GEMM), residual", ()),
+    "gemma2_head": ("Gemma2ForCausalLM's final GemmaRMSNorm (1 + weight), head tied "
+                    "to the embeddings, final_logit_softcapping 30 -> logits", ()),
 }
 
 INPUT_PREFIX = "input."

@@ -20,10 +20,10 @@ func.func @weight_dynamic_shape() -> tensor<?x4xf32> {
 
 // -----
 
-func.func @weight_not_f32() -> tensor<4xf16> {
-  // expected-error @+1 {{'attn.weight' op result #0 must be ranked tensor of 32-bit float values}}
-  %w = "attn.weight"() <{name = "w"}> : () -> tensor<4xf16>
-  return %w : tensor<4xf16>
+func.func @weight_not_float() -> tensor<4xi32> {
+  // expected-error @+1 {{'attn.weight' op result #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %w = "attn.weight"() <{name = "w"}> : () -> tensor<4xi32>
+  return %w : tensor<4xi32>
 }
 
 // -----
@@ -41,7 +41,7 @@ func.func @transpose_shape(%w: tensor<16x8xf32>) -> tensor<16x8xf32> {
 // -----
 
 func.func @transpose_not_2d(%w: tensor<2x16x8xf32>) -> tensor<8x16xf32> {
-  // expected-error @+1 {{'attn.transpose' op operand #0 must be 2D tensor of 32-bit float values}}
+  // expected-error @+1 {{'attn.transpose' op operand #0 must be 2D tensor of 32-bit float or bfloat16 type or 16-bit float values}}
   %t = "attn.transpose"(%w) : (tensor<2x16x8xf32>) -> tensor<8x16xf32>
   return %t : tensor<8x16xf32>
 }
@@ -53,7 +53,7 @@ func.func @transpose_not_2d(%w: tensor<2x16x8xf32>) -> tensor<8x16xf32> {
 //===----------------------------------------------------------------------===//
 
 func.func @concat_no_inputs() -> tensor<4xf32> {
-  // expected-error @+1 {{'attn.concat' op needs at least one input}}
+  // expected-error @+1 {{'attn.concat' op expected 1 or more operands, but found 0}}
   %c = "attn.concat"() <{dim = 0 : i64}> : () -> tensor<4xf32>
   return %c : tensor<4xf32>
 }
@@ -258,7 +258,7 @@ func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<16x1xf32>) -> tensor<
 // -----
 
 func.func @linear_weight_not_2d(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>) -> tensor<?x?x8xf32> {
-  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D/3D tensor of 32-bit float values}}
+  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D/3D tensor of 32-bit float or bfloat16 type or 16-bit float values}}
   %y = "attn.linear"(%x, %w) <{layout = #attn<layout out_in>}> : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   return %y : tensor<?x?x8xf32>
 }
@@ -266,7 +266,7 @@ func.func @linear_weight_not_2d(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>) -> ten
 // -----
 
 func.func @linear_bias_not_1d(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<1x16xf32>) -> tensor<?x?x16xf32> {
-  // expected-error @+1 {{'attn.linear' op operand #2 must be 1D tensor of 32-bit float values}}
+  // expected-error @+1 {{'attn.linear' op operand #2 must be 1D tensor of 32-bit float or bfloat16 type or 16-bit float values}}
   %y = "attn.linear"(%x, %w, %b) <{layout = #attn<layout out_in>}> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>) -> tensor<?x?x16xf32>
   return %y : tensor<?x?x16xf32>
 }
@@ -339,6 +339,146 @@ func.func @layer_norm_dynamic_features(%x: tensor<?x?xf32>, %g: tensor<8xf32>) -
   // expected-error-re @+1 {{'attn.layer_norm' op {{[^-]*$}}}}
   %n = attn.layer_norm %x, %g, %g {epsilon = 1.0e-5 : f32} : (tensor<?x?xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?xf32>
   return %n : tensor<?x?xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.rms_norm
+//===----------------------------------------------------------------------===//
+
+func.func @rms_norm_gamma_size(%x: tensor<?x?x8xf32>, %g: tensor<16xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.rms_norm' op gamma must have 8 entries, the input's feature dim}}
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 0.0 : f32} : (tensor<?x?x8xf32>, tensor<16xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_epsilon_zero(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.rms_norm' op epsilon must be positive}}
+  %n = attn.rms_norm %x, %g {epsilon = 0.0 : f32, offset = 0.0 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_offset_inf(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.rms_norm' op offset must be finite}}
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 0x7F800000 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_result_type(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<2x?x8xf32> {
+  // expected-error @+1 {{'attn.rms_norm' op result type must equal the input type}}
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 0.0 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<2x?x8xf32>
+  return %n : tensor<2x?x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_dynamic_features(%x: tensor<?x?xf32>, %g: tensor<8xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'attn.rms_norm' op input needs a static feature (last) dim}}
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 0.0 : f32} : (tensor<?x?xf32>, tensor<8xf32>) -> tensor<?x?xf32>
+  return %n : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @rms_norm_scalar_input(%x: tensor<f32>, %g: tensor<8xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'attn.rms_norm' op input needs a static feature (last) dim}}
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 0.0 : f32} : (tensor<f32>, tensor<8xf32>) -> tensor<f32>
+  return %n : tensor<f32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.interleave, attn.glu
+//===----------------------------------------------------------------------===//
+
+func.func @interleave_types(%a: tensor<4x8xf32>, %b: tensor<4x4xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'attn.interleave' op inputs must all have one type}}
+  %w = attn.interleave %a, %b {dim = 0 : i64} : tensor<4x8xf32>, tensor<4x4xf32> -> tensor<8x8xf32>
+  return %w : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @interleave_result(%a: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'attn.interleave' op result type must be 'tensor<8x8xf32>'}}
+  %w = attn.interleave %a, %a {dim = 0 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x16xf32>
+  return %w : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @interleave_dim(%a: tensor<4x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'attn.interleave' op dim 2 is out of range for rank 2}}
+  %w = attn.interleave %a, %a {dim = 2 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
+  return %w : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @glu_odd(%x: tensor<?x7xf32>) -> tensor<?x3xf32> {
+  // expected-error @+1 {{'attn.glu' op input needs an even static feature (last) dim}}
+  %m = attn.glu %x {activation = "silu"} : tensor<?x7xf32> -> tensor<?x3xf32>
+  return %m : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @glu_result(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.glu' op result must have half the input's features}}
+  %m = attn.glu %x {activation = "silu"} : tensor<?x8xf32> -> tensor<?x8xf32>
+  return %m : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @glu_softmax(%x: tensor<?x8xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'attn.glu' op activation 'softmax' is not an elementwise function of one tensor}}
+  %m = attn.glu %x {activation = "softmax"} : tensor<?x8xf32> -> tensor<?x4xf32>
+  return %m : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @glu_unknown(%x: tensor<?x8xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'attn.glu' op activation 'swish' is not an elementwise function of one tensor}}
+  %m = attn.glu %x {activation = "swish"} : tensor<?x8xf32> -> tensor<?x4xf32>
+  return %m : tensor<?x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.softcap
+//===----------------------------------------------------------------------===//
+
+func.func @softcap_zero(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.softcap' op cap must be positive and finite}}
+  %c = attn.softcap %x {cap = 0.0 : f32} : tensor<?x?x8xf32>
+  return %c : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @softcap_negative(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.softcap' op cap must be positive and finite}}
+  %c = attn.softcap %x {cap = -30.0 : f32} : tensor<?x?x8xf32>
+  return %c : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @softcap_inf(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.softcap' op cap must be positive and finite}}
+  %c = attn.softcap %x {cap = 0x7F800000 : f32} : tensor<?x?x8xf32>
+  return %c : tensor<?x?x8xf32>
 }
 
 // -----

@@ -42,6 +42,28 @@ func.func @model_ops(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]},
   return %ge, %r, %n : tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x8xf32>
 }
 
+// CHECK-LABEL: func.func @gated_unit
+func.func @gated_unit(%x: tensor<?x?x8xf32>, %wg: tensor<4x8xf32>, %wu: tensor<4x8xf32>) -> tensor<?x?x4xf32> {
+  // CHECK-NEXT: %[[W:.*]] = attn.interleave %{{.*}}, %{{.*}} {dim = 0 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
+  %w = attn.interleave %wg, %wu {dim = 0 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
+  // CHECK-NEXT: %[[GU:.*]] = attn.linear %{{.*}}, %[[W]]
+  %gu = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK-NEXT: %[[M:.*]] = attn.glu %[[GU]] {activation = "silu"} : tensor<?x?x8xf32> -> tensor<?x?x4xf32>
+  %m = attn.glu %gu {activation = "silu"} : tensor<?x?x8xf32> -> tensor<?x?x4xf32>
+  // CHECK-NEXT: return %[[M]]
+  return %m : tensor<?x?x4xf32>
+}
+
+// CHECK-LABEL: func.func @llm_norm_and_cap
+func.func @llm_norm_and_cap(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // CHECK-NEXT: %[[N:.*]] = attn.rms_norm %{{.*}}, %{{.*}} {epsilon = 9.99999997E-7 : f32, offset = 1.000000e+00 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %n = attn.rms_norm %x, %g {epsilon = 1.0e-6 : f32, offset = 1.0 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // CHECK-NEXT: %[[C:.*]] = attn.softcap %[[N]] {cap = 3.000000e+01 : f32} : tensor<?x?x8xf32>
+  %c = attn.softcap %n {cap = 30.0 : f32} : tensor<?x?x8xf32>
+  // CHECK-NEXT: return %[[C]]
+  return %c : tensor<?x?x8xf32>
+}
+
 // CHECK-LABEL: func.func @self_attention_qkv_separate
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x8xf32>, %[[WQ:[^:]*]]: tensor<8x8xf32>, %[[BQ:[^:]*]]: tensor<8xf32>, %[[WK:[^:]*]]: tensor<8x8xf32>, %[[WV:[^:]*]]: tensor<8x8xf32>, %[[BV:[^:]*]]: tensor<8xf32>, %[[WO:[^:]*]]: tensor<8x8xf32>, %[[BO:[^:]*]]: tensor<8xf32>)
 func.func @self_attention_qkv_separate(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %bq: tensor<8xf32>,

@@ -92,6 +92,18 @@ def layer_norm(x, g, b, eps):
     return (x - mean) / np.sqrt(var + x.dtype.type(eps)) * g + b
 
 
+def rms_norm(x, g, eps, offset=0.0):
+    """Hugging Face's LlamaRMSNorm (offset 0) and GemmaRMSNorm (offset 1):
+    x / sqrt(mean(x^2) + eps) * (offset + g), no centring, no shift."""
+    ms = (x * x).mean(axis=-1, keepdims=True)
+    return x / np.sqrt(ms + x.dtype.type(eps)) * (offset + g)
+
+
+def softcap(x, cap):
+    """cap * tanh(x / cap): Gemma-2's final_logit_softcapping."""
+    return cap * np.tanh(x / cap)
+
+
 def linear(x, w, b, layout, mm=np.matmul):
     if layout == "out_in":
         y = mm(x, w.T)

@@ -287,6 +287,22 @@ def run_model(args, lib, wd, B, S, inputs, threads, tally, tag):
         return None
 
 
+def round_weights(weights, dtype):
+    """(what the file stores, the float32 values it holds) of float32 weights
+    rounded to `dtype` ("f32", "bf16" or "f16"), to nearest even."""
+    import numpy as np
+    import safetensors_io as st
+    if dtype == "f32":
+        return weights, weights
+    if dtype == "bf16":
+        stored = {k: st.to_bf16(v) for k, v in weights.items()}
+        return stored, {k: v.to_float32() for k, v in stored.items()}
+    if dtype == "f16":
+        stored = {k: v.astype(np.float16) for k, v in weights.items()}
+        return stored, {k: v.astype(np.float32) for k, v in stored.items()}
+    raise ValueError(f"unknown weight dtype {dtype!r}")
+
+
 def run_graph(name, cfg, args, tally):
     """A GraphConfig: every output against its float64 forward."""
     import numpy as np
@@ -300,8 +316,9 @@ def run_graph(name, cfg, args, tally):
     with open(model_path, "w") as f:
         f.write(cfg.text)
     weights = init_weights(cfg.weights, np.random.default_rng(seed_of(args.seed, name, "w")))
+    stored, weights = round_weights(weights, cfg.weight_dtype)
     weights_path = os.path.join(wd, "weights.safetensors")
-    st.save(weights_path, weights)
+    st.save(weights_path, stored)
     lib, why = compile_model(name, model_path, weights_path, wd, args)
     if not lib:
         for _ in cfg.runs:

@@ -19,7 +19,8 @@ import struct
 import numpy as np
 
 # safetensors dtype code -> numpy dtype (little-endian). F32 and I32 are what
-# the e2e tests use; the others are accepted so real files can be inspected.
+# the e2e tests use, and F16 and BF16 (class BF16 below) for low-precision
+# weights; the others are accepted so real files can be inspected.
 _DTYPES = {
     "F64": np.dtype("<f8"),
     "F32": np.dtype("<f4"),
@@ -32,6 +33,29 @@ _DTYPES = {
     "BOOL": np.dtype("?"),
 }
 _CODES = {dt.str.lstrip("<|="): code for code, dt in _DTYPES.items()}
+
+
+class BF16:
+    """bfloat16 data, which numpy has no dtype for: its raw 16-bit patterns
+    (the high half of a float32's bits), saved and loaded as "BF16"."""
+
+    def __init__(self, bits):
+        self.bits = np.ascontiguousarray(bits, dtype="<u2")
+        self.shape = self.bits.shape
+
+    def to_float32(self):
+        """The exact float32 values."""
+        return (self.bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def to_bf16(a):
+    """`a` rounded to bfloat16, to nearest even (as torch's
+    `.to(torch.bfloat16)`); NaN stays a quiet NaN."""
+    x = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (x + 0x7FFF + ((x >> 16) & 1)) >> 16
+    nan = np.isnan(np.asarray(a, dtype=np.float32))
+    rounded = np.where(nan, (x >> 16) | 0x40, rounded)
+    return BF16(rounded.astype(np.uint16))
 
 
 def _code_of(arr):
@@ -49,9 +73,12 @@ def save(path, tensors, metadata=None):
     blobs = []
     offset = 0
     for name, arr in tensors.items():
-        arr = np.asarray(arr)
-        code = _code_of(arr)
-        data = np.ascontiguousarray(arr, dtype=_DTYPES[code]).tobytes()
+        if isinstance(arr, BF16):
+            code, data = "BF16", arr.bits.tobytes()
+        else:
+            arr = np.asarray(arr)
+            code = _code_of(arr)
+            data = np.ascontiguousarray(arr, dtype=_DTYPES[code]).tobytes()
         header[name] = {
             "dtype": code,
             "shape": [int(d) for d in arr.shape],
@@ -88,9 +115,9 @@ def load(path, with_metadata=False):
     out = {}
     for name, info in header.items():
         code = info.get("dtype")
-        if code not in _DTYPES:
+        if code not in _DTYPES and code != "BF16":
             raise ValueError(f"{path}: tensor {name!r}: unsupported dtype {code!r}")
-        dt = _DTYPES[code]
+        dt = np.dtype("<u2") if code == "BF16" else _DTYPES[code]
         shape = tuple(int(d) for d in info["shape"])
         begin, end = (int(v) for v in info["data_offsets"])
         count = int(np.prod(shape, dtype=np.int64))
@@ -99,5 +126,6 @@ def load(path, with_metadata=False):
                 f"{path}: tensor {name!r}: data_offsets {[begin, end]} do not "
                 f"fit shape {list(shape)} of {code} in {len(data)} data bytes")
         arr = np.frombuffer(data[begin:end], dtype=dt).reshape(shape)
-        out[name] = arr.astype(dt.newbyteorder("="), copy=True)
+        arr = arr.astype(dt.newbyteorder("="), copy=True)
+        out[name] = BF16(arr) if code == "BF16" else arr
     return (out, metadata) if with_metadata else out

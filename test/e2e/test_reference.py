@@ -386,6 +386,23 @@ def test_functions():
           "gelu and gelu_tanh differ by more than 2 tolerances somewhere")
 
 
+def test_rms_norm_and_softcap():
+    """reference.rms_norm and softcap against their definitions on Python
+    floats (LlamaRMSNorm, GemmaRMSNorm's 1 + weight, Gemma-2's capping)."""
+    row, g, eps = [0.5, -1.0, 3.0, 0.0], [1.1, 0.9, -0.2, 2.0], 1e-6
+    inv = 1 / math.sqrt(sum(v * v for v in row) / len(row) + eps)
+    err = 0.0
+    for offset in (0.0, 1.0):
+        got = ref.rms_norm(np.array([row]), np.array(g), eps, offset)[0]
+        err = max(err, max(abs(got[i] - row[i] * inv * (offset + g[i]))
+                           for i in range(len(row))))
+    check(err < 1e-12, f"rms_norm matches its definition ({err:.1e})")
+    xs = np.linspace(-100, 100, 41)
+    e = max(abs(float(ref.softcap(np.array([v]), 30.0)[0]) - 30 * math.tanh(v / 30))
+            for v in xs)
+    check(e < 1e-12, f"softcap matches its definition ({e:.1e})")
+
+
 def test_sinusoidal():
     """reference.sinusoidal against the paper's formula on Python floats:
     PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(...)."""
@@ -442,6 +459,7 @@ def test_llm_attention():
 def main():
     test_functions()
     test_sinusoidal()
+    test_rms_norm_and_softcap()
     test_llm_attention()
     test_against_naive()
     test_causal()

@@ -19,6 +19,7 @@
 #include "attn/dtypes.h"
 #include "attn/safetensors.h"
 
+#include "Generate.h"
 #include "Heatmap.h"
 
 #include <fmt/core.h>
@@ -47,6 +48,8 @@ const char *Usage =
     "                [--outputs out.safetensors] [--threads N] [--bench N] "
     "[--profile]\n"
     "                [--info] [--version]\n"
+    "       attn-run lib.so --weights w.safetensors --generate N --prompt IDS\n"
+    "                [--cache ROWS] [--check]\n"
     "  --weights F    read the model's weights from safetensors file F at "
     "load\n"
     "                 (for a model built without attnc --weights)\n"
@@ -76,6 +79,13 @@ const char *Usage =
     "  --tokens F     label the keys (and the queries, when S = T) with the\n"
     "                 tokens of text file F, one a line; else numbers\n"
     "  --version      print the version and the model ABI this runtime reads\n"
+    "  --generate N   greedy decoding of N tokens after --prompt (ids, e.g.\n"
+    "                 1,2,3; batch 1) with a model that has a KV cache:\n"
+    "                 prefill, then one decode per token; prints the tokens\n"
+    "                 and tokens/s of prefill and decode\n"
+    "  --cache ROWS   the KV cache's capacity (default: prompt + N)\n"
+    "  --check        also run the whole sequence once and compare its\n"
+    "                 logits with those of prefill and decode\n"
     "With --inputs or --random, the summary (and --info, --bench and\n"
     "--profile) also gives the workspace: the arena the temporaries take,\n"
     "planned by lifetime; the largest set of them alive at once; and their\n"
@@ -98,6 +108,7 @@ struct Options {
   bool profile = false;
   bool info = false;
   attn::run::HeatmapOptions heatmap;
+  attn::run::GenerateOptions generate;
 };
 
 /// "B=1,S=128,seed=3" as a map; every value a non-negative integer.
@@ -185,6 +196,14 @@ Options parseArgs(int argc, char **argv) {
     } else if (a == "--tokens") {
       o.heatmap.tokens = value();
       heatmapDetail = true;
+    } else if (a == "--generate") {
+      o.generate.tokens = parseCount(a, value(), 1);
+    } else if (a == "--prompt") {
+      o.generate.prompt = attn::run::parsePrompt(value());
+    } else if (a == "--cache") {
+      o.generate.capacity = parseCount(a, value(), 1);
+    } else if (a == "--check") {
+      o.generate.check = true;
     } else if (a == "--version") {
       fmt::print("attn-run ({}), model ABI {}\n", ATTNC_VERSION_STRING,
                  attn_runtime_abi_version());
@@ -204,6 +223,15 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.library.empty())
     throw Failure{std::string("no model library given\n") + Usage};
+  if (o.generate.tokens) {
+    if (o.generate.prompt.empty())
+      throw Failure{"--generate needs --prompt IDS (e.g. --prompt 1,2,3)"};
+    if (!o.inputs.empty() || !o.random.empty())
+      throw Failure{"--generate makes its own inputs: drop --inputs/--random"};
+    return o;
+  }
+  if (!o.generate.prompt.empty() || o.generate.capacity || o.generate.check)
+    throw Failure{"--prompt, --cache and --check go with --generate N"};
   bool running = !o.inputs.empty() || !o.random.empty();
   if (!o.inputs.empty() && !o.random.empty())
     throw Failure{"give --inputs or --random, not both"};
@@ -322,6 +350,25 @@ void printInfo(const attn_model *model) {
       std::printf("  %s\n", describe(t).c_str());
     }
   }
+  // The weights read at load, with the bytes they take in memory (bf16 and
+  // f16 weights stay in that precision).
+  int32_t n = attn_model_num_weights(model);
+  if (n == 0)
+    return;
+  std::vector<std::string> lines;
+  uint64_t bytes = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    attn_tensor_info t;
+    check(attn_model_weight_info(model, i, &t));
+    uint64_t count = attn_dtype_lookup(t.dtype)->size;
+    for (int32_t d = 0; d < t.rank; ++d)
+      count *= uint64_t(t.dims[d].extent);
+    bytes += count;
+    lines.push_back(describe(t));
+  }
+  std::printf("weights (read at load, %d tensors, %.1f MB):\n", n, bytes / 1e6);
+  for (const std::string &line : lines)
+    std::printf("  %s\n", line.c_str());
 }
 
 /// A 64-byte aligned output buffer, freed with free().
@@ -434,7 +481,8 @@ int run(const Options &o) {
   load.size = sizeof load;
   load.weights = o.weights.empty() ? nullptr : o.weights.c_str();
   // Only described: a model that reads its weights at load needs none.
-  bool running = !o.inputs.empty() || !o.random.empty();
+  bool running =
+      !o.inputs.empty() || !o.random.empty() || o.generate.tokens > 0;
   if (!running && !load.weights)
     load.flags = ATTN_LOAD_DESCRIBE_ONLY;
   check(attn_model_load_with_options(o.library.c_str(), &load, &raw));
@@ -442,6 +490,11 @@ int run(const Options &o) {
       raw, &attn_model_free);
   if (o.info)
     printInfo(model.get());
+  if (o.generate.tokens) {
+    if (o.threads >= 0)
+      check(attn_model_set_threads(model.get(), o.threads));
+    return attn::run::generate(model.get(), o.generate);
+  }
   if (!running)
     return 0;
   if (o.threads >= 0)
@@ -616,6 +669,8 @@ int main(int argc, char **argv) {
     return run(parseArgs(argc, argv));
   } catch (const Failure &f) {
     std::fprintf(stderr, "attn-run: error: %s\n", f.message.c_str());
+  } catch (const attn::run::GenerateError &e) {
+    std::fprintf(stderr, "attn-run: error: %s\n", e.what());
   } catch (const HeatmapError &e) {
     std::fprintf(stderr, "attn-run: error: %s\n", e.what());
   } catch (const std::bad_alloc &) {

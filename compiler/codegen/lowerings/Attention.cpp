@@ -45,6 +45,8 @@ public:
           require(len >= 0 && len <= keyLength, len, "attention key length",
                   len, "at batch index", bv, "is outside 0 ..", keyLength);
     }
+    if (Value offsets = op.getQueryOffsets())
+      queryOffsets = b.get(offsets).func;
     if (Value bias = op.getBias()) {
       biasFunc = b.get(bias).func;
       biasRank = cast<RankedTensorType>(bias.getType()).getRank();
@@ -72,8 +74,10 @@ public:
   /// past their ends, which are never seen).
   Expr visible(Expr row, Expr key) const {
     MaskAttr mask = mutableOp().getMask();
-    Expr p = row + int(mask.getOffset());
+    Expr p = row + offset();
     Expr seen = key < keyLength;
+    if (queryOffsets.defined())
+      seen = seen && key < offset() + queryLength;
     if (mask.getCausal())
       seen = seen && key <= p;
     if (mask.getWindowLeft() >= 0)
@@ -89,8 +93,10 @@ public:
   /// [firstRow, lastRow]: the key tiles a query tile skips.
   Expr tileMayBeSeen(Expr firstRow, Expr lastRow, Expr first, Expr last) const {
     MaskAttr mask = mutableOp().getMask();
-    int offset = int(mask.getOffset());
+    Expr offset = this->offset();
     Expr may = first < keyLength;
+    if (queryOffsets.defined())
+      may = may && first < offset + queryLength;
     if (mask.getCausal())
       may = may && first <= lastRow + offset;
     if (mask.getWindowRight() >= 0)
@@ -100,6 +106,14 @@ public:
     if (checkedLengths.defined())
       may = may && first < checkedLengths(batch.back());
     return may;
+  }
+
+  /// The position of query 0 among the keys: the mask's constant offset,
+  /// or the batch entry's query offset (decoding with a cache).
+  Expr offset() const {
+    if (queryOffsets.defined())
+      return queryOffsets(batch.back());
+    return int(mutableOp().getMask().getOffset());
   }
 
   /// The additive bias of (row, key) for query head `h`, 0 without one.
@@ -122,7 +136,7 @@ public:
       s = softcap * vectorTanh(s * (1.0f / softcap));
     s = s + bias(row, key, h);
     if (alibi.defined()) {
-      Expr p = row + int(mutableOp().getMask().getOffset());
+      Expr p = row + offset();
       s = s + alibi(h) * Halide::cast<float>(key - p);
     }
     return s;
@@ -175,7 +189,8 @@ public:
   KernelBuilder &b;
   size_t rank;
   std::vector<Var> v, batch;
-  Func queries, keys, values, checkedLengths, biasFunc, scoreVector;
+  Func queries, keys, values, checkedLengths, biasFunc, scoreVector,
+      queryOffsets;
   int biasRank = 0;
   /// The soft cap of the scores, 0 for none; ALiBi's slope per query head.
   float softcap = 0.0f;

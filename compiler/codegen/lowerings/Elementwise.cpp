@@ -74,6 +74,29 @@ LogicalResult lowerMap(Operation *op, KernelBuilder &b,
 /// limits.
 Expr vectorTanh(Expr x) { return 1.0f - 2.0f / (exp(2.0f * x) + 1.0f); }
 
+/// act(in(2j)) * in(2j + 1), act one of unaryOps() found by its op name.
+static LogicalResult lowerGlu(GluOp op, KernelBuilder &b) {
+  std::optional<RegisteredOperationName> name = RegisteredOperationName::lookup(
+      ("attn." + op.getActivation()).str(), op.getContext());
+  auto fns = unaryOps();
+  auto it = llvm::find_if(fns, [&](const auto &entry) {
+    return name && entry.first == name->getTypeID();
+  });
+  if (it == fns.end())
+    return op.emitOpError("has no lowering for activation '")
+           << op.getActivation() << "'";
+  const Tensor &in = b.get(op.getInput());
+  size_t rank = in.extents.size();
+  std::vector<Var> v = b.vars(rank);
+  Func out(b.name("glu"));
+  out(v) = it->second(in.func(b.args(rank, 0, 2 * v[0]))) *
+           in.func(b.args(rank, 0, 2 * v[0] + 1));
+  std::vector<Expr> extents = in.extents;
+  extents[0] = int(op.getType().getShape().back());
+  b.define(op.getResult(), {out, extents});
+  return success();
+}
+
 void registerElementwiseLowerings(LoweringRegistry &registry) {
   for (auto [op, fn] : unaryOps())
     registry.add(op, [fn = fn](Operation *o, KernelBuilder &b) {
@@ -87,6 +110,13 @@ void registerElementwiseLowerings(LoweringRegistry &registry) {
   });
   registry.add<MulOp>([](MulOp op, KernelBuilder &b) {
     return lowerMap(op, b, [](ArrayRef<Expr> x) { return x[0] * x[1]; });
+  });
+  registry.add<GluOp>(lowerGlu);
+  registry.add<SoftcapOp>([](SoftcapOp op, KernelBuilder &b) {
+    float cap = op.getCap().convertToFloat();
+    return lowerMap(op, b, [&](ArrayRef<Expr> x) {
+      return cap * vectorTanh(x[0] * (1.0f / cap));
+    });
   });
   registry.add<ScaleOp>([](ScaleOp op, KernelBuilder &b) {
     float factor = op.getFactor().convertToFloat();

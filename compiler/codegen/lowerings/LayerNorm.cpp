@@ -35,6 +35,33 @@ static LogicalResult lowerLayerNorm(LayerNormOp op, KernelBuilder &b) {
   return success();
 }
 
+/// x / sqrt(mean(x^2) + eps) * (offset + gamma), as Hugging Face's
+/// LlamaRMSNorm (offset 0) and GemmaRMSNorm (offset 1): one row statistic.
+static LogicalResult lowerRmsNorm(RmsNormOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  Func gamma = b.get(op.getGamma()).func;
+  size_t rank = in.extents.size();
+  std::vector<Var> v = b.vars(rank);
+  std::vector<Var> rows(v.begin() + 1, v.end());
+  int64_t d = op.getType().getShape().back();
+  RDom r(0, int(d), b.name("d"));
+  Func rowSquares(b.name("row_squares"));
+  Expr x = in.func(b.args(rank, 0, r.x));
+  rowSquares(rows) = 0.0f;
+  rowSquares(rows) += x * x;
+  Expr invRms = 1.0f / sqrt(rowSquares(rows) / float(d) +
+                            op.getEpsilon().convertToFloat());
+  float offset = op.getOffset().convertToFloat();
+  Expr scale = gamma(v[0]);
+  if (offset != 0.0f)
+    scale = offset + scale;
+  Func out(b.name("rms_norm"));
+  out(v) = in.func(v) * invRms * scale;
+  b.stages.stages.push_back(schedules::NormStage{out, {rowSquares}, r, d});
+  b.define(op.getResult(), {out, in.extents});
+  return success();
+}
+
 /// exp(x - max) / sum(exp(x - max)) over the last dim, as torch.softmax.
 static LogicalResult lowerSoftmax(SoftmaxOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
@@ -58,6 +85,7 @@ static LogicalResult lowerSoftmax(SoftmaxOp op, KernelBuilder &b) {
 void registerNormLowerings(LoweringRegistry &registry) {
   registry.add<LayerNormOp>(lowerLayerNorm);
   registry.add<SoftmaxOp>(lowerSoftmax);
+  registry.add<RmsNormOp>(lowerRmsNorm);
 }
 
 } // namespace attnc::codegen

@@ -9,13 +9,17 @@ using namespace Halide;
 
 namespace attnc::codegen {
 
-/// 0, 1, ... over the extent of one dim of the input (never read).
+/// 0, 1, ... over the extent of one dim of the input (never read), from
+/// the offset's first entry when there is one.
 static LogicalResult lowerPositions(PositionsOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
   size_t d = in.extents.size() - 1 - op.getDim();
   Var j = b.vars(1)[0];
   Func out(b.name("positions"));
-  out(j) = j;
+  if (Value offset = op.getOffset())
+    out(j) = j + b.get(offset).func(0);
+  else
+    out(j) = j;
   b.define(op.getResult(), {out, {in.extents[d]}});
   return success();
 }

@@ -72,6 +72,26 @@ static LogicalResult lowerConcat(ConcatOp op, KernelBuilder &b) {
   return success();
 }
 
+/// out(.., n * i + t, ..) = input_t(.., i, ..) along one dim.
+static LogicalResult lowerInterleave(InterleaveOp op, KernelBuilder &b) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  size_t rank = type.getRank();
+  size_t d = rank - 1 - op.getDim();
+  int n = int(op.getInputs().size());
+  std::vector<Var> v = b.vars(rank);
+  Expr value;
+  for (int t = n - 1; t >= 0; --t) {
+    Expr read = b.get(op.getInputs()[t]).func(b.args(rank, d, v[d] / n));
+    value = value.defined() ? select(v[d] % n == t, read, value) : read;
+  }
+  Func out(b.name("interleave"));
+  out(v) = value;
+  std::vector<Expr> extents = b.get(op.getInputs()[0]).extents;
+  extents[d] = int(type.getDimSize(op.getDim()));
+  b.define(op.getResult(), {out, extents});
+  return success();
+}
+
 /// table(d, ids(...)), the ids checked against the table's rows.
 static LogicalResult lowerEmbedding(EmbeddingOp op, KernelBuilder &b) {
   const Tensor &ids = b.get(op.getIds());
@@ -102,6 +122,7 @@ void registerShapeLowerings(LoweringRegistry &registry) {
   registry.add<TransposeOp>(lowerTranspose);
   registry.add<PackPanelsOp>(lowerPackPanels);
   registry.add<ConcatOp>(lowerConcat);
+  registry.add<InterleaveOp>(lowerInterleave);
   registry.add<EmbeddingOp>(lowerEmbedding);
 }
 

@@ -23,6 +23,12 @@ constexpr llvm::StringLiteral kDimSymbolsAttr = "attn.dim_symbols";
 /// Function attribute listing the model's symbols and their bounds,
 /// [[name, bound], ...] (bound 0: none declared).
 constexpr llvm::StringLiteral kSymbolsAttr = "attn.symbols";
+/// On a model function: which entry point of the library it is ("run",
+/// "prefill", "decode"); a function without it is "run".
+constexpr llvm::StringLiteral kEntryAttr = "attn.entry";
+/// On a model function's argument: the name of the state (a KV cache the
+/// caller owns) it is; other arguments are inputs.
+constexpr llvm::StringLiteral kStateAttr = "attn.state";
 
 class DimSymbols {
 public:

@@ -298,6 +298,35 @@ void PositionsOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
   groups.push_back({{getResult(), 0}, {getInput(), int64_t(getDim())}});
 }
 
+LogicalResult CacheWriteOp::verify() {
+  auto cache = getCache().getType(), update = getRows().getType();
+  int64_t rank = cache.getRank();
+  if (rank < 2 || update.getRank() != rank)
+    return emitOpError("cache and new rows must have one rank, at least 2");
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (!extentsAgree(cache.getDimSize(d), update.getDimSize(d)))
+      return emitOpError("cache and new rows differ in batch dim ") << d;
+  if (cache.getShape().back() != update.getShape().back() ||
+      ShapedType::isDynamic(cache.getShape().back()))
+    return emitOpError("cache and new rows must have one static feature dim");
+  if (getPosition() && rank < 3)
+    return emitOpError("a position needs a batch dim");
+  return success();
+}
+
+void CacheWriteOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  int64_t rank = getCache().getType().getRank();
+  for (int64_t d = 0; d + 2 < rank; ++d) {
+    DimGroup group{{getResult(), d}, {getCache(), d}, {getRows(), d}};
+    if (d == 0 && getPosition())
+      group.push_back({getPosition(), 0});
+    groups.push_back(std::move(group));
+  }
+  groups.push_back({{getResult(), rank - 2}, {getCache(), rank - 2}});
+  groups.push_back(
+      {{getResult(), rank - 1}, {getCache(), rank - 1}, {getRows(), rank - 1}});
+}
+
 LogicalResult SinusoidalOp::verify() {
   auto positions = getPositions().getType();
   auto result = getType();
@@ -338,6 +367,70 @@ LogicalResult LayerNormOp::verify() {
     return emitOpError("epsilon must be positive");
   if (getType() != input)
     return emitOpError("result type must equal the input type");
+  return success();
+}
+
+LogicalResult InterleaveOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  auto type = cast<RankedTensorType>(getInputs()[0].getType());
+  int64_t rank = type.getRank(), dim = getDim();
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dim ") << dim << " is out of range for rank " << rank;
+  for (Value in : getInputs())
+    if (in.getType() != type)
+      return emitOpError("inputs must all have one type");
+  if (type.isDynamicDim(dim))
+    return emitOpError("needs a static dim ") << dim;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] *= int64_t(getInputs().size());
+  if (getType() != RankedTensorType::get(shape, type.getElementType()))
+    return emitOpError("result type must be ")
+           << RankedTensorType::get(shape, type.getElementType());
+  return success();
+}
+
+LogicalResult GluOp::verify() {
+  auto input = getInput().getType();
+  if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1) ||
+      input.getDimSize(input.getRank() - 1) % 2 != 0)
+    return emitOpError("input needs an even static feature (last) dim");
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() /= 2;
+  if (getType() != RankedTensorType::get(shape, input.getElementType()))
+    return emitOpError("result must have half the input's features");
+  std::optional<RegisteredOperationName> act = RegisteredOperationName::lookup(
+      ("attn." + getActivation()).str(), getContext());
+  auto *fusion = act ? act->getInterface<FusionOpInterface>() : nullptr;
+  if (!act || !act->hasInterface<BuiltinFunctionOpInterface>() || !fusion ||
+      fusion->getFusionRole() != FusionRole::Epilogue)
+    return emitOpError("activation '")
+           << getActivation()
+           << "' is not an elementwise function of one tensor";
+  return success();
+}
+
+LogicalResult RmsNormOp::verify() {
+  auto input = getInput().getType();
+  if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1))
+    return emitOpError("input needs a static feature (last) dim");
+  int64_t d = input.getDimSize(input.getRank() - 1);
+  if (getGamma().getType().getDimSize(0) != d)
+    return emitOpError("gamma must have ")
+           << d << " entries, the input's feature dim";
+  if (!(getEpsilon().convertToFloat() > 0.0f))
+    return emitOpError("epsilon must be positive");
+  if (!std::isfinite(getOffset().convertToFloat()))
+    return emitOpError("offset must be finite");
+  if (getType() != input)
+    return emitOpError("result type must equal the input type");
+  return success();
+}
+
+LogicalResult SoftcapOp::verify() {
+  float cap = getCap().convertToFloat();
+  if (!(cap > 0.0f) || !std::isfinite(cap))
+    return emitOpError("cap must be positive and finite");
   return success();
 }
 
@@ -405,8 +498,53 @@ LogicalResult SelfAttentionOp::verify() {
     return failure();
   if (getResult().getType() != input)
     return emitOpError("result type must equal the input type");
+  if (failed(verifyCaches()))
+    return failure();
   return verifyAttentionExtras(*this, input, input, getHeads(), getKeyLengths(),
                                getBias(), getWeights());
+}
+
+/// Key (and value) features: the k projection's outputs, or the packed
+/// projection's after the queries' `d_model`, split between K and V.
+int64_t SelfAttentionOp::getKeyFeatures() {
+  if (Value k = getKWeight())
+    return cast<RankedTensorType>(k.getType()).getDimSize(0);
+  int64_t d = getInput().getType().getShape().back();
+  return (cast<RankedTensorType>(getQkvWeight().getType()).getDimSize(0) - d) /
+         2;
+}
+
+/// Caches: both or neither, `[batch..., L, key features]`; a position only
+/// with them; no additive bias or weights result when decoding (their
+/// [S, S] shapes have no place for the cached keys).
+LogicalResult SelfAttentionOp::verifyCaches() {
+  Value k = getKeyCache(), v = getValueCache();
+  if (bool(k) != bool(v))
+    return emitOpError("needs both a key and a value cache, or neither");
+  if (!k) {
+    if (getPosition())
+      return emitOpError("has a position but no caches");
+    return success();
+  }
+  auto input = getInput().getType();
+  int64_t rank = input.getRank();
+  for (Value cache : {k, v}) {
+    auto type = cast<RankedTensorType>(cache.getType());
+    if (type.getRank() != rank)
+      return emitOpError("caches must have the input's rank ") << rank;
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      if (!extentsAgree(type.getDimSize(d), input.getDimSize(d)))
+        return emitOpError("cache batch dim ")
+               << d << " differs from the input's";
+    if (type.getShape().back() != getKeyFeatures())
+      return emitOpError("caches must have ")
+             << getKeyFeatures() << " features (the keys'), got "
+             << type.getShape().back();
+  }
+  if (getPosition() && (getBias() || getWeights()))
+    return emitOpError("cannot decode with an additive bias or a weights "
+                       "result");
+  return success();
 }
 
 ParseResult mlir::attn::parseBinaryOp(OpAsmParser &parser,
@@ -471,6 +609,11 @@ void SelfAttentionOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
       group.push_back({getKeyLengths(), 0});
     if (d == 0 && rank > 2 && br > 2)
       group.push_back({bias, 0});
+    if (d == 0 && rank > 2 && getPosition())
+      group.push_back({getPosition(), 0});
+    for (Value cache : {getKeyCache(), getValueCache()})
+      if (cache && d + 2 < rank)
+        group.push_back({cache, d});
     if (d == rank - 2) {
       if (weights)
         group.append({{weights, rank - 1}, {weights, rank}});
@@ -479,6 +622,8 @@ void SelfAttentionOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
     }
     groups.push_back(std::move(group));
   }
+  if (getKeyCache())
+    groups.push_back({{getKeyCache(), rank - 2}, {getValueCache(), rank - 2}});
 }
 
 float SelfAttentionOp::getEffectiveScale() {
@@ -644,6 +789,9 @@ LogicalResult SdpaOp::verify() {
       return emitOpError("the additive score vector must be [")
              << dq / heads << "] or [1, " << dq / heads << "] (the head dim)";
   }
+  if (getQueryOffsets() && (getMask().getOffset() != 0 || rank < 3))
+    return emitOpError("query offsets need a batch dim and a mask without "
+                       "an offset");
   return verifyAttentionExtras(*this, q, k, heads, getKeyLengths(), getBias(),
                                getWeights());
 }
@@ -675,6 +823,8 @@ void SdpaOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
       group.push_back({bias, 0});
     if (d == 0 && getKeyLengths())
       group.push_back({getKeyLengths(), 0});
+    if (d == 0 && getQueryOffsets())
+      group.push_back({getQueryOffsets(), 0});
     groups.push_back(std::move(group));
   }
   DimGroup queries{{out, rank - 2}, {q, rank - 2}};

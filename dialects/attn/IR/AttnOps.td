@@ -13,11 +13,18 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 def Attn_F32Tensor : RankedTensorOf<[F32]>;
 def Attn_F32Matrix : 2DTensorOf<[F32]>;
 def Attn_F32Vector : 1DTensorOf<[F32]>;
-def Attn_F32Panels : 3DTensorOf<[F32]>;
-def Attn_F32Weight : TensorRankOf<[F32], [2, 3]>;
+/// Weights and weight expressions: f32, or bf16 / f16 kept in that precision
+/// (half the bytes); kernels widen each load to f32 and compute in f32.
+defvar Attn_WeightTypes = [F32, BF16, F16];
+def Attn_WeightTensor : RankedTensorOf<Attn_WeightTypes>;
+def Attn_WeightMatrix : 2DTensorOf<Attn_WeightTypes>;
+def Attn_WeightVector : 1DTensorOf<Attn_WeightTypes>;
+def Attn_WeightPanels : 3DTensorOf<Attn_WeightTypes>;
+def Attn_LinearWeight : TensorRankOf<Attn_WeightTypes, [2, 3]>;
 /// What a kernel takes and returns: activations, weights and i32 inputs
 /// (key lengths, token ids).
-def Attn_AnyTensor : RankedTensorOf<[F32, I32]>;
+def Attn_AnyTensor : RankedTensorOf<[F32, I32, BF16, F16]>;
+def Attn_I32Vector : 1DTensorOf<[I32]>;
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Attn_Dialect, mnemonic, traits>;
@@ -42,20 +49,21 @@ class Attn_FusionRole<string role> {
 def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
   let summary = "a named weight tensor from the model's safetensors file";
   let description = [{
-    Yields the weight stored under `name`. Its type is the declared shape; the
-    driver checks the file against it.
+    Yields the weight stored under `name`. Its type is the declared shape and
+    element type (f32, bf16 or f16); the driver checks the file against both.
 
     ```mlir
     %w = attn.weight "attn.c_attn.weight" : tensor<768x2304xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name);
-  let results = (outs Attn_F32Tensor:$result);
+  let results = (outs Attn_WeightTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
-def Attn_TransposeOp : Attn_Op<"transpose", [Pure, Attn_WeightExpr]> {
+def Attn_TransposeOp : Attn_Op<"transpose", [Pure, Attn_WeightExpr,
+    SameOperandsAndResultElementType]> {
   let summary = "transpose of a 2-D tensor";
   let description = [{
     Swaps the two dims of a matrix. Two transposes in a row fold away, which
@@ -66,14 +74,15 @@ def Attn_TransposeOp : Attn_Op<"transpose", [Pure, Attn_WeightExpr]> {
     %t = attn.transpose %w : tensor<768x2304xf32> -> tensor<2304x768xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Matrix:$input);
-  let results = (outs Attn_F32Matrix:$result);
+  let arguments = (ins Attn_WeightMatrix:$input);
+  let results = (outs Attn_WeightMatrix:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
 }
 
-def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr]> {
+def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr,
+    SameOperandsAndResultElementType]> {
   let summary = "an [in, out] matrix cut into panels of `width` outputs";
   let description = [{
     Rearranges an `[in, out]` weight into `[out / width, in, width]`:
@@ -86,13 +95,14 @@ def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr]> {
     %p = attn.pack_panels %w {width = 64 : i64} : tensor<768x2304xf32> -> tensor<36x768x64xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Matrix:$input, I64Attr:$width);
-  let results = (outs Attn_F32Panels:$result);
+  let arguments = (ins Attn_WeightMatrix:$input, I64Attr:$width);
+  let results = (outs Attn_WeightPanels:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
-def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr]> {
+def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr,
+    SameOperandsAndResultElementType]> {
   let summary = "concatenation along one dim";
   let description = [{
     Joins tensors that agree on every other dim. Used to pack the Q, K and V
@@ -103,15 +113,37 @@ def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr]> {
         : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<192x64xf32>
     ```
   }];
-  let arguments = (ins Variadic<Attn_F32Tensor>:$inputs, I64Attr:$dim);
-  let results = (outs Attn_F32Tensor:$result);
+  let arguments = (ins Variadic<Attn_WeightTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Attn_WeightTensor:$result);
   let assemblyFormat =
       "$inputs attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
 }
 
+def Attn_InterleaveOp : Attn_Op<"interleave", [Pure, Attn_WeightExpr]> {
+  let summary = "interleaving of equal tensors along one dim";
+  let description = [{
+    With `n` inputs of one type, `result[.., n * i + t, ..] = input_t[.., i,
+    ..]` along `dim`: entry `i` of every input side by side. Joins a gated
+    unit's gate and up projections output by output, so that a GEMM tile of
+    the fused weight computes matching gate and up features together and
+    `attn.glu` combines them in its epilogue.
+
+    ```mlir
+    %w = attn.interleave %gate, %up {dim = 0 : i64}
+        : tensor<5632x2048xf32>, tensor<5632x2048xf32> -> tensor<11264x2048xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Attn_WeightTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Attn_WeightTensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Attn_SliceOp : Attn_Op<"slice", [Pure, Attn_WeightExpr,
+    SameOperandsAndResultElementType,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "a contiguous range of one dim";
   let description = [{
@@ -124,9 +156,9 @@ def Attn_SliceOp : Attn_Op<"slice", [Pure, Attn_WeightExpr,
         : tensor<?x?x192xf32> -> tensor<?x?x64xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$input, I64Attr:$dim, I64Attr:$offset,
+  let arguments = (ins Attn_WeightTensor:$input, I64Attr:$dim, I64Attr:$offset,
                        I64Attr:$size);
-  let results = (outs Attn_F32Tensor:$result);
+  let results = (outs Attn_WeightTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -138,7 +170,9 @@ def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType,
   let summary = "multiplication by a constant";
   let description = [{
     `result = factor * input`. Folding the attention scale into the query
-    projection produces these on weights.
+    projection produces these on weights (f32 weights only: a scaled bf16 or
+    f16 weight would be rounded again, so `attn-fold-scale` leaves their
+    scale in the attention).
 
     ```mlir
     %s = attn.scale %w {factor = 1.250000e-01 : f32} : tensor<64x64xf32>
@@ -172,8 +206,8 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure,
         : (tensor<?x?x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$input, Attn_F32Weight:$weight,
-                       Optional<Attn_F32Vector>:$bias, Attn_WeightLayoutAttr:$layout);
+  let arguments = (ins Attn_F32Tensor:$input, Attn_LinearWeight:$weight,
+                       Optional<Attn_WeightVector>:$bias, Attn_WeightLayoutAttr:$layout);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? `layout` `(` $layout `)` attr-dict `:`
@@ -203,10 +237,35 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure,
         : (tensor<?x?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$input, Attn_F32Vector:$gamma, Attn_F32Vector:$beta,
-                       F32Attr:$epsilon);
+  let arguments = (ins Attn_F32Tensor:$input, Attn_WeightVector:$gamma,
+                       Attn_WeightVector:$beta, F32Attr:$epsilon);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition # [{
+    bool $cppClass::absorbsElementwiseProducer() { return true; }
+  }];
+}
+
+def Attn_RmsNormOp : Attn_Op<"rms_norm", [Pure,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface,
+                              ["absorbsElementwiseProducer"]>]> {
+  let summary = "root-mean-square normalisation of the last dim";
+  let description = [{
+    `x / sqrt(mean(x^2) + epsilon) * (offset + gamma)` over the last dim, in
+    f32: Hugging Face's `LlamaRMSNorm` with `offset = 0`, Gemma's
+    `GemmaRMSNorm` (which scales by `1 + weight`) with `offset = 1`. No
+    shift, and no centring.
+
+    ```mlir
+    %n = attn.rms_norm %x, %g {epsilon = 9.99999997E-7 : f32, offset = 0.0 : f32}
+        : (tensor<?x?x2048xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, Attn_WeightVector:$gamma,
+                       F32Attr:$epsilon, F32Attr:$offset);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $gamma attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDefinition = Attn_FusionRole<"Anchor">.definition # [{
     bool $cppClass::absorbsElementwiseProducer() { return true; }
@@ -226,7 +285,7 @@ def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure,
     %e = attn.embedding %ids, %wte : (tensor<?x?xi32>, tensor<50257x768xf32>) -> tensor<?x?x768xf32>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[I32]>:$ids, Attn_F32Matrix:$table);
+  let arguments = (ins RankedTensorOf<[I32]>:$ids, Attn_WeightMatrix:$table);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat =
       "$ids `,` $table attr-dict `:` functional-type(operands, results)";
@@ -242,14 +301,19 @@ def Attn_PositionsOp : Attn_Op<"positions", [Pure,
     `result[j] = j` for `j < n`, where `n` is the extent of dim `dim` of
     `input`, as `torch.arange(x.size(dim))`: position ids for a model that
     takes none as an input. Only `input`'s extent is read, never its data.
+    With `offset` (`[B]`, i32, one value for the whole batch: a decode's
+    position in its KV cache) the positions are `offset[0] + j`.
 
     ```mlir
     %p = attn.positions %ids {dim = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
     ```
   }];
-  let arguments = (ins Attn_AnyTensor:$input, I64Attr:$dim);
+  let arguments = (ins Attn_AnyTensor:$input, I64Attr:$dim,
+                       Optional<Attn_I32Vector>:$offset);
   let results = (outs 1DTensorOf<[I32]>:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $input (`offset` `(` $offset^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
   let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
@@ -396,6 +460,47 @@ def Attn_SiluOp : Attn_UnaryOp<"silu", "SiLU (swish), x * sigmoid(x)"> {
   }];
 }
 
+def Attn_SoftcapOp : Attn_Op<"softcap", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "soft capping, cap * tanh(x / cap)";
+  let description = [{
+    Squashes values smoothly into `(-cap, cap)`, near the identity for
+    `|x| << cap`: Gemma-2's `final_logit_softcapping` (`cap = 30`) on its
+    logits. `cap` must be positive and finite. An elementwise epilogue.
+
+    ```mlir
+    %c = attn.softcap %logits {cap = 3.000000e+01 : f32} : tensor<?x?x256000xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, F32Attr:$cap);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
+}
+
+def Attn_GluOp : Attn_Op<"glu", [Pure,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "gated linear unit of interleaved gate and up features";
+  let description = [{
+    `result[.., j] = act(input[.., 2j]) * input[.., 2j + 1]`, where `act` is
+    the function of one tensor named by `activation` (e.g. `silu`: SwiGLU,
+    `gelu`: GeGLU) and the input is one GEMM over `attn.interleave`d gate
+    and up weights. `attn-fuse-gated-linears` forms it from
+    `act(linear(x, gate)) * linear(x, up)`; an epilogue of that GEMM, so
+    the `[.., 2I]` product is never stored.
+
+    ```mlir
+    %m = attn.glu %gu {activation = "silu"} : tensor<?x?x11264xf32> -> tensor<?x?x5632xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, StrAttr:$activation);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
+}
+
 /// An elementwise op of two tensors that broadcast by rank (numpy's rule):
 /// the shorter shape must equal the trailing dims of the longer, which is
 /// the result's. Written `%a, %b : T` when all three types are one, else
@@ -449,8 +554,6 @@ def Attn_MulOp : Attn_BinaryOp<"mul", "elementwise product"> {
   }];
 }
 
-def Attn_I32Vector : 1DTensorOf<[I32]>;
-
 def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     [Pure, AttrSizedOperandSegments,
      DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>]> {
@@ -469,6 +572,13 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     10000) at positions 0 .. S-1 after the projections; `softcap` is
     `attn.sdpa`'s.
 
+    With `key_cache` and `value_cache` (state buffers `[B, L, features]`, a
+    KV cache) the keys and values are also written into the caches: at rows
+    `0 .. S-1` without a `position` (prefill), where the attention reads the
+    new keys; with `position` (`[B]`, the tokens already in the caches, one
+    value for the whole batch) at rows `P .. P+S-1`, and the queries, at
+    positions `P + i`, attend over the caches' first `P + S` rows (decode).
+
     ```mlir
     %a = attn.self_attention %x heads(12) mask<causal> qkv(%wqkv, %bqkv) out(%wo, %bo)
         : (tensor<?x?x768xf32>, tensor<2304x768xf32>, tensor<2304xf32>,
@@ -480,12 +590,14 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     ```
   }];
   let arguments = (ins Attn_F32Tensor:$input,
-      Optional<Attn_F32Matrix>:$q_weight, Optional<Attn_F32Vector>:$q_bias,
-      Optional<Attn_F32Matrix>:$k_weight, Optional<Attn_F32Vector>:$k_bias,
-      Optional<Attn_F32Matrix>:$v_weight, Optional<Attn_F32Vector>:$v_bias,
-      Optional<Attn_F32Matrix>:$qkv_weight, Optional<Attn_F32Vector>:$qkv_bias,
-      Attn_F32Matrix:$out_weight, Optional<Attn_F32Vector>:$out_bias,
+      Optional<Attn_WeightMatrix>:$q_weight, Optional<Attn_WeightVector>:$q_bias,
+      Optional<Attn_WeightMatrix>:$k_weight, Optional<Attn_WeightVector>:$k_bias,
+      Optional<Attn_WeightMatrix>:$v_weight, Optional<Attn_WeightVector>:$v_bias,
+      Optional<Attn_WeightMatrix>:$qkv_weight, Optional<Attn_WeightVector>:$qkv_bias,
+      Attn_WeightMatrix:$out_weight, Optional<Attn_WeightVector>:$out_bias,
       Optional<Attn_I32Vector>:$key_lengths, Optional<Attn_F32Tensor>:$bias,
+      Optional<Attn_F32Tensor>:$key_cache, Optional<Attn_F32Tensor>:$value_cache,
+      Optional<Attn_I32Vector>:$position,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads, Attn_MaskAttr:$mask,
       OptionalAttr<F32Attr>:$scale,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
@@ -503,6 +615,9 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     `out` `(` $out_weight (`,` $out_bias^)? `)`
     (`lengths` `(` $key_lengths^ `)`)?
     (`bias` `(` $bias^ `)`)?
+    (`key_cache` `(` $key_cache^ `)`)?
+    (`value_cache` `(` $value_cache^ `)`)?
+    (`position` `(` $position^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -511,6 +626,9 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     float getEffectiveScale();
     /// Key/value heads (`kv_heads`, or `heads`).
     int64_t getNumKvHeads() { return getKvHeads() ? *getKvHeads() : getHeads(); }
+    /// Features of the keys (and of the values): what a cache row holds.
+    int64_t getKeyFeatures();
+    LogicalResult verifyCaches();
   }];
 }
 
@@ -546,6 +664,12 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     With the optional second result the probabilities `[..., heads, Sq, Sk]`
     are returned as well (masked entries exactly 0, rows summing to 1).
 
+    `query_offsets` (`[B]`, i32; decoding with a KV cache, where the keys are
+    a cache of capacity `Sk`) puts query `i` of batch `b` at key position
+    `query_offsets[b] + i`: it sees no key past `query_offsets[b] + Sq - 1`
+    (rows of the cache not yet written), and the mask's terms compare
+    against that position (the mask's `offset` must then be 0).
+
     ```mlir
     %o = attn.sdpa %q, %k, %v heads(12) mask<causal> {scale = 1.250000e-01 : f32}
         : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32> -> tensor<?x?x768xf32>
@@ -556,6 +680,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
   let arguments = (ins Attn_F32Tensor:$query, Attn_F32Tensor:$key,
       Attn_F32Tensor:$value, Optional<Attn_I32Vector>:$key_lengths,
       Optional<Attn_F32Tensor>:$bias, Optional<Attn_F32Tensor>:$score,
+      Optional<Attn_I32Vector>:$query_offsets,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
       Attn_MaskAttr:$mask, F32Attr:$scale, OptionalAttr<F32Attr>:$softcap);
@@ -566,6 +691,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     (`lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`score` `(` $score^ `:` type($score) `)`)?
+    (`query_offsets` `(` $query_offsets^ `:` type($query_offsets) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type(results)
   }];
   let hasVerifier = 1;
@@ -577,6 +703,34 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     int64_t getKeyHeadDim();
     int64_t getValueHeadDim();
   }];
+}
+
+def Attn_CacheWriteOp : Attn_Op<"cache_write", [AllTypesMatch<["cache", "result"]>,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "new rows written into a KV cache, in place";
+  let description = [{
+    `cache` (`[B, L, F]`, a state buffer the caller owns) with rows
+    `P .. P+S-1` replaced by `rows` (`[B, S, F]`), where `P` is `position[0]`
+    (`[B]`, one value for the whole batch) or 0 without `position`. The result
+    is the cache itself: the driver gives both one buffer, and the kernel
+    writes only the new rows (no copy of the cache). A write that does not
+    fit (`P < 0`, `P + S > L`) or positions that differ within the batch fail
+    the run before anything is written.
+
+    ```mlir
+    %kc = attn.cache_write %cache, %k at(%pos)
+        : (tensor<?x?x256xf32>, tensor<?x?x256xf32>, tensor<?xi32>) -> tensor<?x?x256xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$cache, Attn_F32Tensor:$rows,
+                       Optional<Attn_I32Vector>:$position);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $cache `,` $rows (`at` `(` $position^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition;
 }
 
 //===----------------------------------------------------------------------===//

@@ -60,6 +60,20 @@ void SliceOp::evaluate(ArrayRef<const HostTensor *> in, HostTensor &out) {
   }
 }
 
+void InterleaveOp::evaluate(ArrayRef<const HostTensor *> in, HostTensor &out) {
+  int64_t dim = getDim();
+  int64_t outer = product(ArrayRef(out.shape).take_front(dim));
+  int64_t inner = product(ArrayRef(out.shape).drop_front(dim + 1));
+  int64_t rows = in[0]->shape[dim];
+  out.data.reserve(product(out.shape));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < rows; ++i)
+      for (const HostTensor *part : in) {
+        auto from = part->data.begin() + (o * rows + i) * inner;
+        out.data.insert(out.data.end(), from, from + inner);
+      }
+}
+
 void ConcatOp::evaluate(ArrayRef<const HostTensor *> in, HostTensor &out) {
   int64_t dim = getDim();
   int64_t outer = product(ArrayRef(out.shape).take_front(dim));

@@ -143,6 +143,13 @@ ATTN_API attn_status attn_model_input_info(const attn_model *model,
 ATTN_API attn_status attn_model_output_info(const attn_model *model,
                                             int32_t index,
                                             attn_tensor_info *info);
+/* The tensors a model reads from its weights file at load, in the library's
+ * order (none for one that embeds its weights): name, dtype as declared (F32,
+ * or BF16 / F16 kept in that precision) and fixed dims. */
+ATTN_API int32_t attn_model_num_weights(const attn_model *model);
+ATTN_API attn_status attn_model_weight_info(const attn_model *model,
+                                            int32_t index,
+                                            attn_tensor_info *info);
 
 /* One kernel call of a run, as a step callback sees it. Later runtimes may
  * add fields at the end. */
@@ -194,6 +201,47 @@ ATTN_API attn_status attn_model_run(attn_model *model,
                                     int32_t num_inputs,
                                     const attn_tensor *outputs,
                                     int32_t num_outputs);
+
+/* State: buffers the caller owns that persist across runs, such as the KV
+ * caches of a decoder (`state` in the model). Each is dense row-major f32,
+ * [B, L, F] for a KV cache: L, its capacity, is a symbol the caller's
+ * buffers bind (within its bound). The runtime never copies or allocates
+ * them: a sequence is its states, so an application keeps several, trims one
+ * (decodes from an earlier position) or copies one (forks a sequence). */
+ATTN_API int32_t attn_model_num_states(const attn_model *model);
+ATTN_API attn_status attn_model_state_info(const attn_model *model,
+                                           int32_t index,
+                                           attn_tensor_info *info);
+/* 1 when the library has the entry point `name` ("run"; "prefill" and
+ * "decode" for a model with state), else 0. */
+ATTN_API int32_t attn_model_has_entry(const attn_model *model,
+                                      const char *name);
+
+/* How to run a model. Zero-initialise it and set `size`, then the fields you
+ * need: later runtimes may add fields at the end, and read only `size` bytes.
+ */
+typedef struct attn_run_options {
+  uint32_t size; /* sizeof(attn_run_options) */
+  /* The entry point: NULL or "run" (the outputs from the inputs alone),
+   * "prefill" (the same, also writing the prompt's keys and values into the
+   * states from row 0) or "decode" (the inputs are new tokens: they are
+   * written into the states at row `position` and attend over the states'
+   * rows 0 .. position + S - 1). "decode" takes the inputs of "run" plus
+   * `position`, i32 [B]: the tokens already in each sequence's states, one
+   * value for the whole batch. A position + S beyond the states' capacity
+   * fails before any state is written. */
+  const char *entry;
+  /* The states, by name or by position (attn_model_state_info); every state
+   * exactly once for "prefill" and "decode", none for "run". */
+  const attn_tensor *states;
+  int32_t num_states;
+} attn_run_options;
+
+/* attn_model_run with options; NULL options equal attn_model_run. */
+ATTN_API attn_status
+attn_model_run_with_options(attn_model *model, const attn_run_options *options,
+                            const attn_tensor *inputs, int32_t num_inputs,
+                            const attn_tensor *outputs, int32_t num_outputs);
 
 #ifdef __cplusplus
 }

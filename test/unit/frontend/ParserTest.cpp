@@ -207,7 +207,7 @@ TEST(Parser, RecoversAndReportsSeveralErrors) {
   auto p = parse("model m {\n"
                  "  dim B <= 1.5\n"
                  "  input x f32[B, 4]\n"
-                 "  weight w : f16[4]\n"
+                 "  weight w : f64[4]\n"
                  "  y = linear(x,, w)\n"
                  "  weight v : f32[4] layout(in)\n"
                  "  z = (x + \n"
@@ -220,7 +220,8 @@ TEST(Parser, RecoversAndReportsSeveralErrors) {
                       "expected an integer, found real number '1.5'"));
   EXPECT_TRUE(hasDiag(p->diags, "3:11", "expected ':' after the input's name"));
   EXPECT_TRUE(hasDiag(p->diags, "4:14",
-                      "unknown element type 'f16'; expected 'f32' or 'i32'"));
+                      "unknown element type 'f64'; expected 'f32', 'i32', "
+                      "'bf16' or 'f16'"));
   EXPECT_TRUE(hasDiag(p->diags, "5:16", "expected an expression, found ','"));
   EXPECT_TRUE(hasDiag(p->diags, "6:30", "expected ','"));
   EXPECT_TRUE(hasDiag(p->diags, "8:7", "expected ')' to close the '('"));

@@ -269,7 +269,9 @@ TEST(Sema, InputAndWeightTypeRules) {
   EXPECT_TRUE(hasDiag(l.diags, "17:20",
                       "weight shapes must be fixed sizes, but 'S' is a "
                       "symbolic dim"));
-  EXPECT_TRUE(hasDiag(l.diags, "18:16", "weight 'idx' must be f32"));
+  EXPECT_TRUE(hasDiag(l.diags, "18:16",
+                      "weight 'idx' must be f32, bf16 or f16 (kept in that "
+                      "precision, computed in f32), not i32"));
   EXPECT_TRUE(hasDiag(l.diags, "19:22",
                       "a layout applies only to 2-D weights; 'g' is 1-D"));
 }
@@ -286,10 +288,12 @@ TEST(Sema, I32InputWhereF32IsNeeded) {
 TEST(Sema, UnknownBuiltin) {
   EXPECT_TRUE(failsWith(model("  y = gleu(x)\n  output y"), "16:7",
                         "unknown builtin 'gleu'; did you mean 'gelu'?"));
+  // (softmax itself is now close to softcap: "did you mean 'softcap'?")
   EXPECT_TRUE(failsWith(
-      model("  y = softmax(x)\n  output y"), "16:7",
-      "unknown builtin 'softmax'; the builtins are linear, "
-      "layer_norm, gelu, dropout, embedding, positions, sinusoidal, "
+      model("  y = quantize(x)\n  output y"), "16:7",
+      "unknown builtin 'quantize'; the builtins are linear, "
+      "layer_norm, gelu, rms_norm, softcap, dropout, embedding, positions, "
+      "sinusoidal, "
       "self_attention, cross_attention, attention, relu, tanh, silu"));
 }
 

@@ -14,7 +14,7 @@
  *
  * Build variants: FAKE_INIT_ONLY ("run" reads the copy s instead of the
  * weight, so the runtime may unmap the file after init), FAKE_WITH_STATE (a
- * state table, which the runtime cannot bind yet).
+ * state table, which no entry uses).
  *
  *===----------------------------------------------------------------------===*/
 #include "fake_abi.h"

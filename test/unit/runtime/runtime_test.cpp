@@ -830,11 +830,41 @@ TEST_F(WeightsTest, InitKernelFailure) {
                     HasSubstr("prepare: bias contains NaN")));
 }
 
-TEST_F(WeightsTest, StatefulModelIsRefused) {
-  EXPECT_EQ(loadFails(FAKE_WEIGHTS_STATE, write(goodEntries())),
-            ATTN_ERROR_INVALID_LIBRARY);
-  EXPECT_THAT(message, AllOf(HasSubstr("keeps state across runs"),
-                             HasSubstr("cannot bind yet")));
+TEST_F(WeightsTest, StatesAreDescribedAndCheckedPerEntry) {
+  std::string path = write(goodEntries());
+  attn_load_options options{};
+  options.size = sizeof options;
+  options.weights = path.c_str();
+  ASSERT_EQ(attn_model_load_with_options(FAKE_WEIGHTS_STATE, &options, &model),
+            ATTN_OK)
+      << attn_last_error();
+  ASSERT_EQ(attn_model_num_states(model), 1);
+  attn_tensor_info info;
+  ASSERT_EQ(attn_model_state_info(model, 0, &info), ATTN_OK);
+  EXPECT_STREQ(info.name, "cache");
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(attn_model_state_info(model, 1, &info),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(attn_model_has_entry(model, "run"), 1);
+  EXPECT_EQ(attn_model_has_entry(model, "decode"), 0);
+  EXPECT_EQ(attn_model_has_entry(model, "init"), 0);
+  // This library's "run" takes no state, and it has no "decode".
+  float cache[4] = {};
+  int64_t dims[2] = {1, 4};
+  attn_tensor state = {"cache", ATTN_F32, 2, dims, cache};
+  attn_run_options o{};
+  o.size = sizeof o;
+  o.states = &state;
+  o.num_states = 1;
+  EXPECT_EQ(attn_model_run_with_options(model, &o, nullptr, 0, nullptr, 0),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()),
+              HasSubstr("takes no states but 1 were given"));
+  o.entry = "decode";
+  EXPECT_EQ(attn_model_run_with_options(model, &o, nullptr, 0, nullptr, 0),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()),
+              HasSubstr("has no entry 'decode'"));
 }
 
 TEST_F(WeightsTest, OptionsSize) {

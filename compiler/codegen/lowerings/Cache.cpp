@@ -1,0 +1,66 @@
+//===- compiler/codegen/lowerings/Cache.cpp - attn.cache_write ------------===//
+#include "compiler/codegen/Lowering.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace Halide;
+
+namespace attnc::codegen {
+
+/// The row where the new rows go, checked before anything is written: one
+/// position for the whole batch, and room for the new rows.
+static Func writePosition(CacheWriteOp op, KernelBuilder &b, Expr batch,
+                          Expr capacity, Expr count) {
+  Func position(b.name("cache_position"));
+  const char *fix = "rows: start a new sequence, or give a cache with more "
+                    "rows (a larger capacity dim)";
+  if (!op.getPosition()) {
+    position() =
+        require(count <= capacity, 0, "prefill of", count,
+                "tokens does not fit in the KV cache of", capacity, fix);
+    return position;
+  }
+  Func raw = b.get(op.getPosition()).func;
+  RDom r(0, batch, b.name("batch"));
+  Expr p = raw(r.x);
+  Expr same =
+      require(p == raw(0), p, "decode position", p, "at batch index", r.x,
+              "differs from position", raw(0),
+              "at batch index 0: the sequences of a batch decode at one "
+              "position");
+  position() = 0;
+  position() = require(same >= 0 && same <= capacity - count, same, "decoding",
+                       count, "tokens at position", same, "needs", same + count,
+                       "rows of the KV cache, which has", capacity, fix);
+  return position;
+}
+
+/// Only the new rows are stored: the pure definition is undefined, so the
+/// cache's other rows are never read or written (no copy per step).
+static LogicalResult lowerCacheWrite(CacheWriteOp op, KernelBuilder &b) {
+  const Tensor &cache = b.get(op.getCache());
+  const Tensor &rows = b.get(op.getRows());
+  if (cache.extents.size() != 3)
+    return op.emitOpError("a KV cache must be [B, L, features]");
+  Expr capacity = cache.extents[1], count = rows.extents[1];
+  std::vector<Var> v = b.vars(3);
+  Func position = writePosition(op, b, rows.extents[2], capacity, count);
+  Func out(b.name("cache"));
+  out(v) = undef<float>();
+  RDom r(0, rows.extents[0], 0, count, b.name("row"));
+  // Clamped for bounds inference only: the position is checked above, and
+  // computed (so checked) before any row is written.
+  Expr at = clamp(position() + r.y, 0, capacity - 1);
+  out(r.x, at, v[2]) = rows.func(r.x, r.y, v[2]);
+  int64_t features = op.getRows().getType().getShape().back();
+  b.stages.stages.push_back(
+      schedules::CacheWriteStage{out, position, r, features});
+  b.define(op.getResult(), {out, cache.extents, /*inPlace=*/true});
+  return success();
+}
+
+void registerCacheLowerings(LoweringRegistry &registry) {
+  registry.add<CacheWriteOp>(lowerCacheWrite);
+}
+
+} // namespace attnc::codegen
