@@ -128,6 +128,12 @@ struct KernelStages {
   /// The anchors of the kernel in program order; the last one computes
   /// `final` (through its inlined epilogues), earlier ones feed it.
   std::vector<Stage> stages;
+
+  /// Small lookup tables of the kernel's inputs alone (rotary embeddings'
+  /// cosines and sines per frequency and position), which the anchors would
+  /// otherwise recompute for every element they read: a schedule computes
+  /// each once, whole.
+  std::vector<Halide::Func> tables;
 };
 
 } // namespace attnc::schedules

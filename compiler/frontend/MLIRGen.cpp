@@ -98,9 +98,16 @@ private:
   Value attention(const BuiltinExpr &e, ArrayRef<Value> qkv);
   attn::SdpaOp buildSdpa(const BuiltinExpr &e, Value q, Value k, Value v,
                          Value scoreVector, bool dotScore);
-  FloatAttr scaleAttr(const BuiltinExpr &e) {
-    const BuiltinAttr *scale = e.getAttr("scale");
-    return scale ? builder.getF32FloatAttr(scale->real) : FloatAttr();
+  FloatAttr scaleAttr(const BuiltinExpr &e) { return realAttr(e, "scale"); }
+  /// The call's real argument `name` as an f32 attribute, or null.
+  FloatAttr realAttr(const BuiltinExpr &e, StringRef name) {
+    const BuiltinAttr *real = e.getAttr(name);
+    return real ? builder.getF32FloatAttr(real->real) : FloatAttr();
+  }
+  /// The call's `kv_heads`, or null when every head has its keys.
+  IntegerAttr kvHeadsAttr(const BuiltinExpr &e) {
+    const BuiltinAttr *kv = e.getAttr("kv_heads");
+    return kv ? builder.getI64IntegerAttr(kv->integer) : IntegerAttr();
   }
   attn::MaskAttr maskAttr(const BuiltinExpr &e);
 
@@ -125,7 +132,8 @@ attn::MaskAttr MLIRGenerator::maskAttr(const BuiltinExpr &e) {
   };
   return attn::MaskAttr::get(builder.getContext(), integer("causal", 0) != 0,
                              /*offset=*/0, integer("window_left", -1),
-                             integer("window_right", -1));
+                             integer("window_right", -1),
+                             integer("alibi", 0) != 0);
 }
 
 Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
@@ -154,6 +162,11 @@ Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
     shape.append({e.getAttr("heads")->integer, s, s});
     weights = RankedTensorType::get(shape, x.getElementType());
   }
+  attn::RopeStyleAttr rope;
+  if (const BuiltinAttr *style = e.getAttr("rope"))
+    rope = attn::RopeStyleAttr::get(
+        builder.getContext(),
+        *attn::symbolizeRopeStyle(StringRef(style->enumerator)));
   Value keyCache, valueCache, at;
   if (entry != Entry::run && e.getState("key")) {
     keyCache = states.lookup(e.getState("key"));
@@ -164,7 +177,8 @@ Value MLIRGenerator::selfAttention(const BuiltinExpr &e, Value input) {
       loc(e.getLoc()), input.getType(), weights, input, wq, bq, wk, bk, wv, bv,
       wqkv, bqkv, wo, bo, lengths, bias, keyCache, valueCache, at,
       builder.getI64IntegerAttr(e.getAttr("heads")->integer), maskAttr(e),
-      scaleAttr(e));
+      scaleAttr(e), kvHeadsAttr(e), rope, realAttr(e, "rope_theta"),
+      realAttr(e, "softcap"));
   calls[&e] = SmallVector<Value, 2>(op->getResults());
   return op.getResult();
 }
@@ -195,13 +209,15 @@ attn::SdpaOp MLIRGenerator::buildSdpa(const BuiltinExpr &e, Value q, Value k,
                   values.getDimSize(values.getRank() - 2)});
     weights = RankedTensorType::get(shape, queries.getElementType());
   }
+  IntegerAttr kvHeads = kvHeadsAttr(e);
+  int64_t valueHeads = kvHeads ? kvHeads.getInt() : heads;
   SmallVector<int64_t> result(queries.getShape());
-  result.back() = values.getShape().back();
+  result.back() = heads * (values.getShape().back() / valueHeads);
   return builder.create<attn::SdpaOp>(
       loc(e.getLoc()), RankedTensorType::get(result, queries.getElementType()),
       weights, q, k, v, operand("lengths"), operand("bias"), scoreVector,
-      /*query_offsets=*/Value(), builder.getI64IntegerAttr(heads),
-      IntegerAttr(), maskAttr(e), builder.getF32FloatAttr(scale));
+      /*query_offsets=*/Value(), builder.getI64IntegerAttr(heads), kvHeads,
+      maskAttr(e), builder.getF32FloatAttr(scale), realAttr(e, "softcap"));
 }
 
 /// Queries projected from `input`, keys and values from `memory`, then

@@ -116,6 +116,9 @@ private:
   ExprPtr checkCrossAttention(CallExpr &call, CallArgs &args);
   ExprPtr checkAttention(CallExpr &call, CallArgs &args);
   bool checkScale(CallArgs &args, BuiltinExpr &attn);
+  int64_t checkKvHeads(CallArgs &args, int64_t heads);
+  bool checkRope(CallArgs &args, BuiltinExpr &attn, int64_t headDim);
+  bool checkSoftcap(CallArgs &args, BuiltinExpr &attn);
   bool resolveOutProjection(CallExpr &call, CallArgs &args, int64_t modelDim,
                             BuiltinExpr &attn);
   int64_t checkHeads(CallExpr &call, CallArgs &args, int64_t modelDim);
@@ -170,12 +173,15 @@ private:
 const llvm::StringRef kLayerNormArgs[] = {"eps"};
 const llvm::StringRef kGeluArgs[] = {"approximate"};
 const llvm::StringRef kRmsNormArgs[] = {"eps", "offset"};
-const llvm::StringRef kAttentionArgs[] = {"cache", "heads", "q",    "k",    "v",
-                                          "qkv",   "out",   "mask", "scale"};
+const llvm::StringRef kAttentionArgs[] = {
+    "cache", "heads", "q",    "k",          "v",       "qkv",     "out",
+    "mask",  "scale", "rope", "rope_theta", "softcap", "kv_heads"};
 const llvm::StringRef kCrossAttentionArgs[] = {
-    "heads", "q", "k", "v", "kv", "qkv", "out", "mask", "scale"};
+    "heads", "q",    "k",     "v",       "kv",  "qkv",
+    "out",   "mask", "scale", "softcap", "rope"};
 const llvm::StringRef kPlainAttentionArgs[] = {
-    "heads", "mask", "scale", "score", "w", "w_query", "w_key", "w_score"};
+    "heads",   "mask",  "scale",   "score",   "w",
+    "w_query", "w_key", "w_score", "softcap", "kv_heads"};
 
 void Sema::addBuiltins(llvm::ArrayRef<std::string> functions) {
   builtins = {
@@ -1082,6 +1088,12 @@ bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
         call.attrs.push_back({"causal", BuiltinAttr::getInteger(1)});
       continue;
     }
+    if (name && name->name == "alibi") {
+      // ALiBi biases the scores by head-specific slopes times the distance.
+      if (once(*term, "alibi"))
+        call.attrs.push_back({"alibi", BuiltinAttr::getInteger(1)});
+      continue;
+    }
     if (fn && fn->callee == "window") {
       // window(W): the W keys up to the query's own position (Mistral's
       // sliding window); window(L, R): L keys before it to R after it.
@@ -1148,8 +1160,8 @@ bool Sema::resolveMask(ExprPtr &mask, BuiltinExpr &call, const Shape &query,
       llvm::StringRef what = fn ? llvm::StringRef(fn->callee) : name->name;
       errorAt(*term, "unknown mask '" + what +
                          "'; a mask is none, causal, padding(LENGTHS), "
-                         "window(W), window(LEFT, RIGHT), an f32 tensor added "
-                         "to the scores, or several joined with '&'");
+                         "window(W), window(LEFT, RIGHT), alibi, an f32 tensor "
+                         "added to the scores, or several joined with '&'");
       ok = false;
       continue;
     }
@@ -1365,6 +1377,89 @@ bool Sema::checkScale(CallArgs &args, BuiltinExpr &attn) {
   return true;
 }
 
+/// `kv_heads = K` (grouped-query attention): K key/value heads shared by
+/// heads / K query heads each. Returns K (`heads` when not given), or 0
+/// after reporting an error.
+int64_t Sema::checkKvHeads(CallArgs &args, int64_t heads) {
+  Argument *arg = args.get("kv_heads");
+  if (!arg)
+    return heads;
+  auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
+  if (!number || !number->isInteger || number->intValue <= 0) {
+    errorAt(*arg->value, "'kv_heads' must be a positive integer dividing "
+                         "heads = " +
+                             llvm::Twine(heads));
+    return 0;
+  }
+  int64_t k = number->intValue;
+  if (k > heads || heads % k != 0) {
+    errorAt(*arg->value,
+            "kv_heads = " + llvm::Twine(k) +
+                (k > heads ? " is more than heads = "
+                           : " does not divide heads = ") +
+                llvm::Twine(heads) +
+                "; each key/value head serves heads / kv_heads query heads");
+    return 0;
+  }
+  return k;
+}
+
+/// `rope = half | interleaved` and `rope_theta = X` (default 10000):
+/// rotary embeddings of the queries and keys, recorded as the attributes
+/// "rope" (an enumerator) and "rope_theta".
+bool Sema::checkRope(CallArgs &args, BuiltinExpr &attn, int64_t headDim) {
+  Argument *style = args.get("rope"), *theta = args.get("rope_theta");
+  bool ok = true;
+  if (style) {
+    auto *name = llvm::dyn_cast<NameExpr>(style->value.get());
+    if (!name || (name->name != "half" && name->name != "interleaved")) {
+      errorAt(*style->value,
+              "'rope' is half (rotate_half: Llama, Mistral, Qwen, GPT-NeoX) or "
+              "interleaved (GPT-J's pairs 2i, 2i+1)");
+      ok = false;
+    } else if (headDim % 2 != 0) {
+      errorAt(*style->value, "rotary embeddings rotate pairs of features, but "
+                             "the head dim is " +
+                                 llvm::Twine(headDim) + " (odd)");
+      ok = false;
+    } else {
+      attn.attrs.push_back({"rope", BuiltinAttr::getEnum(name->name)});
+    }
+  }
+  if (theta) {
+    auto *number = llvm::dyn_cast<NumberExpr>(theta->value.get());
+    if (!style) {
+      errorAt(*theta->value, "'rope_theta' needs 'rope = half' or 'rope = "
+                             "interleaved'");
+      ok = false;
+    } else if (!number || !(number->value > 0) ||
+               !std::isfinite(number->value)) {
+      errorAt(*theta->value, "'rope_theta' must be a positive number, such as "
+                             "10000 (the default) or 1e6");
+      ok = false;
+    } else {
+      attn.attrs.push_back({"rope_theta", BuiltinAttr::getReal(number->value)});
+    }
+  }
+  return ok;
+}
+
+/// `softcap = C`: scores become C * tanh(score / C) (Gemma 2's
+/// attn_logit_softcapping), recorded as the attribute "softcap".
+bool Sema::checkSoftcap(CallArgs &args, BuiltinExpr &attn) {
+  Argument *arg = args.get("softcap");
+  if (!arg)
+    return true;
+  auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
+  if (!number || !(number->value > 0) || !std::isfinite(number->value)) {
+    errorAt(*arg->value, "'softcap' must be a positive number, such as 50 "
+                         "(Gemma 2's attn_logit_softcapping)");
+    return false;
+  }
+  attn.attrs.push_back({"softcap", BuiltinAttr::getReal(number->value)});
+  return true;
+}
+
 /// The weight `P.weight` (or nn.MultiheadAttention's `P_weight`) of a
 /// projection argument, or null.
 static WeightDecl *
@@ -1418,10 +1513,14 @@ ExprPtr Sema::checkAttention(CallExpr &call, CallArgs &args) {
   int64_t heads = 1;
   if (args.get("heads") && !(heads = checkHeads(call, args, dq)))
     return nullptr;
-  if (dv % heads != 0) {
-    errorAt(*v,
-            "the values' " + llvm::Twine(dv) +
-                " features are not divisible by heads = " + llvm::Twine(heads));
+  int64_t kvHeads = checkKvHeads(args, heads);
+  if (!kvHeads)
+    return nullptr;
+  if (dv % kvHeads != 0) {
+    errorAt(*v, "the values' " + llvm::Twine(dv) +
+                    " features are not divisible by " +
+                    (kvHeads == heads ? "heads = " : "kv_heads = ") +
+                    llvm::Twine(kvHeads));
     return nullptr;
   }
   std::string score = "dot";
@@ -1460,7 +1559,18 @@ ExprPtr Sema::checkAttention(CallExpr &call, CallArgs &args) {
   if (score != "additive")
     for (llvm::StringRef name : {"w_query", "w_key", "w_score"})
       misplaced(name, "additive");
-  if (score == "dot" && dq != dk) {
+  if (kvHeads != heads && score != "dot") {
+    errorAt(*args.get("kv_heads")->value,
+            "grouped-query attention ('kv_heads') needs score = dot");
+    ok = false;
+  } else if (score == "dot" && kvHeads != heads &&
+             dk != kvHeads * (dq / heads)) {
+    errorAt(*k, "with kv_heads = " + llvm::Twine(kvHeads) + " heads of " +
+                    llvm::Twine(dq / heads) + " features the keys need " +
+                    llvm::Twine(kvHeads * (dq / heads)) +
+                    " features, but they have " + llvm::Twine(dk));
+    ok = false;
+  } else if (score == "dot" && kvHeads == heads && dq != dk) {
     errorAt(*k, "dot-product scores need keys with the queries' " +
                     llvm::Twine(dq) + " features, but they have " +
                     llvm::Twine(dk) + "; project them, or use score = general");
@@ -1492,10 +1602,12 @@ ExprPtr Sema::checkAttention(CallExpr &call, CallArgs &args) {
     ok &= resolveMask(mask->value, *attn, qs, ks[ks.size() - 2], heads);
     // Causal and window terms compare query and key positions, which only
     // means something when both run along one sequence dim.
-    bool positional = attn->getAttr("causal") || attn->getAttr("window_left");
+    bool positional = attn->getAttr("causal") || attn->getAttr("window_left") ||
+                      attn->getAttr("alibi");
     if (positional && qs[qs.size() - 2] != ks[ks.size() - 2]) {
       errorAt(*mask->value,
-              "'causal' and 'window' compare query and key positions, but the "
+              "'causal', 'window' and 'alibi' compare query and key "
+              "positions, but the "
               "queries run along " +
                   extentToString(qs[qs.size() - 2]) + " and the keys along " +
                   extentToString(ks[ks.size() - 2]) +
@@ -1504,13 +1616,16 @@ ExprPtr Sema::checkAttention(CallExpr &call, CallArgs &args) {
     }
   }
   ok &= checkScale(args, *attn);
+  ok &= checkSoftcap(args, *attn);
   if (!ok)
     return nullptr;
   attn->attrs.insert(attn->attrs.begin(),
                      {"heads", BuiltinAttr::getInteger(heads)});
   attn->attrs.push_back({"score", BuiltinAttr::getEnum(score)});
+  if (kvHeads != heads)
+    attn->attrs.push_back({"kv_heads", BuiltinAttr::getInteger(kvHeads)});
   attn->shape = qs;
-  attn->shape.back() = Extent::fixed(dv);
+  attn->shape.back() = Extent::fixed(heads * (dv / kvHeads));
   attn->operands.push_back(std::move(q));
   attn->operands.push_back(std::move(k));
   attn->operands.push_back(std::move(v));
@@ -1602,20 +1717,30 @@ ExprPtr Sema::checkCrossAttention(CallExpr &call, CallArgs &args) {
   }
   ok &= resolveOutProjection(call, args, modelDim, *attn);
   ok &= checkScale(args, *attn);
+  ok &= checkSoftcap(args, *attn);
+  if (Argument *rope = args.get("rope")) {
+    errorAt(*rope->value,
+            "'cross_attention' takes no rotary embeddings: they rotate "
+            "queries and keys by their positions, which are in different "
+            "sequences here; rotate the memory's keys where they are "
+            "computed");
+    ok = false;
+  }
   if (Argument *mask = args.get("mask"); mask && x && memory) {
     ok &= resolveMask(mask->value, *attn, x->shape,
                       memory->shape[memory->shape.size() - 2], heads);
     // Positions of the queries and of the memory are unrelated: a causal or
     // window term would compare them as if they were one sequence.
-    for (llvm::StringRef term : {"causal", "window_left"})
+    for (llvm::StringRef term : {"causal", "window_left", "alibi"})
       if (attn->getAttr(term)) {
-        errorAt(
-            *mask->value,
-            "'cross_attention' masks only the memory: " +
-                llvm::StringRef(term == "causal" ? "'causal'" : "'window'") +
-                " compares query and key positions, which are in "
-                "different sequences; use padding(lengths) or an "
-                "additive tensor");
+        errorAt(*mask->value,
+                "'cross_attention' masks only the memory: " +
+                    llvm::StringRef(term == "causal"  ? "'causal'"
+                                    : term == "alibi" ? "'alibi'"
+                                                      : "'window'") +
+                    " compares query and key positions, which are in "
+                    "different sequences; use padding(lengths) or an "
+                    "additive tensor");
         ok = false;
         break;
       }
@@ -1637,6 +1762,14 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
     x = nullptr;
   int64_t heads = checkHeads(call, args, modelDim);
   bool ok = x != nullptr && heads > 0;
+  int64_t kvHeads = heads > 0 ? checkKvHeads(args, heads) : 0;
+  ok &= kvHeads > 0;
+  // Keys and values: kv_heads heads of the queries' head dim.
+  int64_t kvDim = ok ? kvHeads * (modelDim / heads) : -1;
+  std::string kvWhat = "d_model";
+  if (ok && kvHeads != heads)
+    kvWhat = "kv_heads = " + std::to_string(kvHeads) + " heads of " +
+             std::to_string(modelDim / heads) + " features from d_model";
 
   auto attn = std::make_unique<BuiltinExpr>("self_attention", call.getRange());
   Argument *qkv = args.get("qkv");
@@ -1650,10 +1783,12 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
           qkv->nameLoc);
     ok = false;
   } else if (qkv) {
-    ok &= resolveProjection(*qkv, modelDim, 3 * modelDim, *attn);
+    ok &= resolveProjection(
+        *qkv, modelDim, kvDim < 0 ? -1 : modelDim + 2 * kvDim, *attn, kvWhat);
   } else if (numSeparate == 3) {
-    for (Argument *arg : separate)
-      ok &= resolveProjection(*arg, modelDim, modelDim, *attn);
+    ok &= resolveProjection(*separate[0], modelDim, modelDim, *attn);
+    for (Argument *arg : {separate[1], separate[2]})
+      ok &= resolveProjection(*arg, modelDim, kvDim, *attn, kvWhat);
   } else if (numSeparate) {
     const llvm::StringRef names[] = {"q", "k", "v"};
     std::vector<llvm::StringRef> missing;
@@ -1679,8 +1814,12 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
     ok &= resolveMask(mask->value, *attn, x->shape,
                       x->shape[x->shape.size() - 2], heads);
   ok &= checkScale(args, *attn);
+  ok &= checkSoftcap(args, *attn);
+  if (heads > 0 && modelDim > 0)
+    ok &= checkRope(args, *attn, modelDim / heads);
   if (Argument *cache = args.get("cache"); cache && x) {
-    ok &= resolveCache(*cache, *x, modelDim, *attn);
+    // With kv_heads the cache rows hold kv_heads heads of keys.
+    ok &= resolveCache(*cache, *x, kvDim > 0 ? kvDim : modelDim, *attn);
     if (attn->getNamedOperand("lengths") || attn->getNamedOperand("bias")) {
       error(cache->nameLoc.Start,
             "an attention with a KV cache takes no padding or additive mask "
@@ -1696,6 +1835,8 @@ ExprPtr Sema::checkSelfAttention(CallExpr &call, CallArgs &args) {
   attn->operands.push_back(std::move(x));
   attn->attrs.insert(attn->attrs.begin(),
                      {"heads", BuiltinAttr::getInteger(heads)});
+  if (kvHeads != heads)
+    attn->attrs.push_back({"kv_heads", BuiltinAttr::getInteger(kvHeads)});
   return attn;
 }
 

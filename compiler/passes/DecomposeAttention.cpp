@@ -24,22 +24,45 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     Value wq = op.getQWeight(), bq = op.getQBias();
     Value wk = op.getKWeight(), bk = op.getKBias();
     Value wv = op.getVWeight(), bv = op.getVBias();
-    // A packed [3D, D] projection is cut into its Q, K and V rows; the slices
-    // are weight expressions, so later passes treat all three alike.
+    int64_t headDim = d / op.getHeads();
+    int64_t kvd = op.getNumKvHeads() * headDim;
+    // A packed [D + 2 kvd, D] projection is cut into its Q, K and V rows; the
+    // slices are weight expressions, so later passes treat all three alike.
     if (Value w = op.getQkvWeight()) {
       wq = buildSlice(rewriter, loc, w, 0, 0, d);
-      wk = buildSlice(rewriter, loc, w, 0, d, d);
-      wv = buildSlice(rewriter, loc, w, 0, 2 * d, d);
+      wk = buildSlice(rewriter, loc, w, 0, d, kvd);
+      wv = buildSlice(rewriter, loc, w, 0, d + kvd, kvd);
       if (Value b = op.getQkvBias()) {
         bq = buildSlice(rewriter, loc, b, 0, 0, d);
-        bk = buildSlice(rewriter, loc, b, 0, d, d);
-        bv = buildSlice(rewriter, loc, b, 0, 2 * d, d);
+        bk = buildSlice(rewriter, loc, b, 0, d, kvd);
+        bv = buildSlice(rewriter, loc, b, 0, d + kvd, kvd);
       }
     }
     auto layout = WeightLayout::out_in;
     Value q = buildLinear(rewriter, loc, x, wq, bq, layout);
     Value k = buildLinear(rewriter, loc, x, wk, bk, layout);
     Value v = buildLinear(rewriter, loc, x, wv, bv, layout);
+    if (std::optional<RopeStyle> style = op.getRope()) {
+      // Positions 0 .. S-1 of the input's sequence dim, after the tokens
+      // already in the caches when decoding (P .. P + S-1).
+      auto xt = cast<RankedTensorType>(x.getType());
+      int64_t seq = xt.getRank() - 2;
+      Value positions = rewriter.create<PositionsOp>(
+          loc,
+          RankedTensorType::get({xt.getDimSize(seq)}, rewriter.getI32Type()), x,
+          rewriter.getI64IntegerAttr(seq), op.getPosition());
+      float theta = op.getRopeTheta() ? op.getRopeTheta()->convertToFloat()
+                                      : kDefaultRopeTheta;
+      auto rotate = [&](Value t) -> Value {
+        return rewriter.create<RopeOp>(
+            loc, t.getType(), t, positions, rewriter.getI64IntegerAttr(headDim),
+            RopeStyleAttr::get(rewriter.getContext(), *style),
+            rewriter.getF32FloatAttr(theta));
+      };
+      q = rotate(q);
+      k = rotate(k);
+    }
+    // The caches hold rotated keys, as Hugging Face's do.
     Value position = op.getPosition();
     if (Value cache = op.getKeyCache()) {
       // Keys and values go into the caches; a decode attends over the
@@ -54,11 +77,14 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
       }
     }
     Type weights = op.getWeights() ? op.getWeights().getType() : Type();
+    IntegerAttr kvHeads = op.getNumKvHeads() != op.getHeads()
+                              ? op.getKvHeadsAttr()
+                              : IntegerAttr();
     auto sdpa = rewriter.create<SdpaOp>(
         loc, op.getResult().getType(), weights, q, k, v, op.getKeyLengths(),
         op.getBias(), /*score=*/Value(), /*query_offsets=*/position,
-        op.getHeadsAttr(), /*kv_heads=*/IntegerAttr(), op.getMaskAttr(),
-        rewriter.getF32FloatAttr(op.getEffectiveScale()));
+        op.getHeadsAttr(), kvHeads, op.getMaskAttr(),
+        rewriter.getF32FloatAttr(op.getEffectiveScale()), op.getSoftcapAttr());
     SmallVector<Value, 2> results{buildLinear(rewriter, loc, sdpa.getResult(),
                                               op.getOutWeight(),
                                               op.getOutBias(), layout)};

@@ -24,7 +24,12 @@ struct FoldScaleIntoQuery : OpRewritePattern<SdpaOp> {
     if (op.getScore())
       return rewriter.notifyMatchFailure(
           op, "an additive score is not linear in the query");
-    auto query = op.getQuery().getDefiningOp<LinearOp>();
+    Value projected = op.getQuery();
+    // Rotary embeddings are linear in the query: rope(s q) == s rope(q).
+    if (auto rope = projected.getDefiningOp<RopeOp>();
+        rope && rope->hasOneUse())
+      projected = rope.getInput();
+    auto query = projected.getDefiningOp<LinearOp>();
     if (!query || !query->hasOneUse())
       return rewriter.notifyMatchFailure(
           op, "query is not a projection used only here");

@@ -123,22 +123,29 @@ struct FormKernels : attn::impl::AttnFormKernelsPassBase<FormKernels> {
         continue;
       }
       start(&op);
-      if (!fusion || fusion.getFusionRole() != FusionRole::Anchor)
+      if (!fusion || fusion.getFusionRole() == FusionRole::Epilogue)
         continue;
-      // Activation prologues that feed only this anchor are read in place.
+      // Activation prologues that feed only this anchor (or this prologue:
+      // a rotary embedding of a slice) are read in place.
       for (Value operand : op.getOperands()) {
         Operation *def = operand.getDefiningOp();
         if (!def || roleOf(def) != FusionRole::Prologue ||
             weights.contains(operand) || !groupOf.count(def))
           continue;
         unsigned g = groupOf[def];
-        if (groups[g].ops.size() != 1 ||
+        if (groups[g].ops.back() != def ||
+            llvm::any_of(groups[g].ops,
+                         [](Operation *member) {
+                           return roleOf(member) != FusionRole::Prologue;
+                         }) ||
             llvm::any_of(def->getUsers(),
                          [&](Operation *u) { return u != &op; }))
           continue;
+        for (Operation *member : groups[g].ops)
+          groupOf[member] = groups.size() - 1;
+        groups.back().ops.insert(groups.back().ops.begin(),
+                                 groups[g].ops.begin(), groups[g].ops.end());
         groups[g].ops.clear();
-        groupOf[def] = groups.size() - 1;
-        groups.back().ops.insert(groups.back().ops.begin(), def);
       }
     }
 

@@ -2,6 +2,7 @@
 #include "compiler/passes/Builders.h"
 #include "compiler/passes/Passes.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
@@ -24,10 +25,21 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
     SmallVector<OpOperand *, 3> operands = {
         &op.getQueryMutable(), &op.getKeyMutable(), &op.getValueMutable()};
     SmallVector<LinearOp, 3> projs;
+    // The rotary embedding between a projection and the attention, if any:
+    // it moves onto the fused projection's slice.
+    SmallVector<RopeOp, 3> ropes;
     auto fusible = [&](ArrayRef<OpOperand *> group) {
       projs.clear();
+      ropes.clear();
       for (OpOperand *operand : group) {
-        auto linear = operand->get().getDefiningOp<LinearOp>();
+        Value projected = operand->get();
+        auto rope = projected.getDefiningOp<RopeOp>();
+        if (rope && rope->hasOneUse())
+          projected = rope.getInput();
+        else
+          rope = nullptr;
+        ropes.push_back(rope);
+        auto linear = projected.getDefiningOp<LinearOp>();
         if (!linear || !linear->hasOneUse() ||
             linear.getLayout() == WeightLayout::panels)
           return false;
@@ -88,17 +100,26 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
     int64_t last = cast<RankedTensorType>(fused.getType()).getRank() - 1;
     SmallVector<Value, 3> parts;
     int64_t offset = 0;
-    for (LinearOp p : projs) {
+    for (auto [p, rope] : llvm::zip(projs, ropes)) {
       int64_t features = p.getOutFeatures();
-      parts.push_back(buildSlice(rewriter, loc, fused, last, offset, features));
+      Value part = buildSlice(rewriter, loc, fused, last, offset, features);
+      if (rope) {
+        IRMapping mapping;
+        mapping.map(rope.getInput(), part);
+        part = rewriter.clone(*rope, mapping)->getResult(0);
+      }
+      parts.push_back(part);
       offset += features;
     }
     rewriter.modifyOpInPlace(op, [&] {
       for (auto [operand, part] : llvm::zip(group, parts))
         operand->set(part);
     });
-    for (LinearOp p : projs)
+    for (auto [p, rope] : llvm::zip(projs, ropes)) {
+      if (rope)
+        rewriter.eraseOp(rope);
       rewriter.eraseOp(p);
+    }
     return success();
   }
 };

@@ -657,13 +657,73 @@ def make_gemma2_head():
     state.update(checkpoint_tensors(model, "model.embed_tokens.", model.model.embed_tokens))
     return cfg, "Gemma2ForCausalLM", state, {"input.x": seen["x"].numpy()}, \
         {"logits": logits.numpy()}
+def make_decoder_lm(config_class, model_class, **extra):
+    """A whole decoder LLM (Llama, Mistral): ids -> logits, untied head, no
+    attention_mask (causal, or Mistral's sliding window), no KV cache."""
+    import torch
+    cfg = config_class(hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
+                       num_hidden_layers=2, intermediate_size=64, vocab_size=50,
+                       max_position_embeddings=64, rms_norm_eps=1e-6,
+                       rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+                       tie_word_embeddings=False, attention_dropout=0.0,
+                       bos_token_id=0, eos_token_id=0, pad_token_id=0,
+                       attn_implementation="eager", **extra)
+    model = model_class(cfg).eval()
+    assert model.lm_head.weight is not model.model.embed_tokens.weight, "head tied"
+    redraw_parameters(model)
+    # The head is an nn.Linear, redrawn N(0, 0.2^2): unit-scale logits.
+    B, S = 2, 9
+    ids = torch.randint(0, cfg.vocab_size, (B, S))
+    with torch.no_grad():
+        logits = model(input_ids=ids, use_cache=False).logits
+    state = checkpoint_tensors(model, "", model)
+    inputs = {"input.ids": ids.to(torch.int32).numpy()}
+    return cfg, type(model).__name__, state, inputs, {"logits": logits.numpy()}
+
+
+def make_llama_lm():
+    """The whole LlamaForCausalLM: grouped-query attention (4 heads over 2),
+    rotate_half RoPE (theta 10000), RMSNorm (eps 1e-6), SwiGLU, untied head."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    return make_decoder_lm(LlamaConfig, LlamaForCausalLM)
+
+
+def make_mistral_lm():
+    """The whole MistralForCausalLM with a sliding window of 4 < S = 9:
+    transformers 5 lets query i see keys i - 4 < j <= i (window(4))."""
+    from transformers import MistralConfig, MistralForCausalLM
+    return make_decoder_lm(MistralConfig, MistralForCausalLM, sliding_window=4)
+
+
+def make_gptj_lm():
+    """The whole GPTJForCausalLM with rotary_dim = head_dim (rotary over whole
+    heads): GPT-J's interleaved pairs (rotate_every_two), the parallel
+    attention + MLP block, ln_f and an untied head with a bias."""
+    import torch
+    from transformers import GPTJConfig, GPTJForCausalLM
+    cfg = GPTJConfig(n_embd=32, n_head=4, n_layer=2, n_inner=64, rotary_dim=8,
+                     vocab_size=50, n_positions=64, activation_function="gelu_new",
+                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                     bos_token_id=0, eos_token_id=0, tie_word_embeddings=False,
+                     attn_implementation="eager")
+    model = GPTJForCausalLM(cfg).eval()
+    redraw_parameters(model)
+    B, S = 2, 9
+    ids = torch.randint(0, cfg.vocab_size, (B, S))
+    with torch.no_grad():
+        logits = model(input_ids=ids, use_cache=False).logits
+    state = checkpoint_tensors(model, "", model)
+    inputs = {"input.ids": ids.to(torch.int32).numpy()}
+    return cfg, type(model).__name__, state, inputs, {"logits": logits.numpy()}
 
 
 CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_vit,
            "gpt2_lm": make_gpt2_lm, "bert_model": make_bert_model,
            "transformer_seq2seq": make_transformer_seq2seq,
            "bart_decoder_layer": make_bart_decoder_layer,
-           "llama_mlp": make_llama_mlp, "gemma2_head": make_gemma2_head}
+           "llama_mlp": make_llama_mlp, "gemma2_head": make_gemma2_head,
+           "llama_lm": make_llama_lm, "mistral_lm": make_mistral_lm,
+           "gptj_lm": make_gptj_lm}
 
 
 def main():

@@ -133,6 +133,14 @@ CONFIGS = {
                   "SwiGLU (gate and up as one GEMM), residual", ()),
     "gemma2_head": ("Gemma2ForCausalLM's final GemmaRMSNorm (1 + weight), head tied "
                     "to the embeddings, final_logit_softcapping 30 -> logits", ()),
+    "llama_lm": ("the whole LlamaForCausalLM, 2 layers: grouped-query attention "
+                 "(4 heads over 2), rotate_half RoPE, RMSNorm, SwiGLU, untied "
+                 "head -> logits", ()),
+    "mistral_lm": ("the whole MistralForCausalLM, 2 layers: as llama_lm with a "
+                   "sliding window of 4 < S = 9 (window(4)) -> logits", ()),
+    "gptj_lm": ("the whole GPTJForCausalLM, 2 layers: interleaved RoPE over whole "
+                "heads, parallel attention + MLP blocks, ln_f, untied head with "
+                "a bias -> logits", ()),
 }
 
 INPUT_PREFIX = "input."

@@ -175,6 +175,85 @@ def masked_attention(q, k, v, heads, causal=False, window=None, lengths=None,
     return (o, p) if return_weights else o
 
 
+def rope(x, positions, head_dim, style="half", theta=10000.0):
+    """Rotary embeddings of every head of x [B, S, n * head_dim] at integer
+    positions [S] or [B, S] (Su et al.): the pair (a, b) of features turns
+    by the angle p * theta^(-2i / head_dim) to (a cos - b sin, a sin + b cos).
+    `half` pairs feature i with i + head_dim/2 (Hugging Face's rotate_half),
+    `interleaved` pairs 2i with 2i + 1 (GPT-J)."""
+    B, S, D = x.shape
+    half = head_dim // 2
+    freq = theta ** (-2.0 * np.arange(half) / head_dim)              # [half]
+    p = np.broadcast_to(np.asarray(positions, np.float64), (B, S))
+    angle = p[..., None] * freq                                       # [B, S, half]
+    c, s = np.cos(angle)[:, :, None], np.sin(angle)[:, :, None]       # [B, S, 1, half]
+    h = x.reshape(B, S, D // head_dim, head_dim)
+    if style == "half":
+        a, b = h[..., :half], h[..., half:]
+        out = np.concatenate([a * c - b * s, a * s + b * c], axis=-1)
+    elif style == "interleaved":
+        a, b = h[..., 0::2], h[..., 1::2]
+        out = np.stack([a * c - b * s, a * s + b * c], axis=-1).reshape(h.shape)
+    else:
+        raise ValueError(f"unknown rope style {style!r}")
+    return out.reshape(B, S, D)
+
+
+def alibi_slopes(heads):
+    """ALiBi's head slopes as the paper's reference code (`get_slopes`) has
+    them: 2^(-8/n), 2^(-16/n), ... for n heads a power of two; otherwise those
+    of the largest power of two below, then every other slope of twice as
+    many heads."""
+    def power_of_2(n):
+        start = 2.0 ** (-8.0 / n)
+        return [start ** (i + 1) for i in range(n)]
+    if math.log2(heads).is_integer():
+        return np.array(power_of_2(heads))
+    m = 2 ** math.floor(math.log2(heads))
+    return np.array(power_of_2(m) + power_of_2(2 * m)[0::2][:heads - m])
+
+
+def llm_attention(q, k, v, heads, kv_heads=None, causal=False, window=None,
+                  lengths=None, alibi=False, softcap=None, return_weights=False):
+    """Attention of today's decoders: q [B, Sq, H * dh], k and v [B, Sk,
+    K * dh] with K = kv_heads key/value heads, query head h reading head
+    h // (H / K) (grouped-query attention, Hugging Face's repeat_kv); scores
+    q.k / sqrt(dh), soft-capped to C tanh(s / C) (Gemma 2), plus ALiBi's
+    slope_h * j (BLOOM's form: the key's position), then masked as
+    masked_attention."""
+    B, Sq, D = q.shape
+    Sk = k.shape[1]
+    K = kv_heads or heads
+    dh = D // heads
+    qh = q.reshape(B, Sq, heads, dh).transpose(0, 2, 1, 3)
+    kh = np.repeat(k.reshape(B, Sk, K, dh).transpose(0, 2, 1, 3), heads // K, axis=1)
+    dv = v.shape[-1] // K
+    vh = np.repeat(v.reshape(B, Sk, K, dv).transpose(0, 2, 1, 3), heads // K, axis=1)
+    scores = qh @ kh.transpose(0, 1, 3, 2) / math.sqrt(dh)
+    if softcap is not None:
+        scores = softcap * np.tanh(scores / softcap)
+    if alibi:
+        scores = scores + alibi_slopes(heads)[None, :, None, None] * np.arange(Sk)
+    i = np.arange(Sq)[:, None]
+    j = np.arange(Sk)[None, :]
+    seen = np.ones((B, 1, Sq, Sk), dtype=bool)
+    if causal:
+        seen &= j <= i
+    if window is not None:
+        left, right = window
+        seen &= (j >= i - left) & (j <= i + right)
+    if lengths is not None:
+        seen &= j[None, None] < np.asarray(lengths).reshape(B, 1, 1, 1)
+    scores = np.where(seen, scores, -np.inf)
+    m = scores.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(scores - m)
+    s = e.sum(axis=-1, keepdims=True)
+    p = np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
+    o = (p @ vh).transpose(0, 2, 1, 3).reshape(B, Sq, heads * dv)
+    return (o, p) if return_weights else o
+
+
 # --------------------------------------------------------------- model templates
 
 @dataclass(frozen=True)

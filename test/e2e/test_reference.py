@@ -419,10 +419,48 @@ def test_sinusoidal():
     check(err < 1e-12, f"sinusoidal matches the paper's formula ({err:.1e})")
 
 
+def test_llm_attention():
+    """reference.rope, alibi_slopes and llm_attention on Python floats and
+    against the plain attention: a rotation keeps each pair's length and
+    makes q.k depend on the distance only; the published slopes; GQA with
+    kv_heads = heads is masked_attention, and with K < heads it is attention
+    over repeated K/V heads."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 5, 8))
+    for style, pairs in (("half", [(0, 2), (1, 3)]), ("interleaved", [(0, 1), (2, 3)])):
+        r = ref.rope(x, np.arange(5), 4, style, theta=100.0)
+        check(np.allclose(r[:, 0], x[:, 0], atol=1e-15), f"rope {style}: position 0 is the identity")
+        for a, b in pairs:
+            check(np.allclose(np.hypot(r[..., a], r[..., b]), np.hypot(x[..., a], x[..., b])),
+                  f"rope {style}: pair ({a}, {b}) keeps its length")
+        # Feature pair (a, b) with frequency index i turns by p * 100^(-2i/4).
+        a, b = pairs[1]
+        angle = 3 * 100.0 ** (-2 * 1 / 4)
+        want = x[0, 3, a] * math.cos(angle) - x[0, 3, b] * math.sin(angle)
+        check(abs(r[0, 3, a] - want) < 1e-12, f"rope {style}: the angle of pair ({a}, {b})")
+        q = ref.rope(np.broadcast_to(x[:, :1], x.shape), np.arange(5), 4, style)
+        k = ref.rope(np.broadcast_to(x[:, 1:2], x.shape), np.arange(5), 4, style)
+        dots = [float(q[0, i, :4] @ k[0, i - 1, :4]) for i in range(1, 5)]
+        check(max(dots) - min(dots) < 1e-12, f"rope {style}: q.k depends on the distance only")
+    check(np.allclose(ref.alibi_slopes(8), [2.0 ** -(i + 1) for i in range(8)]),
+          "alibi slopes of 8 heads: 1/2 .. 1/256")
+    check(np.allclose(ref.alibi_slopes(6), [2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8, 2 ** -1, 2 ** -3]),
+          "alibi slopes of 6 heads: 4 of the power of two, then 2 interleaved")
+    q, k, v = (rng.standard_normal((2, 6, 8)) for _ in range(3))
+    check(np.allclose(ref.llm_attention(q, k, v, 2, causal=True, lengths=[6, 3]),
+                      ref.masked_attention(q, k, v, 2, causal=True, lengths=[6, 3])),
+          "llm_attention without its extras is masked_attention")
+    kv = rng.standard_normal((2, 6, 4))
+    rep = np.concatenate([kv, kv], axis=-1)    # the one kv head repeated for 2
+    check(np.allclose(ref.llm_attention(q, kv, kv, 2, 1), ref.masked_attention(q, rep, rep, 2)),
+          "multi-query attention reads the one key/value head for every head")
+
+
 def main():
     test_functions()
     test_sinusoidal()
     test_rms_norm_and_softcap()
+    test_llm_attention()
     test_against_naive()
     test_causal()
     test_layouts_and_packing()

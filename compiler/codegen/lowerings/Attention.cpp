@@ -1,6 +1,8 @@
 //===- compiler/codegen/lowerings/Attention.cpp - attn.sdpa ---------------===//
 #include "compiler/codegen/Lowering.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace Halide;
@@ -50,6 +52,14 @@ public:
     if (Value bias = op.getBias()) {
       biasFunc = b.get(bias).func;
       biasRank = cast<RankedTensorType>(bias.getType()).getRank();
+    }
+    if (auto cap = op.getSoftcap())
+      softcap = cap->convertToFloat();
+    if (op.getMask().getAlibi()) {
+      std::vector<float> slopes = alibiSlopes(heads);
+      alibi = Buffer<float>(std::vector<int>{int(heads)}, b.name("alibi"));
+      for (int h = 0; h < int(heads); ++h)
+        alibi(h) = slopes[h];
     }
     if (Value score = op.getScore()) {
       // [dk] or [1, dk]: index the entries by e alone.
@@ -120,6 +130,40 @@ public:
     return biasFunc(at);
   }
 
+  /// The score of (row, key) for query head `h` from its scaled product:
+  /// soft-capped, then the additive bias and the ALiBi term added.
+  Expr finish(Expr scaled, Expr row, Expr key, Expr h) const {
+    Expr s = scaled;
+    if (softcap > 0.0f)
+      s = softcap * vectorTanh(s * (1.0f / softcap));
+    s = s + bias(row, key, h);
+    if (alibi.defined()) {
+      Expr p = row + offset();
+      s = s + alibi(h) * Halide::cast<float>(key - p);
+    }
+    return s;
+  }
+
+  /// ALiBi's slope of each head, as BLOOM's build_alibi_tensor computes
+  /// them in f32: base^1 .. base^n for the largest power of two n <= heads
+  /// (base = 2^(-8/n)), then the odd powers of 2^(-4/n) for the rest.
+  static std::vector<float> alibiSlopes(int64_t heads) {
+    int64_t n = 1;
+    while (2 * n <= heads)
+      n *= 2;
+    auto powers = [](double exponentOfBase, int64_t first, int64_t count,
+                     int64_t step, std::vector<float> &out) {
+      float base = float(std::exp2(exponentOfBase));
+      for (int64_t k = 0; k < count; ++k)
+        out.push_back(float(std::pow(double(base), double(first + k * step))));
+    };
+    std::vector<float> slopes;
+    powers(-8.0 / double(n), 1, n, 1, slopes);
+    if (n != heads)
+      powers(-4.0 / double(n), 1, std::min(n, heads - n), 2, slopes);
+    return slopes;
+  }
+
   /// Query-head feature `e` of head `h` against key-head feature `e` of the
   /// key at `key`: one term of the score's reduction.
   Expr scoreTerm(Expr query, Expr h, Expr e, Expr key) const {
@@ -150,6 +194,9 @@ public:
   Func queries, keys, values, checkedLengths, biasFunc, scoreVector,
       queryOffsets;
   int biasRank = 0;
+  /// The soft cap of the scores, 0 for none; ALiBi's slope per query head.
+  float softcap = 0.0f;
+  Buffer<float> alibi;
   Expr queryLength, keyLength;
   std::vector<Expr> queryExtents;
   int64_t heads;
@@ -193,7 +240,7 @@ LogicalResult lowerFlash(AttentionParts &a) {
       a.scoreTerm(queries(a.with({ii, r.x, it, h})), h, r.x, key);
 
   auto score = [&](Expr j) {
-    return dot(a.with({ii, j, kt, it, h})) + a.bias(row, kt * tk + j, h);
+    return a.finish(dot(a.with({ii, j, kt, it, h})), row, kt * tk + j, h);
   };
   Expr visibleAt = substitute(jj.name(), kr.x, visible);
   Func tileMax(b.name("tile_max")), probs(b.name("probs")),
@@ -266,7 +313,7 @@ LogicalResult lowerWithWeights(AttentionParts &a) {
   Expr q = a.queries(a.with({h * a.dk + r.x, i}));
   scores(at(j, i, h)) = 0.0f;
   scores(at(j, i, h)) += a.scoreTerm(q, h, r.x, j);
-  Expr s = scores(at(j, i, h)) * scale + a.bias(i, j, h);
+  Expr s = a.finish(scores(at(j, i, h)) * scale, i, j, h);
   RDom kr(0, a.keyLength, b.name("key"));
   Expr sAt = substitute(j.name(), kr.x, s);
   Func rowMax(b.name("row_max")), rowSum(b.name("row_sum"));

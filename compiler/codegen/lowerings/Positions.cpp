@@ -46,9 +46,66 @@ static LogicalResult lowerSinusoidal(SinusoidalOp op, KernelBuilder &b) {
   return success();
 }
 
+/// Rotary embeddings of every head: out = x cos + rotate(x) sin, with
+/// inv_freq, the angle, cos and sin in f32 as Hugging Face's
+/// LlamaRotaryEmbedding and apply_rotary_pos_emb compute them (inv_freq =
+/// 1 / theta^(2i / head_dim) rounded once to f32; Hugging Face's f32 pow may
+/// differ by an ulp).
+static LogicalResult lowerRope(RopeOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  const Tensor &positions = b.get(op.getPositions());
+  int headDim = int(op.getHeadDim()), half = headDim / 2;
+  int features = int(op.getType().getShape().back());
+  double theta = op.getTheta().convertToFloat();
+  Buffer<float> invFreq(std::vector<int>{half}, b.name("inv_freq"));
+  for (int i = 0; i < half; ++i) {
+    float exponent = float(2 * i) / float(headDim);
+    invFreq(i) = 1.0f / float(std::pow(theta, double(exponent)));
+  }
+  size_t rank = in.extents.size();
+  std::vector<Var> v = b.vars(rank);
+  // Positions are [S] or [batch..., S]: the vars after the features.
+  size_t pr = positions.extents.size();
+  std::vector<Expr> at(v.begin() + 1, v.begin() + 1 + pr);
+  Expr d = v[0] % headDim;
+  Expr pair, partner, sign;
+  if (op.getStyle() == RopeStyle::half) {
+    // rotate_half: (-x[i + half], x[i - half]); feature i uses frequency
+    // i mod half (cos and sin are cat(freqs, freqs)).
+    Expr first = d < half;
+    pair = select(first, d, d - half);
+    partner = v[0] + select(first, half, -half);
+    sign = select(first, -1.0f, 1.0f);
+  } else {
+    // GPT-J's rotate_every_two: (-x[2i + 1], x[2i]), frequencies repeated
+    // per pair.
+    Expr even = d % 2 == 0;
+    pair = d / 2;
+    partner = v[0] + select(even, 1, -1);
+    sign = select(even, -1.0f, 1.0f);
+  }
+  // cos and sin per frequency and position: a table the schedule computes
+  // once, rather than per head and element.
+  std::vector<Var> t = b.vars(1 + pr);
+  std::vector<Expr> tableAt(t.begin() + 1, t.end());
+  Expr angle = Halide::cast<float>(positions.func(tableAt)) * invFreq(t[0]);
+  Func table(b.name("rope_table"));
+  table(t) = Tuple(cos(angle), sin(angle));
+  b.stages.tables.push_back(table);
+  at.insert(at.begin(), clamp(pair, 0, half - 1));
+  Tuple cs = table(at);
+  Expr x = in.func(v);
+  Expr other = in.func(b.args(rank, 0, clamp(partner, 0, features - 1)));
+  Func out(b.name("rope"));
+  out(v) = x * cs[0] + (sign * other) * cs[1];
+  b.define(op.getResult(), {out, in.extents});
+  return success();
+}
+
 void registerPositionLowerings(LoweringRegistry &registry) {
   registry.add<PositionsOp>(lowerPositions);
   registry.add<SinusoidalOp>(lowerSinusoidal);
+  registry.add<RopeOp>(lowerRope);
 }
 
 } // namespace attnc::codegen

@@ -21,16 +21,16 @@ using llvm::function_ref;
 
 LogicalResult MaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                bool causal, int64_t offset, int64_t windowLeft,
-                               int64_t windowRight) {
+                               int64_t windowRight, bool alibi) {
   if (windowLeft < -1 || windowRight < -1)
     return emitError() << "window sides must be >= 0, or -1 for unbounded";
   return success();
 }
 
 /// `mask<term, term ...>`: none, causal, window(L, R) with `*` for an
-/// unbounded side, offset(N).
+/// unbounded side, offset(N), alibi.
 Attribute MaskAttr::parse(AsmParser &parser, Type) {
-  bool causal = false;
+  bool causal = false, alibi = false;
   int64_t offset = 0, left = -1, right = -1;
   auto parseSide = [&](int64_t &side) -> ParseResult {
     if (succeeded(parser.parseOptionalStar())) {
@@ -50,6 +50,8 @@ Attribute MaskAttr::parse(AsmParser &parser, Type) {
       continue;
     if (term == "causal") {
       causal = true;
+    } else if (term == "alibi") {
+      alibi = true;
     } else if (term == "window") {
       if (parser.parseLParen() || parseSide(left) || parser.parseComma() ||
           parseSide(right) || parser.parseRParen())
@@ -60,14 +62,15 @@ Attribute MaskAttr::parse(AsmParser &parser, Type) {
         return {};
     } else {
       parser.emitError(at, "unknown mask term '")
-          << term << "'; the terms are none, causal, window(L, R), offset(N)";
+          << term
+          << "'; the terms are none, causal, window(L, R), offset(N), alibi";
       return {};
     }
   } while (succeeded(parser.parseOptionalComma()));
   if (parser.parseGreater())
     return {};
   return parser.getChecked<MaskAttr>(parser.getContext(), causal, offset, left,
-                                     right);
+                                     right, alibi);
 }
 
 void MaskAttr::print(AsmPrinter &printer) const {
@@ -82,6 +85,8 @@ void MaskAttr::print(AsmPrinter &printer) const {
                     side(getWindowRight()) + ")");
   if (getOffset() != 0)
     terms.push_back("offset(" + std::to_string(getOffset()) + ")");
+  if (getAlibi())
+    terms.push_back("alibi");
   if (terms.empty())
     terms.push_back("none");
   printer << "<";

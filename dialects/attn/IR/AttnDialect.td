@@ -37,6 +37,14 @@ def Attn_WeightLayout : I32EnumAttr<"WeightLayout", "storage order of a linear w
 }
 def Attn_WeightLayoutAttr : EnumAttr<Attn_Dialect, Attn_WeightLayout, "layout">;
 
+def Attn_RopeStyle : I32EnumAttr<"RopeStyle", "which features rotary embeddings pair", [
+    I32EnumAttrCase<"half", 0>,
+    I32EnumAttrCase<"interleaved", 1>]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+def Attn_RopeStyleAttr : EnumAttr<Attn_Dialect, Attn_RopeStyle, "rope_style">;
+
 def Attn_MaskAttr : AttrDef<Attn_Dialect, "Mask"> {
   let mnemonic = "mask";
   let summary = "which keys each query of an attention sees";
@@ -46,7 +54,10 @@ def Attn_MaskAttr : AttrDef<Attn_Dialect, "Mask"> {
     - `causal`: `j <= p`;
     - `window(left, right)`: `p - left <= j <= p + right` (`*` for no bound
       on that side).
-    `none` holds no term. Operands of the attention add more: key lengths
+    `none` holds no term. `alibi` hides no key: it adds `slope_h * (j - p)`
+    to the scores of query head `h` (ALiBi, Press et al.; BLOOM's and MPT's
+    slopes `2^(-8 (h + 1) / n)` for `n` heads a power of two, with the
+    interleaved extra slopes of `build_alibi_tensor` otherwise). Operands of the attention add more: key lengths
     (`j < length[b]`) and an additive bias. `offset` aligns queries that are
     the last `S` of `offset + S` keys (decoding with a cache), and is 0 when
     queries and keys are the same sequence.
@@ -55,19 +66,25 @@ def Attn_MaskAttr : AttrDef<Attn_Dialect, "Mask"> {
 
     ```mlir
     mask<none>  mask<causal>  mask<causal, window(255, 0)>  mask<causal, offset(3)>
+    mask<causal, alibi>
     ```
   }];
   let parameters = (ins "bool":$causal, "int64_t":$offset,
-                        "int64_t":$windowLeft, "int64_t":$windowRight);
+                        "int64_t":$windowLeft, "int64_t":$windowRight,
+                        "bool":$alibi);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let builders = [
-    AttrBuilder<(ins), [{ return $_get($_ctxt, false, 0, -1, -1); }]>,
+    AttrBuilder<(ins), [{ return $_get($_ctxt, false, 0, -1, -1, false); }]>,
+    AttrBuilder<(ins "bool":$causal, "int64_t":$offset,
+                     "int64_t":$windowLeft, "int64_t":$windowRight), [{
+      return $_get($_ctxt, causal, offset, windowLeft, windowRight, false);
+    }]>,
   ];
   let extraClassDeclaration = [{
     /// A window side of -1 is unbounded.
     bool hasWindow() const { return getWindowLeft() >= 0 || getWindowRight() >= 0; }
-    bool isNone() const { return !getCausal() && !hasWindow(); }
+    bool isNone() const { return !getCausal() && !hasWindow() && !getAlibi(); }
   }];
 }
 

@@ -462,6 +462,21 @@ LogicalResult SelfAttentionOp::verify() {
   if (d % getHeads() != 0)
     return emitOpError("d_model ")
            << d << " is not divisible by heads = " << getHeads();
+  int64_t kvHeads = getNumKvHeads(), headDim = d / getHeads();
+  if (kvHeads > getHeads() || getHeads() % kvHeads != 0)
+    return emitOpError("kv_heads = ")
+           << kvHeads << " does not divide heads = " << getHeads();
+  // Keys and values have kv_heads heads of the queries' head dim.
+  int64_t kvd = kvHeads * headDim;
+  if (getRope() && headDim % 2 != 0)
+    return emitOpError("rotary embeddings need an even head dim, got ")
+           << headDim;
+  if (getRopeTheta() && !getRope())
+    return emitOpError("rope_theta without rope");
+  if (auto theta = getRopeTheta(); theta && !(theta->convertToFloat() > 0))
+    return emitOpError("rope_theta must be > 0");
+  if (auto cap = getSoftcap(); cap && !(cap->convertToFloat() > 0))
+    return emitOpError("softcap must be > 0");
   bool separate = getQWeight() || getKWeight() || getVWeight();
   if (separate == bool(getQkvWeight()))
     return emitOpError("needs either q, k and v projections or one packed qkv "
@@ -470,11 +485,12 @@ LogicalResult SelfAttentionOp::verify() {
     if (!getQWeight() || !getKWeight() || !getVWeight())
       return emitOpError("needs all three of q, k and v projections");
     if (failed(verifyProjection(*this, "q", getQWeight(), getQBias(), d, d)) ||
-        failed(verifyProjection(*this, "k", getKWeight(), getKBias(), d, d)) ||
-        failed(verifyProjection(*this, "v", getVWeight(), getVBias(), d, d)))
+        failed(
+            verifyProjection(*this, "k", getKWeight(), getKBias(), kvd, d)) ||
+        failed(verifyProjection(*this, "v", getVWeight(), getVBias(), kvd, d)))
       return failure();
   } else if (failed(verifyProjection(*this, "qkv", getQkvWeight(), getQkvBias(),
-                                     3 * d, d))) {
+                                     d + 2 * kvd, d))) {
     return failure();
   }
   if (failed(
@@ -618,6 +634,50 @@ float SelfAttentionOp::getEffectiveScale() {
   return 1.0f / std::sqrt(float(d / getHeads()));
 }
 
+LogicalResult RopeOp::verify() {
+  auto x = getInput().getType();
+  auto p = cast<RankedTensorType>(getPositions().getType());
+  int64_t rank = x.getRank(), pr = p.getRank();
+  if (rank < 2)
+    return emitOpError("input must be at least [S, features]");
+  if (getResult().getType() != x)
+    return emitOpError("result type must equal the input type");
+  int64_t features = x.getShape().back(), headDim = getHeadDim();
+  if (ShapedType::isDynamic(features) || features % headDim != 0)
+    return emitOpError("the features (")
+           << extentStr(features)
+           << ") are not a multiple of head_dim = " << headDim;
+  if (headDim % 2 != 0)
+    return emitOpError("head_dim must be even, got ") << headDim;
+  if (!(getTheta().convertToFloat() > 0))
+    return emitOpError("theta must be > 0");
+  // Positions run along the sequence dim and, when [B, S], the batch dims.
+  if (pr < 1 || pr > rank - 1)
+    return emitOpError("positions must be [S] or [batch..., S] of the input's "
+                       "leading dims, got ")
+           << p;
+  for (int64_t d = 0; d < pr; ++d)
+    if (!extentsAgree(p.getDimSize(d), x.getDimSize(rank - 1 - pr + d)))
+      return emitOpError("positions ")
+             << p << " do not match the leading dims of the input " << x;
+  return success();
+}
+
+/// The result has the input's dims; positions align with the dims before
+/// the features.
+void RopeOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  Value x = getInput(), out = getResult(), p = getPositions();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  int64_t pr = cast<RankedTensorType>(p.getType()).getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    DimGroup group{{out, d}, {x, d}};
+    int64_t at = d - (rank - 1 - pr);
+    if (at >= 0 && at < pr)
+      group.push_back({p, at});
+    groups.push_back(std::move(group));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Core ops
 //===----------------------------------------------------------------------===//
@@ -720,6 +780,8 @@ LogicalResult SdpaOp::verify() {
   if (result.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("result must be the query's shape with ")
            << expected.back() << " features (heads x value head dim)";
+  if (auto cap = getSoftcap(); cap && !(cap->convertToFloat() > 0))
+    return emitOpError("softcap must be > 0");
   if (Value score = getScore()) {
     auto w = cast<RankedTensorType>(score.getType());
     bool row = w.getRank() == 1 || (w.getRank() == 2 && w.getDimSize(0) == 1);

@@ -34,6 +34,10 @@ namespace mlir::attn {
 /// (WeightExprOpInterface): the driver evaluates them at link time. Some
 /// (slice, scale) also apply to activations; check their operands too.
 bool isWeightExpressionOp(Operation *op);
+
+/// The base of rotary embeddings' frequencies when a model gives none
+/// (Llama's, GPT-NeoX's and GPT-J's `rope_theta`).
+inline constexpr float kDefaultRopeTheta = 10000.0f;
 } // namespace mlir::attn
 
 #endif // ATTNC_DIALECTS_ATTN_IR_ATTNOPS_H

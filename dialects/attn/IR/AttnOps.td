@@ -339,6 +339,38 @@ def Attn_SinusoidalOp : Attn_Op<"sinusoidal", [Pure,
   let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
 
+def Attn_RopeOp : Attn_Op<"rope", [Pure,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "rotary position embedding of every head";
+  let description = [{
+    Rotates pairs of features of each `head_dim` slice of the last dim by
+    angles `positions * theta^(-2i / head_dim)` (RoPE, Su et al.). With
+    `style(half)` feature `i` pairs with `i + head_dim / 2` (Hugging Face's
+    `rotate_half`: Llama, Mistral, Qwen, GPT-NeoX); with `style(interleaved)`
+    feature `2i` pairs with `2i + 1` (GPT-J). `positions` are i32, `[S]` or
+    `[B, S]` along the input's batch and sequence dims, so a decoder may pass
+    `P + s`. The frequencies, angles, cosines and sines are computed in f32
+    as `LlamaRotaryEmbedding` does. In a kernel it is read in place by the
+    attention that uses it (a prologue).
+
+    ```mlir
+    %r = attn.rope %q, %p style(half) {head_dim = 64 : i64, theta = 1.0e+04 : f32}
+        : (tensor<?x?x2048xf32>, tensor<?xi32>) -> tensor<?x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, RankedTensorOf<[I32]>:$positions,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim,
+                       Attn_RopeStyleAttr:$style, F32Attr:$theta);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $positions `style` `(` $style `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Prologue">.definition;
+}
+
 def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface,
                               ["absorbsElementwiseProducer"]>,
@@ -533,6 +565,12 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     `[out, in]` layout. `scale` defaults to 1/sqrt(d_model / heads). The
     mask, key lengths and additive bias are `attn.sdpa`'s; with a `weights`
     result the attention probabilities `[B, heads, S, S]` are returned too.
+    With `kv_heads = K` (grouped-query attention) the key and value
+    projections have `K * head_dim` outputs each (a packed `qkv` is
+    `[(heads + 2K) * head_dim, D]`, Q|K|V). With `rope` the queries and keys
+    of every head are rotated (`attn.rope`, base `rope_theta`, default
+    10000) at positions 0 .. S-1 after the projections; `softcap` is
+    `attn.sdpa`'s.
 
     With `key_cache` and `value_cache` (state buffers `[B, L, features]`, a
     KV cache) the keys and values are also written into the caches: at rows
@@ -545,6 +583,10 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     %a = attn.self_attention %x heads(12) mask<causal> qkv(%wqkv, %bqkv) out(%wo, %bo)
         : (tensor<?x?x768xf32>, tensor<2304x768xf32>, tensor<2304xf32>,
            tensor<768x768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
+    %l = attn.self_attention %x heads(32) kv_heads(4) mask<causal> rope(half)
+        q(%wq) k(%wk) v(%wv) out(%wo)
+        : (tensor<?x?x2048xf32>, tensor<2048x2048xf32>, tensor<256x2048xf32>,
+           tensor<256x2048xf32>, tensor<2048x2048xf32>) -> tensor<?x?x2048xf32>
     ```
   }];
   let arguments = (ins Attn_F32Tensor:$input,
@@ -557,11 +599,15 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
       Optional<Attn_F32Tensor>:$key_cache, Optional<Attn_F32Tensor>:$value_cache,
       Optional<Attn_I32Vector>:$position,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads, Attn_MaskAttr:$mask,
-      OptionalAttr<F32Attr>:$scale);
+      OptionalAttr<F32Attr>:$scale,
+      OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
+      OptionalAttr<Attn_RopeStyleAttr>:$rope, OptionalAttr<F32Attr>:$rope_theta,
+      OptionalAttr<F32Attr>:$softcap);
   let results = (outs Attn_F32Tensor:$result,
                       Optional<Attn_F32Tensor>:$weights);
   let assemblyFormat = [{
-    $input `heads` `(` $heads `)` `mask` `` $mask
+    $input `heads` `(` $heads `)` (`kv_heads` `(` $kv_heads^ `)`)? `mask` `` $mask
+    (`rope` `(` $rope^ `)`)?
     (`q` `(` $q_weight^ (`,` $q_bias^)? `)`)?
     (`k` `(` $k_weight^ (`,` $k_bias^)? `)`)?
     (`v` `(` $v_weight^ (`,` $v_bias^)? `)`)?
@@ -578,6 +624,8 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
   let extraClassDeclaration = [{
     /// 1/sqrt(d_head) unless the model set a scale.
     float getEffectiveScale();
+    /// Key/value heads (`kv_heads`, or `heads`).
+    int64_t getNumKvHeads() { return getKvHeads() ? *getKvHeads() : getHeads(); }
     /// Features of the keys (and of the values): what a cache row holds.
     int64_t getKeyFeatures();
     LogicalResult verifyCaches();
@@ -604,6 +652,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     `scale * sum_e w_e tanh(Q_e + K_e)`; `w` is `[dk]` or `[1, dk]` (the
     weight of an `nn.Linear(dk, 1)`). A `scale` of 1 means it has been
     folded into the query projection.
+    With `softcap = C` the scaled score becomes `C * tanh(score / C)`
+    before the bias and the mask are applied (Gemma 2's attention logit
+    soft-capping).
 
     Which keys a query sees is the `mask` attribute, further limited by
     `lengths` (`[B]`, i32: key `j` of batch `b` is seen when `j < lengths[b]`,
@@ -632,7 +683,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
       Optional<Attn_I32Vector>:$query_offsets,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
-      Attn_MaskAttr:$mask, F32Attr:$scale);
+      Attn_MaskAttr:$mask, F32Attr:$scale, OptionalAttr<F32Attr>:$softcap);
   let results = (outs Attn_F32Tensor:$result,
                       Optional<Attn_F32Tensor>:$weights);
   let assemblyFormat = [{

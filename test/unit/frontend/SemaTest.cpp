@@ -523,7 +523,8 @@ TEST(Sema, AttentionMask) {
             "casual)\n  output y"),
       "16:63",
       "unknown mask 'casual'; a mask is none, causal, padding(LENGTHS), "
-      "window(W), window(LEFT, RIGHT), an f32 tensor added to the scores, or "
+      "window(W), window(LEFT, RIGHT), alibi, an f32 tensor added to the "
+      "scores, or "
       "several joined with '&'"));
   // ids is i32[B, S], not one length per sequence.
   EXPECT_TRUE(failsWith(
@@ -703,8 +704,9 @@ TEST(Sema, ScoreFunctions) {
   EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, mem, mask "
                                    "= causal)"),
                         "19:44",
-                        "'causal' and 'window' compare query and key "
-                        "positions, but the queries run along S and the keys "
+                        "'causal', 'window' and 'alibi' compare query and "
+                        "key positions, but the queries run along S and the "
+                        "keys "
                         "along T"));
   EXPECT_TRUE(load(crossModel("  output y = attention(x, x, x, mask = causal "
                               "& window(4))"))
