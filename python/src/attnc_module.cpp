@@ -369,6 +369,5 @@ NB_MODULE(_attnc, m) {
       .def("has_entry", &Model::hasEntry)
       .def("run", &Model::run, nb::arg("inputs"), nb::arg("out"),
            nb::arg("entry").none() = nb::none(),
-           nb::arg("states") =
-               std::vector<std::pair<std::string, OutArray>>());
+           nb::arg("states") = std::vector<std::pair<std::string, OutArray>>());
 }
