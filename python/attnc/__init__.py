@@ -21,7 +21,18 @@ writable, the model's dtype and shape), which are written in place.
 
 Errors are `attnc.Error`s carrying the runtime's message, one subclass per
 status of attn.h (ShapeError, DTypeError, ...); attnc's own failures are
-CompileError. The GIL is released while a model loads and runs, so other
+CompileError.
+
+A decoder compiled with KV caches (`state` and `cache = P` in the model) has
+the entry points "run", "prefill" and "decode"; its caches are numpy arrays
+the caller owns, written in place (a sequence is its states: copy them to
+fork it, keep several for several sequences):
+
+    states = m.new_state(batch=1, capacity=256)      # name -> zeroed float32 array
+    logits = m.prefill({"ids": prompt}, states)["logits"]
+    logits = m.decode({"ids": [[token]]}, states, position=len(prompt))["logits"]
+
+The GIL is released while a model loads and runs, so other
 Python threads go on, and several threads may run models at once (runs on one
 model are serialised by the runtime; load a model twice to run it twice at
 once).
@@ -204,6 +215,9 @@ def _tensor_info(raw):
 
 # ------------------------------------------------------------------ models
 
+# The entry points a library may have (attn_model_has_entry).
+_ENTRIES = ("run", "prefill", "decode")
+
 
 class Model:
     """A loaded model library (attnc.load). Call it with its inputs by name:
@@ -222,6 +236,12 @@ class Model:
         # What it read from `weights`, as declared (f32, bf16 or f16).
         self.weight_tensors = [_tensor_info(t) for t in self._m.weights()]
         self._in_dtypes = {t.name: t.dtype for t in self.inputs}
+        # The KV caches a "prefill" or "decode" writes (none for most models).
+        self.states = [_tensor_info(t) for t in self._m.states()]
+        self._state_dtypes = {t.name: t.dtype for t in self.states}
+        self.entries = tuple(e for e in _ENTRIES if self._m.has_entry(e))
+        if "decode" in self.entries:
+            self._in_dtypes.setdefault("position", np.dtype(np.int32))
         if threads is not None:
             self.set_threads(threads)
 
@@ -232,17 +252,110 @@ class Model:
     def __call__(self, /, **inputs):
         return self.run(inputs)
 
-    def run(self, inputs, out=None):
+    def run(self, inputs, out=None, entry=None, states=None):
         """Runs the model on `inputs` (a mapping name -> array-like). `out`
         (name -> array) gives arrays to write outputs into; the others are
-        allocated. Returns a dict name -> array of every output."""
+        allocated. Returns a dict name -> array of every output.
+
+        `entry`: the entry point, None or "run" (the default), "prefill" or
+        "decode" (a model with states; see has_entry). `states` (name ->
+        array, each state once; see new_state) are the KV caches "prefill"
+        and "decode" read and write in place; "decode" also takes the input
+        `position` (i32 [B]; decode() makes it from an int)."""
         ins = [(name, self._input(name, value)) for name, value in inputs.items()]
+        sts = [(name, self._state(name, a)) for name, a in (states or {}).items()]
         if not out:
-            return self._m.run(ins, [])
+            return self._m.run(ins, [], entry, sts)
         outs = [(name, self._output(name, a)) for name, a in out.items()]
-        result = self._m.run(ins, outs)
+        result = self._m.run(ins, outs, entry, sts)
         result.update(outs)
         return {t.name: result[t.name] for t in self.outputs if t.name in result}
+
+    def has_entry(self, name):
+        """True when the library has the entry point `name`: "run" always;
+        "prefill" and "decode" for a model with states (KV caches)."""
+        return bool(self._m.has_entry(str(name)))
+
+    def new_state(self, batch=1, capacity=None):
+        """New zeroed states for `batch` sequences of up to `capacity` tokens
+        (default: the capacity symbol's bound): a dict name -> float32 array
+        [batch, capacity, F] per state, which the caller owns and passes to
+        prefill / decode / run(states=...). The runtime writes their rows in
+        place and never copies them; copy the dict's arrays to fork a
+        sequence."""
+        if not self.states:
+            raise ArgumentError(f"model '{self.info.name}' has no states: declare its KV "
+                                "caches with 'state' and give them to its attention as "
+                                "'cache = P'", 4)
+        batch = int(batch)
+        result = {}
+        for t in self.states:
+            shape = []
+            for i, d in enumerate(t.dims):
+                if not d.is_dynamic:
+                    shape.append(d.extent)
+                    continue
+                if i == 0:
+                    what, value = "batch", batch
+                else:
+                    what, value = "capacity", capacity
+                    if value is None:
+                        if d.max is None:
+                            raise ArgumentError(
+                                f"state '{t.name}': its capacity {d.symbol} has no bound; "
+                                "give new_state(capacity=N)", 4)
+                        value = d.max
+                value = int(value)
+                if value < 1 or (d.max is not None and value > d.max):
+                    bound = f" (at most {d.max})" if d.max is not None else ""
+                    raise DimOutOfBoundsError(
+                        f"state '{t.name}': {what} {value} for {d.symbol} is out of bounds: "
+                        f"it must be at least 1{bound}", 7)
+                shape.append(value)
+            if t.dtype is None:
+                raise DTypeError(f"state '{t.name}' is {t.dtype_name}, which has no numpy "
+                                 "dtype here", 6)
+            result[t.name] = np.zeros(shape, dtype=t.dtype)
+        return result
+
+    def prefill(self, inputs, states, out=None):
+        """run(inputs, entry="prefill", states=states): the outputs of the
+        prompt `inputs`, its keys and values written into rows 0 .. S-1 of
+        `states`."""
+        return self.run(inputs, out=out, entry="prefill", states=states)
+
+    def decode(self, inputs, states, position, out=None):
+        """run(inputs + position, entry="decode", states=states): `inputs`
+        are S new tokens after the `position` (an int, or i32 [B]) already
+        in `states`; their keys and values go into rows position ..
+        position + S - 1. A decode past the states' capacity raises
+        KernelError before any state is written."""
+        inputs = dict(inputs)
+        if isinstance(position, (int, np.integer)):
+            first = next(iter(states.values()), None) if states else None
+            batch = first.shape[0] if isinstance(first, np.ndarray) and first.ndim else 1
+            position = np.full((batch,), position, dtype=np.int32)
+        inputs["position"] = position
+        return self.run(inputs, out=out, entry="decode", states=states)
+
+    def _state(self, name, a):
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"state '{name}' must be a numpy array, not {type(a).__name__} "
+                            "(the runtime writes it in place): make states with "
+                            "Model.new_state")
+        expected = self._state_dtypes.get(name)
+        if expected is not None and a.dtype != expected:
+            raise DTypeError(f"state '{name}' is a numpy {a.dtype} array but the model keeps "
+                             f"it as {expected}: a state is written in place, never converted; "
+                             "make states with Model.new_state", 6)
+        if a.dtype not in _KNOWN_DTYPES:
+            raise DTypeError(f"state '{name}' is a numpy {a.dtype} array; the runtime keeps "
+                             "states in f32", 6)
+        if not (a.flags.c_contiguous and a.flags.writeable):
+            raise ArgumentError(f"state '{name}' must be a writable C-contiguous array: the "
+                                "runtime writes its rows in place, and a copy would lose them "
+                                "(np.ascontiguousarray it once and keep that array)", 4)
+        return a
 
     def _input(self, name, value):
         expected = self._in_dtypes.get(name)

@@ -1,18 +1,19 @@
 //===- python/src/attnc_module.cpp - attnc._attnc, the runtime's binding --===//
 //
 // A thin nanobind layer over the C API of libattnrt (attn/attn.h) and nothing
-// else: load, describe, set threads, run. Policy (which arrays are accepted,
-// names, Python-side types) lives in attnc/__init__.py; what reaches this
-// module is checked again here only as far as memory safety needs.
+// else: load, describe, set threads, run (any entry point, with states).
+// Policy (which arrays are accepted, names, Python-side types) lives in
+// attnc/__init__.py; what reaches this module is checked again here only as
+// far as memory safety needs.
 //
 // Errors: a failing attn_* call raises the exception that the factory
 // registered by attnc/__init__.py makes from (status, attn_last_error()), so
 // the runtime's message reaches Python unchanged.
 //
 // The GIL is released around attn_model_load_with_options and
-// attn_model_run. A model is closed under an exclusive lock that every run
-// shares, so close() waits for the runs in flight instead of freeing the
-// model under them.
+// attn_model_run_with_options. A model is closed under an exclusive lock that
+// every run shares, so close() waits for the runs in flight instead of freeing
+// the model under them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -206,11 +207,33 @@ public:
     check(attn_model_set_threads(live(), threads));
   }
 
-  /// Runs the model on `inputs` (name, array), writing the outputs of `out`
-  /// (name, array) in place; returns a dict of the other outputs, in new
-  /// arrays sized by attn_model_output_dims.
+  /// The states (KV caches) the caller owns, as inputs() describes inputs.
+  nb::list states() const {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    const attn_model *m = live();
+    nb::list out;
+    for (int32_t i = 0; i < attn_model_num_states(m); ++i) {
+      attn_tensor_info t;
+      check(attn_model_state_info(m, i, &t));
+      out.append(dimsInfo(t));
+    }
+    return out;
+  }
+
+  bool hasEntry(const std::string &name) const {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    return attn_model_has_entry(live(), name.c_str()) == 1;
+  }
+
+  /// Runs entry `entry` (None: "run") of the model on `inputs` (name,
+  /// array), with `states` (name, array) written in place by "prefill" and
+  /// "decode", writing the outputs of `out` (name, array) in place; returns
+  /// a dict of the other outputs, in new arrays sized by
+  /// attn_model_output_dims.
   nb::dict run(const std::vector<std::pair<std::string, InArray>> &inputs,
-               const std::vector<std::pair<std::string, OutArray>> &out) {
+               const std::vector<std::pair<std::string, OutArray>> &out,
+               std::optional<std::string> entry,
+               const std::vector<std::pair<std::string, OutArray>> &states) {
     std::shared_lock<std::shared_mutex> lock = lockShared();
     const attn_model *m = live();
     std::vector<Slot> inSlots(inputs.size());
@@ -219,6 +242,18 @@ public:
                const_cast<void *>(inputs[i].second.data()));
     std::vector<attn_tensor> in = tensorsOf(inSlots);
     int32_t numIn = static_cast<int32_t>(in.size());
+    // Output dims follow from the inputs of "run": "decode"'s extra
+    // `position` is left out of that question (the run itself checks it).
+    std::vector<attn_tensor> runIn;
+    bool decode = entry && *entry == "decode";
+    for (const attn_tensor &t : in)
+      if (!decode || std::strcmp(t.name, "position") != 0)
+        runIn.push_back(t);
+    std::vector<Slot> stateSlots(states.size());
+    for (size_t i = 0; i < states.size(); ++i)
+      fillSlot(stateSlots[i], states[i].first, "state", states[i].second,
+               states[i].second.data());
+    std::vector<attn_tensor> stateTensors = tensorsOf(stateSlots);
 
     nb::dict result;
     std::vector<Slot> outSlots;
@@ -239,8 +274,9 @@ public:
       Slot slot;
       slot.name = t.name;
       slot.dims.assign(t.rank, 0);
-      check(attn_model_output_dims(m, in.data(), numIn, o, slot.dims.data(),
-                                   t.rank));
+      check(attn_model_output_dims(m, runIn.data(),
+                                   static_cast<int32_t>(runIn.size()), o,
+                                   slot.dims.data(), t.rank));
       std::optional<nb::dlpack::dtype> dt = dlpackDtype(t.dtype);
       if (!dt)
         raiseStatus(ATTN_ERROR_DTYPE_MISMATCH,
@@ -271,8 +307,14 @@ public:
     std::string message;
     {
       nb::gil_scoped_release release;
-      status = attn_model_run(model, in.data(), numIn, outTensors.data(),
-                              static_cast<int32_t>(outTensors.size()));
+      attn_run_options options{};
+      options.size = sizeof options;
+      options.entry = entry ? entry->c_str() : nullptr;
+      options.states = stateTensors.data();
+      options.num_states = static_cast<int32_t>(stateTensors.size());
+      status = attn_model_run_with_options(
+          model, &options, in.data(), numIn, outTensors.data(),
+          static_cast<int32_t>(outTensors.size()));
       if (status != ATTN_OK)
         message = attn_last_error();
     }
@@ -323,5 +365,9 @@ NB_MODULE(_attnc, m) {
       .def("outputs", [](const Model &self) { return self.tensors(false); })
       .def("weights", &Model::weights)
       .def("set_threads", &Model::setThreads)
-      .def("run", &Model::run, nb::arg("inputs"), nb::arg("out"));
+      .def("states", &Model::states)
+      .def("has_entry", &Model::hasEntry)
+      .def("run", &Model::run, nb::arg("inputs"), nb::arg("out"),
+           nb::arg("entry").none() = nb::none(),
+           nb::arg("states") = std::vector<std::pair<std::string, OutArray>>());
 }

@@ -1,0 +1,657 @@
+#!/usr/bin/env python3
+"""Decoding a GPT-2-small-size model one token at a time (issue 9): attnc's
+"decode" entry (KV caches the caller owns, `cache = past.{i}`) against
+Hugging Face PyTorch's GPT2LMHeadModel with a static KV cache (StaticCache,
+what `generate(cache_implementation="static")` uses), same random weights.
+
+  bench/.venv/bin/python bench/decode.py                       # everything
+  bench/.venv/bin/python bench/decode.py --contexts 128 --threads 1 --no-prefill   # a smoke run
+
+Model: models/gpt2.attn with its 12 layers given KV caches (`state
+past.{i}.key/value : f32[B, L, 768]`, `cache = past.{i}`), n_positions N
+(default 4096, so that the longest context fits: GPT-2's own is 1024; wpe is
+[N, 768]), random weights (attnc --init-weights --seed=1), read at load. The
+Hugging Face model is GPT2LMHeadModel(GPT2Config(n_positions=N)) holding the
+same weights, eval, torch.inference_mode(), attn_implementation "sdpa" and
+"eager" (the better is marked).
+
+Decode at context C (B = 1): the caches hold C - 1 tokens (a prefill of C - 1
+random ids), and one token is decoded at position C - 1, attending over C
+keys: logits [1, 1, 50257]. PyTorch's sdpa at 2 threads makes the reference
+decode logits; every system's must agree with them (max |y - y_ref| <= tol *
+max |y_ref|) before it is timed. Timing repeats that same decode step (it
+rewrites row C - 1 of every cache; for PyTorch the static cache's counter is
+set back to C - 1 between steps, outside the timed region): one warm-up, then
+runs for --budget seconds (at least --min-reps, at most --max-reps); the median.
+
+Prefill at S (B = 1, a cache of S rows): the prompt's logits and caches,
+timed the same way (the static cache's counter reset to 0 between runs).
+
+A linear fit of decode ms against C per (system, threads) gives the cost of
+the weights (intercept) and of each 1000 tokens of context (slope), with R^2.
+
+Each (system, threads, what) runs in a process of its own (this script,
+--worker), one after another. Results go to bench/out/decode/results.md.
+Method and results: docs/performance.md, "Decoding".
+"""
+
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
+
+
+def check_peers():
+    missing = [m for m in ("numpy", "torch", "transformers", "attnc")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        sys.exit(f"bench/decode.py: error: {', '.join(missing)} not importable by "
+                 f"{sys.executable}: set up bench/.venv with bench/setup.sh and run "
+                 "bench/.venv/bin/python bench/decode.py")
+
+
+check_peers()
+import numpy as np  # noqa: E402
+
+D, LAYERS, FFN, HEADS, VOCAB = 768, 12, 3072, 12, 50257
+# Sum of K*N over one layer's GEMMs (Q|K|V, attention out, FFN up, FFN down).
+LAYER_KN = D * 3 * D + D * D + D * FFN + FFN * D
+HEAD_KN = D * VOCAB
+CONTEXTS = (128, 1024, 4096)
+PREFILLS = (128, 1024)
+IMPLS = ("sdpa", "eager")
+
+
+class BenchError(Exception):
+    pass
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def decode_flops(c):
+    """One token at context c: 2 * (12 * LAYER_KN + the head's K*N) for the
+    GEMMs plus 12 * 4 * c * 768 for QK^T and PV over c keys."""
+    return 2.0 * (LAYERS * LAYER_KN + HEAD_KN) + LAYERS * 4.0 * c * D
+
+
+def decode_bytes(c):
+    """Bytes one decode step must read at least: every GEMM weight and the
+    head (f32), and c rows of keys and values in each layer's caches."""
+    return 4.0 * (LAYERS * LAYER_KN + HEAD_KN) + LAYERS * 2 * 4.0 * c * D
+
+
+def prefill_flops(s):
+    """As bench/models.py counts GPT-2: the causal half of QK^T and PV."""
+    return 2.0 * s * (LAYERS * LAYER_KN + HEAD_KN) + LAYERS * 4.0 * s * (s + 1) / 2 * D
+
+
+def bench_model_text(n_positions):
+    """models/gpt2.attn with KV caches and n_positions rows of wpe."""
+    with open(os.path.join(REPO, "models", "gpt2.attn")) as f:
+        text = f.read()
+    subs = [
+        (r"model gpt2 \{", "model gpt2_decode {"),
+        (r"dim B, S <= 1024", f"dim B, S <= {n_positions}, L <= {n_positions}"),
+        (r"wpe\.weight : f32\[1024, 768\]", f"wpe.weight : f32[{n_positions}, 768]"),
+        (r"(    weight h\.\{i\}\.mlp\.c_proj\.bias +: f32\[768\]\n)",
+         r"\1    state past.{i}.key   : f32[B, L, 768]\n"
+         r"    state past.{i}.value : f32[B, L, 768]\n"),
+        (r"mask = causal\)", "mask = causal, cache = past.{i})"),
+    ]
+    for pattern, repl in subs:
+        text, n = re.subn(pattern, repl, text)
+        if n != 1:
+            raise BenchError(f"models/gpt2.attn: expected one '{pattern}' to rewrite, found {n}")
+    return text
+
+
+def prompt_ids(c):
+    rng = np.random.default_rng([c, VOCAB])
+    return rng.integers(0, VOCAB, size=(1, c), dtype=np.int32)
+
+
+# ------------------------------------------------------------------ workers
+# One (system, threads, what) per process; the last stdout line is `RESULT {json}`.
+
+
+def system_attnc(a, ids, what):
+    import attnc
+
+    model = attnc.load(a.lib, weights=a.weights, threads=a.threads)
+    n = ids.shape[1]
+    if what == "prefill":
+        states = model.new_state(batch=1, capacity=n)
+        out = {"logits": np.zeros((1, n, VOCAB), np.float32)}
+
+        def run():
+            model.prefill({"ids": ids}, states, out=out)
+        return run, lambda: out["logits"]
+    states = model.new_state(batch=1, capacity=n)
+    model.prefill({"ids": ids[:, :-1]}, states)
+    last = {"ids": np.ascontiguousarray(ids[:, -1:])}
+    out = {"logits": np.zeros((1, 1, VOCAB), np.float32)}
+
+    def run():
+        model.decode(last, states, position=n - 1, out=out)
+    return run, lambda: out["logits"]
+
+
+def hf_model(a):
+    import torch
+    import safetensors_io
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    w = {k: torch.from_numpy(v) for k, v in safetensors_io.load(a.weights).items()}
+    config = GPT2Config(n_positions=a.n_positions)
+    config._attn_implementation = a.impl
+    model = GPT2LMHeadModel(config)
+    missing, unexpected = model.transformer.load_state_dict(w, strict=False)
+    if missing or unexpected:
+        raise BenchError(f"weights do not match the HF model: missing {missing[:5]}, "
+                         f"unexpected {unexpected[:5]}")
+    if model.lm_head.weight.data_ptr() != model.transformer.wte.weight.data_ptr():
+        raise BenchError("lm_head is not tied to wte")
+    if model.config._attn_implementation != a.impl:
+        raise BenchError(f"asked for attn_implementation {a.impl}, got "
+                         f"{model.config._attn_implementation}")
+    return model.eval()
+
+
+def system_torch(a, ids, what):
+    import torch
+    from transformers import StaticCache
+
+    torch.set_num_interop_threads(1)
+    torch.set_num_threads(a.threads)
+    model = hf_model(a)
+    t = torch.from_numpy(ids).long()
+    n = t.shape[1]
+    cache = StaticCache(config=model.config, max_cache_len=n)
+    last = {}
+
+    def rewind(to):
+        # StaticCache writes at its own counter (cumulative_length); setting it
+        # back makes the next call overwrite the same rows, as a fresh step would.
+        for layer in cache.layers:
+            if getattr(layer, "is_initialized", False):
+                layer.cumulative_length.fill_(to)
+
+    if what == "prefill":
+        pos = torch.arange(n)
+
+        def run():
+            rewind(0)
+            with torch.inference_mode():
+                last.pop("y", None)
+                last["y"] = model(input_ids=t, past_key_values=cache, use_cache=True,
+                                  cache_position=pos).logits
+        return run, lambda: last["y"].numpy()
+
+    with torch.inference_mode():
+        model(input_ids=t[:, :-1], past_key_values=cache, use_cache=True,
+              cache_position=torch.arange(n - 1))
+    tok, pos = t[:, -1:], torch.tensor([n - 1])
+
+    def run():
+        rewind(n - 1)
+        with torch.inference_mode():
+            last.pop("y", None)
+            last["y"] = model(input_ids=tok, past_key_values=cache, use_cache=True,
+                              cache_position=pos).logits
+    return run, lambda: last["y"].numpy()
+
+
+class DecodeStep:
+    """GPT2LMHeadModel's decode step with the past as plain tensors, for the
+    ONNX export: (ids [1, 1], position_ids [1, 1], past keys and values [12,
+    1, 12, P, 64] each) -> (logits [1, 1, V], present keys and values [12, 1,
+    12, P + 1, 64]), as optimum's GPT-2 "with past" graph takes them."""
+
+    @staticmethod
+    def module(model):
+        import torch
+        from transformers import DynamicCache
+
+        class Step(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.m = model
+
+            def forward(self, ids, pos, past_k, past_v):
+                cache = DynamicCache(config=self.m.config)
+                for i in range(LAYERS):
+                    cache.update(past_k[i], past_v[i], i)
+                out = self.m(input_ids=ids, position_ids=pos, past_key_values=cache,
+                             use_cache=True)
+                c = out.past_key_values
+                return (out.logits, torch.stack([c.layers[i].keys for i in range(LAYERS)]),
+                        torch.stack([c.layers[i].values for i in range(LAYERS)]))
+        return Step().eval()
+
+
+def torch_past(a, ids):
+    """Keys and values of ids (prefilled by Hugging Face, sdpa), stacked."""
+    import torch
+    from transformers import DynamicCache
+
+    torch.set_num_threads(a.threads)
+    a.impl = "sdpa"
+    model = hf_model(a)
+    with torch.inference_mode():
+        cache = DynamicCache(config=model.config)
+        model(input_ids=torch.from_numpy(ids).long(), past_key_values=cache, use_cache=True)
+        k = torch.stack([cache.layers[i].keys for i in range(LAYERS)]).numpy().copy()
+        v = torch.stack([cache.layers[i].values for i in range(LAYERS)]).numpy().copy()
+    return k, v
+
+
+def export_onnx(a):
+    import torch
+
+    a.impl = "sdpa"
+    step = DecodeStep.module(hf_model(a))
+    p = 7
+    ex = (torch.zeros((1, 1), dtype=torch.long), torch.tensor([[p]]),
+          torch.zeros((LAYERS, 1, HEADS, p, D // HEADS)), torch.zeros((LAYERS, 1, HEADS, p, D // HEADS)))
+    past = torch.export.Dim("past", min=2, max=a.n_positions - 1)
+    with torch.inference_mode():
+        torch.onnx.export(step, ex, a.onnx, dynamo=True, external_data=True,
+                          input_names=["ids", "pos", "past_k", "past_v"],
+                          output_names=["logits", "present_k", "present_v"],
+                          dynamic_shapes={"ids": None, "pos": None, "past_k": {3: past},
+                                          "past_v": {3: past}})
+
+
+def system_ort(a, ids, what):
+    import onnxruntime as ort
+
+    if what != "decode":
+        raise Unsupported("the exported graph is the decode step only (past of at least 2 "
+                          "tokens); no prefill graph")
+    n = ids.shape[1]
+    past_k, past_v = torch_past(a, ids[:, :-1])
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = a.threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(a.onnx, so, providers=["CPUExecutionProvider"])
+    feed = {"ids": ids[:, -1:].astype(np.int64), "pos": np.array([[n - 1]], np.int64),
+            "past_k": past_k, "past_v": past_v}
+    last = {}
+
+    def run():
+        last.pop("y", None)
+        last["y"] = sess.run(["logits"], feed)[0]
+    return run, lambda: last["y"]
+
+
+class Unsupported(Exception):
+    pass
+
+
+SYSTEMS = {"attnc": system_attnc, "torch": system_torch, "ort": system_ort}
+
+
+def worker_main(a):
+    if a.what == "export":
+        t0 = time.perf_counter()
+        export_onnx(a)
+        return emit({"status": "saved", "seconds": time.perf_counter() - t0})
+    ids = prompt_ids(a.context)
+    try:
+        run, output = SYSTEMS[a.system](a, ids, a.what)
+    except Unsupported as e:
+        return emit({"status": "n/a", "detail": f"n/a: {e}"})
+    res = {}
+    t0 = time.perf_counter()
+    run()
+    res["first_ms"] = (time.perf_counter() - t0) * 1e3
+    y = np.array(output(), dtype=np.float32)
+    if not np.all(np.isfinite(y)):
+        return emit(dict(res, status="bad output", detail="non-finite values"))
+    if a.save_out:
+        np.save(a.save_out, y)
+        return emit(dict(res, status="saved"))
+    ref = np.load(a.ref)
+    if y.shape != ref.shape:
+        return emit(dict(res, status="bad output",
+                         detail=f"shape {y.shape}, reference {ref.shape}"))
+    err = float(np.max(np.abs(y - ref)))
+    scale = float(np.max(np.abs(ref)))
+    res.update(maxerr=err, scale=scale,
+               argmax_agree=float(np.mean(np.argmax(y, -1) == np.argmax(ref, -1))))
+    if not err <= a.tol * scale:
+        return emit(dict(res, status="disagrees",
+                         detail=f"max abs err {err:.3g} > {a.tol:g} * {scale:.3g}, not timed"))
+    run()                                   # warm-up
+    times = []
+    t_end = time.perf_counter() + a.budget
+    while len(times) < a.max_reps and (len(times) < a.min_reps or time.perf_counter() < t_end):
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    return emit(dict(res, status="ok", ms=statistics.median(times) * 1e3, runs=len(times),
+                     min_ms=min(times) * 1e3, max_ms=max(times) * 1e3))
+
+
+def emit(res):
+    print("RESULT " + json.dumps(res), flush=True)
+
+
+# ------------------------------------------------------------------ driver
+
+
+def run_cmd(cmd, what):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise BenchError(f"{what}: cannot run {cmd[0]}: {e.strerror}") from None
+    if r.returncode != 0:
+        raise BenchError(f"{what} failed ({' '.join(cmd)}):\n{r.stderr.strip() or r.stdout.strip()}")
+    return r.stdout
+
+
+def worker(a, args):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--tol", str(a.tol),
+           "--min-reps", str(a.min_reps), "--max-reps", str(a.max_reps),
+           "--n-positions", str(a.n_positions), "--weights", a.weights, "--lib", a.lib] + args
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    for line in reversed(r.stdout.splitlines()):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    err = (r.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"status": "error", "detail": f"worker failed (exit {r.returncode}): {err[:300]}"}
+
+
+def describe(res):
+    if res.get("status") != "ok":
+        return res.get("detail", res.get("status"))
+    err = f"; err {res['maxerr']:.2g} of {res['scale']:.3g}" if "maxerr" in res else ""
+    return (f"{res['ms']:.2f} ms (median of {res['runs']}, min {res['min_ms']:.2f}, "
+            f"max {res['max_ms']:.2f}{err})")
+
+
+def compile_model(a):
+    source = os.path.join(a.workdir, "gpt2_decode.attn")
+    with open(source, "w") as f:
+        f.write(bench_model_text(a.n_positions))
+    a.weights = os.path.join(a.workdir, "gpt2_decode.safetensors")
+    a.lib = os.path.join(a.workdir, "gpt2_decode.so")
+    run_cmd([a.attnc, source, f"--init-weights={a.weights}", "--seed=1"], "attnc --init-weights")
+    log(f"compiling {source}")
+    t0 = time.perf_counter()
+    run_cmd([a.attnc, source, "-o", a.lib], "attnc")
+    secs = time.perf_counter() - t0
+    log(f"  {secs:.1f} s, {os.path.getsize(a.lib) / 2**20:.1f} MiB library")
+    return secs
+
+
+def systems(a):
+    rows = [("attnc", "attnc", [])]
+    rows += [(f"PyTorch {impl}", "torch", ["--impl", impl]) for impl in a.impl_list]
+    if a.onnx:
+        rows.append(("ONNX Runtime", "ort", ["--onnx", a.onnx]))
+    return rows
+
+
+def prepare_onnx(a):
+    """Exports the decode step once (cached beside the weights); a.onnx, or
+    None with the reason logged."""
+    a.onnx = None
+    if not a.ort:
+        return "not run (--no-ort)"
+    if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("onnx") is None:
+        return "not run: onnxruntime / onnx not importable (bench/setup.sh installs them)"
+    path = os.path.join(a.workdir, "onnx", f"gpt2_decode_step_n{a.n_positions}.onnx")
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        log("exporting the decode step to ONNX (torch.onnx.export, dynamo)")
+        r = worker(a, ["--what", "export", "--system", "torch", "--threads", "2",
+                       "--onnx", path])
+        if r.get("status") != "saved":
+            return f"export failed: {r.get('detail')}"
+        log(f"  {r['seconds']:.1f} s")
+    a.onnx = path
+    return f"decode-step graph {os.path.relpath(path, a.workdir)}"
+
+
+def measure(a, what, c):
+    """Reference, then every (system, threads): [(label, threads, result)]."""
+    tag = f"{what}_C{c}"
+    ref = os.path.join(a.workdir, f"ref_{tag}.npy")
+    base = ["--what", what, "--context", str(c), "--budget", str(a.budget)]
+    log(f"{tag}: reference (PyTorch sdpa, static cache, 2 threads)")
+    r = worker(a, base + ["--system", "torch", "--impl", "sdpa", "--threads", "2",
+                          "--save-out", ref])
+    if r.get("status") != "saved":
+        raise BenchError(f"{tag}: the PyTorch reference failed: {r.get('detail')}")
+    rows = []
+    for t in a.thread_list:
+        for label, system, extra in systems(a):
+            log(f"  {tag} T={t} {label}")
+            res = worker(a, base + ["--system", system, "--threads", str(t), "--ref", ref] + extra)
+            log(f"    {describe(res)}")
+            rows.append((label, t, res))
+    return rows
+
+
+def best_rows(rows):
+    """PyTorch's best impl per thread count is marked."""
+    best = {}
+    for label, t, r in rows:
+        if label.startswith("PyTorch") and r.get("status") == "ok":
+            if t not in best or r["ms"] < best[t][1]:
+                best[t] = (label, r["ms"])
+    return best
+
+
+def table(what, c, rows, peaks):
+    fl = decode_flops(c) if what == "decode" else prefill_flops(c)
+    ours = {t: r["ms"] for label, t, r in rows if label == "attnc" and r.get("status") == "ok"}
+    best = best_rows(rows)
+    if what == "decode":
+        head = (f"decode, B=1, context {c} (one token at position {c - 1}): {fl / 1e9:.3f} GFLOP, "
+                f"{decode_bytes(c) / 1e6:.0f} MB of weights and KV cache read per token")
+        extra_h, extra_a = " GB/s read |", " ---: |"
+    else:
+        head = f"prefill, B=1, S={c}: {fl / 1e9:.1f} GFLOP"
+        extra_h, extra_a = "", ""
+    out = [head, "",
+           "| system | threads | median ms | runs | GFLOP/s | % of peak |" + extra_h
+           + " ratio (ms / attnc ms) | max abs err (of max abs) |",
+           "| --- | ---: | ---: | ---: | ---: | ---: |" + extra_a + " ---: | --- |"]
+    for label, t, r in rows:
+        if r.get("status") != "ok":
+            detail = str(r.get("detail", r.get("status"))).replace("|", "\\|")
+            out.append(f"| {label} | {t} | - | - | - | - |{' - |' if extra_h else ''} - | {detail} |")
+            continue
+        gf = fl / (r["ms"] * 1e6)
+        ratio = f"{r['ms'] / ours[t]:.2f}" if t in ours else "-"
+        mark = " (best)" if label.startswith("PyTorch") and best[t][0] == label else ""
+        gbs = f" {decode_bytes(c) / (r['ms'] * 1e6):.1f} |" if extra_h else ""
+        err = f"{r['maxerr']:.1e} ({r['scale']:.2f}), argmax {100 * r['argmax_agree']:.0f}%"
+        out.append(f"| {label}{mark} | {t} | {r['ms']:.2f} | {r['runs']} | {gf:.1f} | "
+                   f"{100 * gf / peaks[t]:.1f} |{gbs} {ratio} | {err} |")
+    return "\n".join(out) + "\n"
+
+
+def fit_table(decode_rows):
+    """decode ms = intercept + slope * context, per (system, threads)."""
+    series = {}
+    for c, rows in decode_rows.items():
+        for label, t, r in rows:
+            if r.get("status") == "ok":
+                series.setdefault((label, t), []).append((c, r["ms"]))
+    out = ["decode ms against context C (least squares over the contexts above)", "",
+           "| system | threads | intercept ms | slope ms per 1000 tokens | R^2 | contexts |",
+           "| --- | ---: | ---: | ---: | ---: | --- |"]
+    for (label, t), pts in series.items():
+        if len(pts) < 2:
+            continue
+        x = np.array([p[0] for p in pts], float)
+        y = np.array([p[1] for p in pts], float)
+        slope, icpt = np.polyfit(x, y, 1)
+        pred = icpt + slope * x
+        ss_tot = float(np.sum((y - y.mean()) ** 2))
+        r2 = 1.0 - float(np.sum((y - pred) ** 2)) / ss_tot if ss_tot > 0 else 1.0
+        out.append(f"| {label} | {t} | {icpt:.2f} | {1000 * slope:.3f} | {r2:.4f} | "
+                   f"{', '.join(str(int(v)) for v in x)} |")
+    return "\n".join(out) + "\n"
+
+
+def header(a, peaks, isa):
+    import run as bench_run      # bench/run.py
+    vers, cpu, commit = bench_run.machine_facts(("torch", "transformers", "numpy", "onnxruntime", "onnx"))
+    lscpu = ""
+    try:
+        info = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        keep = ("Model name", "CPU family", "Model:", "CPU(s):", "Thread(s) per core",
+                "L2 cache", "L3 cache", "Hypervisor vendor")
+        lscpu = "; ".join(" ".join(l.split()) for l in info.splitlines()
+                          if l.strip().startswith(keep))
+    except OSError:
+        pass
+    return "\n".join([
+        f"# Decode results ({datetime.datetime.now():%Y-%m-%d %H:%M})", "",
+        f"- machine: {cpu}, {os.cpu_count()} logical CPUs, {platform.platform()}",
+        f"- lscpu: {lscpu}",
+        f"- repository at {commit}; attnc {a.attnc}",
+        f"- measured FP32 FMA peak (bench/fma_peak.c, {isa}; best of the measurements): "
+        + ", ".join(f"{t} thread(s) {g:.1f} GFLOP/s" for t, g in sorted(peaks.items())),
+        "- " + ", ".join(f"{k} {v}" for k, v in vers.items())
+        + "; PyTorch: GPT2LMHeadModel, StaticCache, set_num_threads(T), "
+        "set_num_interop_threads(1), inference_mode, eval",
+        f"- model: GPT-2 small sizes, n_positions {a.n_positions}, random weights (seed 1)",
+        f"- agreement: max |y - y_ref| <= {a.tol:g} * max |y_ref|, y_ref = PyTorch sdpa "
+        "with a static cache at 2 threads",
+        f"- command: {' '.join(sys.argv)}", ""]) + "\n"
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description="GPT-2-small decode: attnc's KV caches against "
+                                            "Hugging Face PyTorch with a static cache.")
+    p.add_argument("--contexts", default=",".join(map(str, CONTEXTS)),
+                   help="decode contexts (default 128,1024,4096)")
+    p.add_argument("--prefills", default=",".join(map(str, PREFILLS)),
+                   help="prefill lengths (default 128,1024)")
+    p.add_argument("--no-prefill", action="store_true", help="skip the prefill table")
+    p.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
+    p.add_argument("--impls", default=",".join(IMPLS),
+                   help="Hugging Face attn_implementation values (default sdpa,eager)")
+    p.add_argument("--n-positions", type=int, default=0,
+                   help="wpe rows and cache bound (default: the largest context, at least 1024)")
+    p.add_argument("--budget", type=float, default=5.0,
+                   help="seconds of timed runs per system and setting (default 5)")
+    p.add_argument("--min-reps", type=int, default=3)
+    p.add_argument("--max-reps", type=int, default=100)
+    p.add_argument("--tol", type=float, default=1e-3,
+                   help="agreement: max abs error relative to the reference's max abs "
+                        "(default 1e-3)")
+    p.add_argument("--tools", default=os.path.join(REPO, "build"),
+                   help="the build with bin/attnc (default build/)")
+    p.add_argument("--workdir", default=os.path.join(HERE, "out", "decode"),
+                   help="model, weights, library, references, results.md "
+                        "(default bench/out/decode)")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--no-ort", dest="ort", action="store_false",
+                   help="skip ONNX Runtime (exported decode step with past keys and values)")
+    for opt in ("--system", "--impl", "--lib", "--weights", "--ref", "--save-out", "--what",
+                "--onnx"):
+        p.add_argument(opt, help=argparse.SUPPRESS)
+    p.add_argument("--context", type=int, help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.worker:
+        a.threads = int(a.threads)
+        return a
+    a.thread_list = [int(t) for t in a.threads.split(",")]
+    a.impl_list = [i for i in a.impls.split(",") if i]
+    a.context_list = [int(c) for c in a.contexts.split(",") if c]
+    a.prefill_list = [] if a.no_prefill else [int(s) for s in a.prefills.split(",") if s]
+    if min(a.context_list + a.prefill_list) < 2:
+        p.error("contexts and prefill lengths must be at least 2")
+    if not a.n_positions:
+        a.n_positions = max([1024] + a.context_list + a.prefill_list)
+    if max(a.context_list + a.prefill_list) > a.n_positions:
+        p.error(f"--n-positions {a.n_positions} is less than the longest context")
+    a.attnc = os.path.join(a.tools, "bin", "attnc")
+    return a
+
+
+def main():
+    a = parse_args()
+    if a.worker:
+        return worker_main(a)
+    if not os.path.exists(a.attnc):
+        raise BenchError(f"{a.attnc} missing: build the project first (./scripts/setup.sh), "
+                         "or point --tools at a build")
+    os.makedirs(a.workdir, exist_ok=True)
+    import run as bench_run
+
+    peaks = {}
+
+    def measure_peak():
+        log("measuring the FP32 FMA peak")
+        try:
+            now, isa = bench_run.measure_peak(a.workdir, a.thread_list)
+        except bench_run.BenchError as e:
+            raise BenchError(str(e)) from None
+        for t, g in now.items():
+            peaks[t] = max(g, peaks.get(t, 0.0))
+        return isa
+
+    isa = measure_peak()
+    compile_s = compile_model(a)
+    onnx_note = prepare_onnx(a)
+    results = os.path.join(a.workdir, "results.md")
+    text = header(a, peaks, isa) + (f"compile (attnc, weights read at load): {compile_s:.1f} s; "
+                                    f"library {os.path.getsize(a.lib) / 2**20:.1f} MiB\n"
+                                    f"ONNX Runtime: {onnx_note}\n")
+    print(text, flush=True)
+    with open(results, "w") as f:
+        f.write(text + "\n")
+
+    def emit_text(text):
+        print(text, flush=True)
+        with open(results, "a") as f:
+            f.write(text + "\n")
+
+    decode_rows = {}
+    for c in sorted(a.context_list):
+        measure_peak()
+        decode_rows[c] = measure(a, "decode", c)
+        emit_text(table("decode", c, decode_rows[c], peaks))
+    if len(decode_rows) >= 2:
+        emit_text(fit_table(decode_rows))
+    for s in sorted(a.prefill_list):
+        measure_peak()
+        emit_text(table("prefill", s, measure(a, "prefill", s), peaks))
+    measure_peak()
+    emit_text("final FP32 FMA peak (best of every measurement, used above from the point it "
+              "was reached): " + ", ".join(f"{t} thread(s) {g:.1f} GFLOP/s"
+                                            for t, g in sorted(peaks.items())))
+    log(f"results written to {results}")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BenchError as e:
+        print(f"bench/decode.py: error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
