@@ -235,8 +235,8 @@ Value MLIRGenerator::crossAttention(const BuiltinExpr &e, Value input,
     const WeightDecl *w = e.getWeight((role + ".weight").str());
     if (!w)
       return {};
-    return linear(x, outInWeight(w),
-                  weight(e.getWeight((role + ".bias").str())));
+    Value matrix = outInWeight(w);
+    return linear(x, matrix, weight(e.getWeight((role + ".bias").str())));
   };
   Value q = project(input, "q");
   Value kv = project(memory, "kv");
@@ -271,7 +271,8 @@ Value MLIRGenerator::attention(const BuiltinExpr &e, ArrayRef<Value> qkv) {
   Value q = qkv[0], k = qkv[1], v = qkv[2], scoreVector;
   auto project = [&](Value x, StringRef role) -> Value {
     const WeightDecl *w = e.getWeight((role + ".weight").str());
-    return attn::buildLinear(builder, where, x, outInWeight(w),
+    Value matrix = outInWeight(w);
+    return attn::buildLinear(builder, where, x, matrix,
                              weight(e.getWeight((role + ".bias").str())),
                              attn::WeightLayout::out_in);
   };
@@ -299,15 +300,19 @@ Value MLIRGenerator::builtin(const BuiltinExpr &e) {
     const WeightDecl *w = e.getWeight("weight");
     auto layout = w->layout == WeightLayout::outIn ? attn::WeightLayout::out_in
                                                    : attn::WeightLayout::in_out;
+    // Weights are created in the order they are read (function arguments
+    // are evaluated in no set order): the library lists them so.
+    Value matrix = weight(w);
     return builder.create<attn::LinearOp>(
-        where, type, operands[0], weight(w), weight(e.getWeight("bias")),
+        where, type, operands[0], matrix, weight(e.getWeight("bias")),
         attn::WeightLayoutAttr::get(builder.getContext(), layout));
   }
-  if (e.builtin == "layer_norm")
+  if (e.builtin == "layer_norm") {
+    Value gamma = weight(e.getWeight("gamma"));
     return builder.create<attn::LayerNormOp>(
-        where, type, operands[0], weight(e.getWeight("gamma")),
-        weight(e.getWeight("beta")),
+        where, type, operands[0], gamma, weight(e.getWeight("beta")),
         builder.getF32FloatAttr(e.getAttr("eps")->real));
+  }
   if (e.builtin == "rms_norm")
     return builder.create<attn::RmsNormOp>(
         where, type, operands[0], weight(e.getWeight("gamma")),

@@ -152,13 +152,14 @@ def attn_text(name, spec):
 
 
 _WEIGHT_RE = re.compile(
-    r"^[ \t]*weight[ \t]+([A-Za-z_][A-Za-z0-9_.]*)[ \t]*:[ \t]*(f32|i32)[ \t]*"
+    r"^[ \t]*weight[ \t]+([A-Za-z_][A-Za-z0-9_.]*)[ \t]*:[ \t]*(f32|i32|bf16|f16)[ \t]*"
     r"\[([^\]]*)\][ \t]*(?:layout[ \t]*\([ \t]*(\w+)[ \t]*,[ \t]*(\w+)[ \t]*\))?",
     re.M)
 
 
 def parse_weight_decls(text):
-    """(name, shape, layout) for every `weight NAME : f32[...]` line.
+    """(name, shape, layout) for every `weight NAME : f32[...]` line (or
+    bf16 / f16: the graphs that declare those generate their own weights).
 
     A regex over the text, only to know which weights to generate; not the
     compiler's parser.
@@ -172,8 +173,8 @@ def parse_weight_decls(text):
     decls = []
     for m in _WEIGHT_RE.finditer(text):
         name, dtype, dims, l0, l1 = m.groups()
-        if dtype != "f32":
-            raise ValueError(f"weight {name}: only f32 weights are generated")
+        if dtype == "i32":
+            raise ValueError(f"weight {name}: weights are floats")
         shape = tuple(int(d) for d in dims.split(","))
         layout = None
         if len(shape) == 2:
