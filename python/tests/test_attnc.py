@@ -14,6 +14,7 @@ import pytest
 
 import attnc
 import safetensors_io  # test/e2e, put on sys.path by conftest.py
+from conftest import TINY
 
 # float32 kernels against the float64 reference of a K=8 linear, a layer_norm
 # over 12 features and a gather: errors are a few float32 ulps of O(1) values.
