@@ -350,6 +350,16 @@ void printInfo(const attn_model *model) {
       std::printf("  %s\n", describe(t).c_str());
     }
   }
+  // A decoder's KV caches, which "prefill" and "decode" take.
+  if (int32_t states = attn_model_num_states(model); states > 0) {
+    std::printf("states (the caller's KV caches; entries run, prefill, and "
+                "decode, which also takes position i32[B]):\n");
+    for (int32_t i = 0; i < states; ++i) {
+      attn_tensor_info t;
+      check(attn_model_state_info(model, i, &t));
+      std::printf("  %s\n", describe(t).c_str());
+    }
+  }
   // The weights read at load, with the bytes they take in memory (bf16 and
   // f16 weights stay in that precision).
   int32_t n = attn_model_num_weights(model);
