@@ -602,17 +602,14 @@ def main():
     os.makedirs(a.workdir, exist_ok=True)
     import run as bench_run
 
-    peaks = {}
+    best = bench_run.BestPeak(a.workdir, a.thread_list)
+    peaks = best.peaks
 
     def measure_peak():
-        log("measuring the FP32 FMA peak")
         try:
-            now, isa = bench_run.measure_peak(a.workdir, a.thread_list)
+            return best.measure()
         except bench_run.BenchError as e:
             raise BenchError(str(e)) from None
-        for t, g in now.items():
-            peaks[t] = max(g, peaks.get(t, 0.0))
-        return isa
 
     isa = measure_peak()
     compile_s = compile_model(a)

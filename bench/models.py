@@ -397,19 +397,14 @@ def main():
     os.makedirs(a.workdir, exist_ok=True)
     import run as bench_run      # bench/run.py: the FMA peak, compiled and measured the same way
 
-    peaks = {}
+    best = bench_run.BestPeak(a.workdir, a.thread_list)
+    peaks = best.peaks
 
     def measure_peak():
-        # On a shared machine one measurement can catch a neighbour's load: it is
-        # repeated before every shape, and the best so far is the peak.
-        log("measuring the FP32 FMA peak")
         try:
-            now, isa = bench_run.measure_peak(a.workdir, a.thread_list)
+            return best.measure()
         except bench_run.BenchError as e:
             raise BenchError(str(e)) from None
-        for t, g in now.items():
-            peaks[t] = max(g, peaks.get(t, 0.0))
-        return isa
 
     isa = measure_peak()
     results = os.path.join(a.workdir, "results.md")
