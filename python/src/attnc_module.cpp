@@ -167,6 +167,22 @@ public:
   }
   bool closed() const { return model == nullptr; }
 
+  /// One table of the model (inputs, outputs, weights, states) described
+  /// tensor by tensor: `count` of them, each from `query`.
+  nb::list infoList(int32_t (*count)(const attn_model *),
+                    attn_status (*query)(const attn_model *, int32_t,
+                                         attn_tensor_info *)) const {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    const attn_model *m = live();
+    nb::list out;
+    for (int32_t i = 0, n = count(m); i < n; ++i) {
+      attn_tensor_info t;
+      check(query(m, i, &t));
+      out.append(dimsInfo(t));
+    }
+    return out;
+  }
+
   nb::tuple info() const {
     std::shared_lock<std::shared_mutex> lock = lockShared();
     attn_model_info i;
@@ -176,30 +192,13 @@ public:
   }
 
   nb::list tensors(bool inputs) const {
-    std::shared_lock<std::shared_mutex> lock = lockShared();
-    const attn_model *m = live();
-    int32_t n = inputs ? attn_model_num_inputs(m) : attn_model_num_outputs(m);
-    nb::list out;
-    for (int32_t i = 0; i < n; ++i) {
-      attn_tensor_info t;
-      check(inputs ? attn_model_input_info(m, i, &t)
-                   : attn_model_output_info(m, i, &t));
-      out.append(dimsInfo(t));
-    }
-    return out;
+    return inputs ? infoList(attn_model_num_inputs, attn_model_input_info)
+                  : infoList(attn_model_num_outputs, attn_model_output_info);
   }
 
   /// The tensors the model read from its weights file (none if embedded).
   nb::list weights() const {
-    std::shared_lock<std::shared_mutex> lock = lockShared();
-    const attn_model *m = live();
-    nb::list out;
-    for (int32_t i = 0; i < attn_model_num_weights(m); ++i) {
-      attn_tensor_info t;
-      check(attn_model_weight_info(m, i, &t));
-      out.append(dimsInfo(t));
-    }
-    return out;
+    return infoList(attn_model_num_weights, attn_model_weight_info);
   }
 
   void setThreads(int32_t threads) {
@@ -209,15 +208,7 @@ public:
 
   /// The states (KV caches) the caller owns, as inputs() describes inputs.
   nb::list states() const {
-    std::shared_lock<std::shared_mutex> lock = lockShared();
-    const attn_model *m = live();
-    nb::list out;
-    for (int32_t i = 0; i < attn_model_num_states(m); ++i) {
-      attn_tensor_info t;
-      check(attn_model_state_info(m, i, &t));
-      out.append(dimsInfo(t));
-    }
-    return out;
+    return infoList(attn_model_num_states, attn_model_state_info);
   }
 
   bool hasEntry(const std::string &name) const {
