@@ -135,6 +135,22 @@ def attention_core(q, k, v, heads, mask, mm=np.matmul):
     return o.transpose(0, 2, 1, 3).reshape(B, S, D)
 
 
+def visible(B, Sq, Sk, causal, window, lengths):
+    """[B, 1, Sq, Sk] bool: whether query i sees key j under the mask terms
+    (causal, window (left, right), per-batch key lengths)."""
+    i = np.arange(Sq)[:, None]
+    j = np.arange(Sk)[None, :]
+    seen = np.ones((B, 1, Sq, Sk), dtype=bool)
+    if causal:
+        seen &= j <= i
+    if window is not None:
+        left, right = window
+        seen &= (j >= i - left) & (j <= i + right)
+    if lengths is not None:
+        seen &= j[None, None] < np.asarray(lengths).reshape(B, 1, 1, 1)
+    return seen
+
+
 def masked_attention(q, k, v, heads, causal=False, window=None, lengths=None,
                      bias=None, return_weights=False):
     """Attention of q [B, Sq, D] over k, v [B, Sk, D] with every mask term of
@@ -151,16 +167,7 @@ def masked_attention(q, k, v, heads, causal=False, window=None, lengths=None,
         return t.reshape(B, t.shape[1], heads, dh).transpose(0, 2, 1, 3)
 
     scores = split(q) @ split(k).transpose(0, 1, 3, 2) / math.sqrt(dh)
-    i = np.arange(Sq)[:, None]
-    j = np.arange(Sk)[None, :]
-    seen = np.ones((B, 1, Sq, Sk), dtype=bool)
-    if causal:
-        seen &= j <= i
-    if window is not None:
-        left, right = window
-        seen &= (j >= i - left) & (j <= i + right)
-    if lengths is not None:
-        seen &= j[None, None] < np.asarray(lengths).reshape(B, 1, 1, 1)
+    seen = visible(B, Sq, Sk, causal, window, lengths)
     if bias is not None:
         b = np.asarray(bias, dtype=np.float64)
         b = b.reshape((1,) * (4 - b.ndim) + b.shape) if b.ndim != 3 else b[:, None]
@@ -234,16 +241,7 @@ def llm_attention(q, k, v, heads, kv_heads=None, causal=False, window=None,
         scores = softcap * np.tanh(scores / softcap)
     if alibi:
         scores = scores + alibi_slopes(heads)[None, :, None, None] * np.arange(Sk)
-    i = np.arange(Sq)[:, None]
-    j = np.arange(Sk)[None, :]
-    seen = np.ones((B, 1, Sq, Sk), dtype=bool)
-    if causal:
-        seen &= j <= i
-    if window is not None:
-        left, right = window
-        seen &= (j >= i - left) & (j <= i + right)
-    if lengths is not None:
-        seen &= j[None, None] < np.asarray(lengths).reshape(B, 1, 1, 1)
+    seen = visible(B, Sq, Sk, causal, window, lengths)
     scores = np.where(seen, scores, -np.inf)
     m = scores.max(axis=-1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
