@@ -185,16 +185,20 @@ attn_status matchStates(const attn_model_desc &d, const attn_model_entry &e,
   bool usesState = false;
   for (int32_t b = 0; b < e.num_buffers; ++b)
     usesState |= e.buffers[b].kind == ATTN_MODEL_BUFFER_STATE;
-  std::string model = "model '" + std::string(d.model_name) + "'";
-  std::string names;
-  for (int32_t i = 0; i < d.num_states; ++i)
-    names += (i ? ", " : "") + std::string(d.states[i].name);
+  // Messages only: a run that binds its states right builds no strings.
+  auto model = [&] { return "model '" + std::string(d.model_name) + "'"; };
+  auto names = [&] {
+    std::string s;
+    for (int32_t i = 0; i < d.num_states; ++i)
+      s += (i ? ", " : "") + std::string(d.states[i].name);
+    return s;
+  };
   int32_t count = usesState ? d.num_states : 0;
   if (numGiven != count || (numGiven > 0 && !given))
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "entry '" + std::string(e.name) + "' of " + model +
+                "entry '" + std::string(e.name) + "' of " + model() +
                     (usesState ? " takes its " + std::to_string(count) +
-                                     " states (" + names + ")"
+                                     " states (" + names() + ")"
                                : std::string(" takes no states")) +
                     " but " + std::to_string(numGiven) + " were given");
   matched.assign(d.num_states, nullptr);
@@ -207,8 +211,8 @@ attn_status matchStates(const attn_model_desc &d, const attn_model_entry &e,
           index = j;
       if (index < 0)
         return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                    model + " has no state named '" + given[i].name +
-                        "': its states are " + names);
+                    model() + " has no state named '" + given[i].name +
+                        "': its states are " + names());
     }
     if (matched[index])
       return fail(ATTN_ERROR_INVALID_ARGUMENT,
