@@ -47,6 +47,11 @@ struct NormStage {
 ///   tileOut(c, ii, kt, it, h, ...)       probs x values, reduced over `keys`
 ///   state(c, ii, it, h, ...)             Tuple (max, sum, output), updated
 ///                                        over key tiles `tiles` in order
+/// A decode cuts the key tiles into `keyChunks` runs of consecutive tiles:
+///   state(c, ii, it, h, chunk, ...)      one state per run, over the run's
+///                                        `tiles`
+///   merged(c, ii, it, h, ...)            the runs' states folded together,
+///                                        over `runs` in order
 struct AttentionStage {
   static constexpr int kKeyTile = 64;
   /// Query rows per tile, which the algorithm is built with and the
@@ -54,20 +59,27 @@ struct AttentionStage {
   /// new queries over a KV cache) takes them one at a time, since a tile's
   /// rows past the queries would be computed for nothing.
   static int queryTileFor(bool decoding) { return decoding ? 1 : 32; }
+  /// Runs of key tiles: a decode's one query has only its heads to spread
+  /// over threads, and a task per head reads its 256-byte pieces of rows
+  /// kilobytes apart; runs of whole rows stream (8: enough for 2 to 8
+  /// cores, a small merge).
+  static int keyChunksFor(bool decoding) { return decoding ? 8 : 1; }
   /// The joined heads, [.., S, heads * headDim].
   Halide::Func result;
   Halide::Func keySource, valueSource;
   Halide::Func queries, dot, tileMax, probs, tileSum, tileOut, state;
+  /// The runs' states merged; undefined with one run.
+  Halide::Func merged;
   /// The key lengths per batch entry, checked; undefined without them.
   Halide::Func keyLengths;
-  Halide::RDom tiles, keys, headDims;
+  Halide::RDom tiles, keys, headDims, runs;
   int64_t heads;
   /// Features per value head (and so per output head).
   int headDim;
   /// Features per key (and query) head: the head dim of the scores.
   int keyHeadDim;
-  /// queryTileFor(...) of this attention.
-  int queryTile;
+  /// queryTileFor(...) and keyChunksFor(...) of this attention.
+  int queryTile, keyChunks;
 };
 
 /// Attention that also returns its probabilities (explicit softmax), per

@@ -187,13 +187,14 @@ int printModule(ModuleOp module) {
   return 0;
 }
 
-/// Prints Halide's lowered statement of each distinct kernel of `model`,
-/// naming the kernels that share it.
-int printHalideStmts(func::FuncOp model,
+/// Prints Halide's lowered statement of each distinct kernel of the
+/// module's entries (run, and prefill and decode where the model has
+/// states), naming the kernels that share it.
+int printHalideStmts(ModuleOp module,
                      const attnc::codegen::KernelTarget &target) {
   llvm::StringMap<unsigned> indexOf;
   std::vector<SmallVector<attn::KernelOp>> distinct;
-  model.walk([&](attn::KernelOp k) {
+  module.walk([&](attn::KernelOp k) {
     auto [it, inserted] =
         indexOf.try_emplace(k.getStructuralKey(), distinct.size());
     if (inserted)
@@ -277,7 +278,7 @@ int run() {
   if (emit == Emit::MLIROpt || emit == Emit::Kernels)
     return printModule(*module);
   if (emit == Emit::HalideStmt)
-    return printHalideStmts(*model, kernelTarget);
+    return printHalideStmts(*module, kernelTarget);
 
   attnc::driver::CompileOptions options;
   options.weightsPath = weightsPath;

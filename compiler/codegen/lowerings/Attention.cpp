@@ -203,6 +203,21 @@ public:
   int group, dk, dv;
 };
 
+/// An online softmax's running (max, sum, output) with one more part folded
+/// in, that part's (max `m`, sum `sum`, output `out`) taken relative to `m`.
+/// One of the two sides keeps its scale: the other is rescaled by
+/// exp(-|difference|), one exp per step. A difference against the -1e30
+/// floor would overflow exp's range reduction, and anything below -88 is 0
+/// in float anyway.
+Tuple foldSoftmax(Tuple old, Expr m, Expr sum, Expr out) {
+  Expr diff = old[0] - m;
+  Expr shrink = exp(max(-abs(diff), -88.0f));
+  Expr keep = select(diff >= 0.0f, 1.0f, shrink);
+  Expr add = select(diff >= 0.0f, shrink, 1.0f);
+  return Tuple(max(old[0], m), old[1] * keep + sum * add,
+               old[2] * keep + out * add);
+}
+
 /// Flash attention: per (query tile, head), keys are visited one tile at a
 /// time; each key tile yields its own row maximum, row sum of exponentials and
 /// unnormalised output, and a running (max, sum, output) state folds the
@@ -265,34 +280,54 @@ LogicalResult lowerFlash(AttentionParts &a) {
   tileOut(a.with({c, ii, kt, it, h})) +=
       probs(a.with({ii, kr.x, kt, it, h})) * a.value(h, c, kt * tk + kr.x);
 
-  // Online softmax over the key tiles that may be seen, in order.
-  RDom tiles(0, (a.keyLength + tk - 1) / tk, b.name("tiles"));
-  tiles.where(a.tileMayBeSeen(it * tq, it * tq + tq - 1, tiles.x * tk,
-                              tiles.x * tk + tk - 1));
+  // Online softmax over the key tiles that may be seen, in order. A decode
+  // splits them into `chunks` runs, each with its own state (flash
+  // decoding: the runs are independent, so one query's keys spread over
+  // threads), merged at the end.
+  const int chunks = AttentionStage::keyChunksFor(a.queryOffsets.defined());
+  Var chunk("chunk");
+  Expr numTiles = (a.keyLength + tk - 1) / tk;
+  RDom tiles(0, chunks == 1 ? numTiles : (numTiles + chunks - 1) / chunks,
+             b.name("tiles"));
+  Expr tile = tiles.x;
+  std::vector<Expr> stateAt = {c, ii, it, h};
+  if (chunks > 1) {
+    // Run `chunk` takes every chunks-th tile from tile `chunk` on: each
+    // tile is contiguous rows, and every run has work from `chunks` visible
+    // tiles on, however long the cache is. (Runs of consecutive tiles would
+    // be cut at the visible tiles, a value bounds inference cannot bound
+    // the tiles by; at 4096 keys both took the same time.)
+    tile = tiles.x * chunks + chunk;
+    stateAt.push_back(chunk);
+  }
+  tiles.where(a.tileMayBeSeen(it * tq, it * tq + tq - 1, tile * tk,
+                              tile * tk + tk - 1));
   Func state(b.name("state"));
-  state(a.with({c, ii, it, h})) = Tuple(kLowest, 0.0f, 0.0f);
-  Tuple old = state(a.with({c, ii, it, h}));
-  Expr m = tileMax(a.with({ii, tiles.x, it, h}));
-  // One of the two sides keeps its scale: rescale the other by
-  // exp(-|difference|), one exp per step. A difference against the -1e30
-  // floor would overflow exp's range reduction, and anything below -88 is 0
-  // in float anyway.
-  Expr diff = old[0] - m;
-  Expr shrink = exp(max(-abs(diff), -88.0f));
-  Expr keep = select(diff >= 0.0f, 1.0f, shrink);
-  Expr add = select(diff >= 0.0f, shrink, 1.0f);
-  state(a.with({c, ii, it, h})) =
-      Tuple(max(old[0], m),
-            old[1] * keep + tileSum(a.with({ii, tiles.x, it, h})) * add,
-            old[2] * keep + tileOut(a.with({c, ii, tiles.x, it, h})) * add);
+  state(a.with(stateAt)) = Tuple(kLowest, 0.0f, 0.0f);
+  state(a.with(stateAt)) =
+      foldSoftmax(state(a.with(stateAt)), tileMax(a.with({ii, tile, it, h})),
+                  tileSum(a.with({ii, tile, it, h})),
+                  tileOut(a.with({c, ii, tile, it, h})));
+  Func merged;
+  RDom runs(0, chunks, b.name("runs"));
+  if (chunks > 1) {
+    merged = Func(b.name("merged"));
+    merged(a.with({c, ii, it, h})) = Tuple(kLowest, 0.0f, 0.0f);
+    Tuple run = state(a.with({c, ii, it, h, runs.x}));
+    merged(a.with({c, ii, it, h})) =
+        foldSoftmax(merged(a.with({c, ii, it, h})), run[0], run[1], run[2]);
+  }
   const std::vector<Var> &v = a.v;
-  Tuple fin = state(a.with({v[0] % a.dv, v[1] % tq, v[1] / tq, v[0] / a.dv}));
+  Tuple fin = (chunks > 1 ? merged : state)(
+      a.with({v[0] % a.dv, v[1] % tq, v[1] / tq, v[0] / a.dv}));
   Func out(b.name("attention"));
   // A query that sees no key gets zeros, not 0 / 0.
   out(v) = select(fin[1] > 0.0f, fin[2] / fin[1], 0.0f);
   b.stages.stages.push_back(AttentionStage{
-      out, a.keys, a.values, queries, dot, tileMax, probs, tileSum, tileOut,
-      state, a.checkedLengths, tiles, kr, r, a.heads, a.dv, a.dk, tq});
+      out,   a.keys,  a.values, queries, dot,     tileMax,
+      probs, tileSum, tileOut,  state,   merged,  a.checkedLengths,
+      tiles, kr,      r,        runs,    a.heads, a.dv,
+      a.dk,  tq,      chunks});
   std::vector<Expr> extents = a.queryExtents;
   extents[0] = int(a.heads * a.dv);
   b.define(a.op.getResult(), {out, extents});
