@@ -24,6 +24,10 @@ struct GemmStage {
   Halide::Func func;
   Halide::RDom k;
   int64_t inFeatures, outFeatures;
+  /// Outputs `func` may be computed for: outFeatures, or that rounded up
+  /// to whole weight panels when the last one is padded with zeros (a
+  /// schedule then computes whole panels and stores the real outputs).
+  int64_t paddedFeatures;
 };
 
 /// An op computed row by row from statistics of each row (a layer norm's

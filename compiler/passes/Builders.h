@@ -22,9 +22,12 @@ inline Value buildSlice(OpBuilder &b, Location loc, Value input, int64_t dim,
                            b.getI64IntegerAttr(offset), b.getI64IntegerAttr(size));
 }
 
-/// `input` projected by `weight` (and `bias`, may be null) stored in `layout`.
+/// `input` projected by `weight` (and `bias`, may be null) stored in `layout`;
+/// weights in panels give `panelOutputs` outputs (their last panel may be
+/// padded), or whole panels if 0.
 inline Value buildLinear(OpBuilder &b, Location loc, Value input, Value weight,
-                         Value bias, WeightLayout layout) {
+                         Value bias, WeightLayout layout,
+                         int64_t panelOutputs = 0) {
   auto type = cast<RankedTensorType>(input.getType());
   auto wtype = cast<RankedTensorType>(weight.getType());
   SmallVector<int64_t> shape(type.getShape());
@@ -36,7 +39,8 @@ inline Value buildLinear(OpBuilder &b, Location loc, Value input, Value weight,
     shape.back() = wtype.getDimSize(1);
     break;
   case WeightLayout::panels:
-    shape.back() = wtype.getDimSize(0) * wtype.getDimSize(2);
+    shape.back() = panelOutputs > 0 ? panelOutputs
+                                    : wtype.getDimSize(0) * wtype.getDimSize(2);
     break;
   }
   return b.create<LinearOp>(loc, RankedTensorType::get(shape, type.getElementType()),

@@ -51,8 +51,8 @@ struct FoldScaleIntoQuery : OpRewritePattern<SdpaOp> {
     Value b = query.getBias();
     if (b)
       b = rewriter.create<ScaleOp>(loc, b, factor);
-    Value q =
-        buildLinear(rewriter, loc, query.getInput(), w, b, query.getLayout());
+    Value q = buildLinear(rewriter, loc, query.getInput(), w, b,
+                          query.getLayout(), query.getOutFeatures());
     rewriter.replaceOp(query, q);
     rewriter.modifyOpInPlace(
         op, [&] { op.setScaleAttr(rewriter.getF32FloatAttr(1.0f)); });

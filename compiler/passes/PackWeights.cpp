@@ -41,15 +41,18 @@ struct InOutToPanels : OpRewritePattern<LinearOp> {
       return rewriter.notifyMatchFailure(op, "not [in, out]");
     auto wtype = op.getWeight().getType();
     int64_t in = wtype.getDimSize(0), out = wtype.getDimSize(1);
-    if (out % width != 0)
-      return rewriter.notifyMatchFailure(op, "panel width does not divide out");
-    auto packed = RankedTensorType::get({out / width, in, width},
+    // A last panel padded with zeros; fewer outputs than a panel would be
+    // mostly padding.
+    if (out % width != 0 && out < width)
+      return rewriter.notifyMatchFailure(op, "fewer outputs than a panel");
+    auto packed = RankedTensorType::get({(out + width - 1) / width, in, width},
                                         wtype.getElementType());
     Value w = rewriter.create<PackPanelsOp>(op.getLoc(), packed,
                                             op.getWeight(),
                                             rewriter.getI64IntegerAttr(width));
-    rewriter.replaceOp(op, buildLinear(rewriter, op.getLoc(), op.getInput(), w,
-                                       op.getBias(), WeightLayout::panels));
+    rewriter.replaceOp(op,
+                       buildLinear(rewriter, op.getLoc(), op.getInput(), w,
+                                   op.getBias(), WeightLayout::panels, out));
     return success();
   }
 

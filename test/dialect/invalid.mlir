@@ -720,16 +720,32 @@ func.func @yield_outside_kernel(%x: tensor<?x8xf32>) {
 
 // -----
 
-func.func @pack_panels_width_not_dividing(%w: tensor<8x24xf32>) {
-  // expected-error @+1 {{'attn.pack_panels' op width 16 must be positive and divide the output features (24)}}
+func.func @pack_panels_width_not_positive(%w: tensor<8x24xf32>) {
+  // expected-error @+1 {{'attn.pack_panels' op width 0 must be positive}}
+  %p = attn.pack_panels %w {width = 0 : i64} : tensor<8x24xf32> -> tensor<1x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @pack_panels_padded_count(%w: tensor<8x24xf32>) {
+  // expected-error @+1 {{'attn.pack_panels' op result must be [ceil(out / width), in, width] = [2, 8, 16]}}
   %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x24xf32> -> tensor<1x8x16xf32>
   return
 }
 
 // -----
 
+func.func @linear_panels_count(%x: tensor<?x8xf32>, %p: tensor<2x8x16xf32>) {
+  // expected-error @+1 {{'attn.linear' op weight has 2 panels of 16 outputs, but the result has 40 features}}
+  %y = attn.linear %x, %p layout(panels) : (tensor<?x8xf32>, tensor<2x8x16xf32>) -> tensor<?x40xf32>
+  return
+}
+
+// -----
+
 func.func @pack_panels_bad_shape(%w: tensor<8x32xf32>) {
-  // expected-error @+1 {{'attn.pack_panels' op result must be [out / width, in, width] = [2, 8, 16]}}
+  // expected-error @+1 {{'attn.pack_panels' op result must be [ceil(out / width), in, width] = [2, 8, 16]}}
   %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x32xf32> -> tensor<2x16x8xf32>
   return
 }

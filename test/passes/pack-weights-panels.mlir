@@ -17,14 +17,26 @@ func.func @out_in(%x: tensor<?x?x8xf32>, %w: tensor<32x8xf32>, %b: tensor<32xf32
 
 // -----
 
-// 24 outputs are not a whole number of 16-wide panels: the weight stays
-// [in, out].
+// 24 outputs are one and a half 16-wide panels: two panels, the second
+// padded with zeros; the linear still has 24 outputs.
 // CHECK-LABEL: func.func @not_divisible
-// CHECK-NOT: attn.pack_panels
-// CHECK: attn.linear {{.*}} layout({{ ?}}in_out) : (tensor<?x8xf32>, tensor<8x24xf32>) -> tensor<?x24xf32>
+// CHECK: %[[P:.*]] = attn.pack_panels %{{.*}} {width = 16 : i64} : tensor<8x24xf32> -> tensor<2x8x16xf32>
+// CHECK: attn.linear %{{.*}}, %[[P]] layout({{ ?}}panels) : (tensor<?x8xf32>, tensor<2x8x16xf32>) -> tensor<?x24xf32>
 func.func @not_divisible(%x: tensor<?x8xf32>, %w: tensor<8x24xf32>) -> tensor<?x24xf32> {
   %y = attn.linear %x, %w layout(in_out) : (tensor<?x8xf32>, tensor<8x24xf32>) -> tensor<?x24xf32>
   return %y : tensor<?x24xf32>
+}
+
+// -----
+
+// Fewer outputs than a panel would be mostly padding: the weight stays
+// [in, out].
+// CHECK-LABEL: func.func @narrow
+// CHECK-NOT: attn.pack_panels
+// CHECK: attn.linear {{.*}} layout({{ ?}}in_out) : (tensor<?x8xf32>, tensor<8x12xf32>) -> tensor<?x12xf32>
+func.func @narrow(%x: tensor<?x8xf32>, %w: tensor<8x12xf32>) -> tensor<?x12xf32> {
+  %y = attn.linear %x, %w layout(in_out) : (tensor<?x8xf32>, tensor<8x12xf32>) -> tensor<?x12xf32>
+  return %y : tensor<?x12xf32>
 }
 
 // -----

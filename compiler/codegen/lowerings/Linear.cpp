@@ -34,10 +34,20 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
   // stored.
   std::vector<Expr> row = b.args(rank, 0, r.x);
   row[1] = min(v[1], in.extents[1] - 1);
+  // Padded panels: whole panels may be computed past the last output, with
+  // the bias clamped to it.
+  int64_t padded = n;
+  Expr biasAt = v[0];
+  if (op.getLayout() == WeightLayout::panels) {
+    auto w = op.getWeight().getType();
+    padded = w.getDimSize(0) * w.getDimSize(2);
+    if (padded != n)
+      biasAt = min(v[0], int(n) - 1);
+  }
   Func gemm(b.name("gemm"));
-  gemm(v) = op.getBias() ? b.get(op.getBias()).func(v[0]) : Expr(0.0f);
+  gemm(v) = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
   gemm(v) += in.func(row) * weight(v[0], r.x);
-  b.stages.stages.push_back(schedules::GemmStage{gemm, r, k, n});
+  b.stages.stages.push_back(schedules::GemmStage{gemm, r, k, n, padded});
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
   b.define(op.getResult(), {gemm, extents});

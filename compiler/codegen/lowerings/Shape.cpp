@@ -34,13 +34,20 @@ static LogicalResult lowerTranspose(TransposeOp op, KernelBuilder &b) {
   return success();
 }
 
-/// [in, out] -> [out / width, in, width]: out(j, k, p) = in(p * width + j, k).
+/// [in, out] -> [ceil(out / width), in, width]: out(j, k, p) =
+/// in(p * width + j, k), 0 past `out`.
 static LogicalResult lowerPackPanels(PackPanelsOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
   int width = int(op.getWidth());
+  int features = int(op.getInput().getType().getDimSize(1));
   std::vector<Var> v = b.vars(3);
   Func out(b.name("panels"));
-  out(v[0], v[1], v[2]) = in.func(v[2] * width + v[0], v[1]);
+  Expr n = v[2] * width + v[0];
+  Expr value = in.func(n, v[1]);
+  if (features % width != 0)
+    value = select(n < features, in.func(min(n, features - 1), v[1]),
+                   cast(value.type(), 0));
+  out(v[0], v[1], v[2]) = value;
   auto type = op.getResult().getType();
   b.define(op.getResult(),
            {out, {width, in.extents[1], int(type.getDimSize(0))}});

@@ -44,15 +44,13 @@ LogicalResult PackPanelsOp::verify() {
   auto in = getInput().getType();
   auto out = getType();
   int64_t width = getWidth();
-  if (width <= 0 || in.getDimSize(1) % width != 0)
-    return emitOpError("width ")
-           << width << " must be positive and divide the output features ("
-           << in.getDimSize(1) << ")";
-  if (out.getDimSize(0) != in.getDimSize(1) / width ||
-      out.getDimSize(1) != in.getDimSize(0) || out.getDimSize(2) != width)
-    return emitOpError("result must be [out / width, in, width] = [")
-           << in.getDimSize(1) / width << ", " << in.getDimSize(0) << ", "
-           << width << "]";
+  if (width <= 0)
+    return emitOpError("width ") << width << " must be positive";
+  int64_t panels = (in.getDimSize(1) + width - 1) / width;
+  if (out.getDimSize(0) != panels || out.getDimSize(1) != in.getDimSize(0) ||
+      out.getDimSize(2) != width)
+    return emitOpError("result must be [ceil(out / width), in, width] = [")
+           << panels << ", " << in.getDimSize(0) << ", " << width << "]";
   return success();
 }
 
@@ -200,8 +198,8 @@ int64_t LinearOp::getOutFeatures() {
   case WeightLayout::in_out:
     return w.getDimSize(1);
   case WeightLayout::panels:
-    return w.getRank() == 3 ? w.getDimSize(0) * w.getDimSize(2)
-                            : ShapedType::kDynamic;
+    // The last panel may be padded: the result says how many are real.
+    return getType().getShape().back();
   }
   llvm_unreachable("unknown weight layout");
 }
@@ -241,6 +239,15 @@ LogicalResult LinearOp::verify() {
            << getInFeatures() << " input features (layout "
            << stringifyWeightLayout(getLayout()) << "), but the input has "
            << in;
+  auto w = getWeight().getType();
+  if (getLayout() == WeightLayout::panels &&
+      !ShapedType::isDynamic(getOutFeatures()) &&
+      w.getDimSize(0) !=
+          (getOutFeatures() + w.getDimSize(2) - 1) / w.getDimSize(2))
+    return emitOpError("weight has ")
+           << w.getDimSize(0) << " panels of " << w.getDimSize(2)
+           << " outputs, but the result has " << getOutFeatures()
+           << " features";
   if (getBias() && getBias().getType().getDimSize(0) != getOutFeatures())
     return emitOpError("bias has ")
            << getBias().getType().getDimSize(0) << " entries, expected "

@@ -85,11 +85,11 @@ def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr,
     SameOperandsAndResultElementType]> {
   let summary = "an [in, out] matrix cut into panels of `width` outputs";
   let description = [{
-    Rearranges an `[in, out]` weight into `[out / width, in, width]`:
-    `result[p, k, j] = input[k, p * width + j]`. Each panel is the contiguous
-    `in x width` block one GEMM register tile reads, so a kernel streams it
-    without striding across the whole matrix (no TLB or cache-set thrash).
-    `width` must divide `out`.
+    Rearranges an `[in, out]` weight into `[ceil(out / width), in, width]`:
+    `result[p, k, j] = input[k, p * width + j]`, and 0 past `out` in the last
+    panel. Each panel is the contiguous `in x width` block one GEMM register
+    tile reads, so a kernel streams it without striding across the whole
+    matrix (no TLB or cache-set thrash).
 
     ```mlir
     %p = attn.pack_panels %w {width = 64 : i64} : tensor<768x2304xf32> -> tensor<36x768x64xf32>

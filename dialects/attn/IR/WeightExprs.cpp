@@ -29,13 +29,14 @@ void TransposeOp::evaluate(ArrayRef<const HostTensor *> in, HostTensor &out) {
 }
 
 void PackPanelsOp::evaluate(ArrayRef<const HostTensor *> in, HostTensor &out) {
-  // [in, out] -> [out / width, in, width]
+  // [in, out] -> [ceil(out / width), in, width], zeros past out.
   int64_t rows = in[0]->shape[0], cols = in[0]->shape[1];
   int64_t width = getWidth();
-  out.data.resize(rows * cols);
-  for (int64_t p = 0; p < cols / width; ++p)
+  int64_t panels = (cols + width - 1) / width;
+  out.data.assign(panels * rows * width, 0.0f);
+  for (int64_t p = 0; p < panels; ++p)
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < width; ++j)
+      for (int64_t j = 0; j < width && p * width + j < cols; ++j)
         out.data[(p * rows + r) * width + j] =
             in[0]->data[r * cols + p * width + j];
 }
