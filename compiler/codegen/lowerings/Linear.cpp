@@ -23,8 +23,13 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
     case WeightLayout::in_out:
       return w(nn, kk);
     case WeightLayout::panels: {
-      int p = int(op.getWeight().getType().getDimSize(2));
-      return w(nn % p, kk, nn / p);
+      // Past the last panel (tiles of whole panels over padded ones) the
+      // last panel is read again; those outputs are never stored.
+      auto wtype = op.getWeight().getType();
+      int p = int(wtype.getDimSize(2)), panels = int(wtype.getDimSize(0));
+      if (panels * p == op.getOutFeatures())
+        return w(nn % p, kk, nn / p);
+      return w(nn % p, kk, min(nn / p, panels - 1));
     }
     }
     llvm_unreachable("unknown weight layout");
