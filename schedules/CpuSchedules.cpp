@@ -192,9 +192,11 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
 /// A reduction `g.update()` over `r` folded `lanes` at a time into one vector
 /// of partial results (rfactor), computed at `at`, then reduced across the
 /// vector (atomic vectorize: a horizontal add or max), so the serial chain
-/// is `r`'s extent / `lanes` long instead of `r`'s extent.
+/// is `r`'s extent / `lanes` long instead of `r`'s extent. The partial
+/// results' loops run in `order` (innermost first) outside `r`, the first
+/// unrolled by `unroll` for independent chains.
 void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
-                  const std::vector<VarOrRVar> &order) {
+                  const std::vector<Var> &order, int unroll) {
   if (lanes == 1)
     return;
   RVar outer(r.name() + "_o"), lane(r.name() + "_l");
@@ -209,8 +211,10 @@ void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
   std::vector<VarOrRVar> loops = {u, outer};
   loops.insert(loops.end(), order.begin(), order.end());
   partial.update().reorder(loops).vectorize(u).unroll(outer);
-  if (!order.empty())
-    partial.update().unroll(order.front());
+  if (unroll > 1) {
+    Var io(order.front().name() + "_o"), ii(order.front().name() + "_i");
+    partial.update().split(order.front(), io, ii, unroll).unroll(ii);
+  }
   g.update().atomic().vectorize(lane);
 }
 
@@ -219,11 +223,12 @@ void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
 /// each. A run's state covers all heads, and each of its key tiles is
 /// visited once for all of them: the tile's rows are read where they lie in
 /// the cache, whole rows one after another, so the cache streams through in
-/// order. GPT-2 small's 12 layers at 4096 keys (B=1, 1 thread, AMD EPYC Zen
-/// 1, AVX2): a task per head (256-byte pieces of rows 3 KiB apart) took
-/// ~12 ms per 1000 keys, a task per 6 heads ~10, all heads together ~7.3,
-/// where reading the caches takes ~5.5 (numpy at 13 GB/s). The scores reduce
-/// each key's head dims in vectors, the tile's maximum and sum its keys.
+/// order. GPT-2 small's 12 attention layers (B=1, 1 thread, AMD EPYC Zen 1,
+/// AVX2), ms per 1000 keys: a task per head (256-byte pieces of rows 3 KiB
+/// apart) ~12, a task per 6 heads ~10, all heads in one task ~7.3, 8 runs
+/// of all heads ~6.2, where reading the caches takes ~5.5 (numpy at 13
+/// GB/s). The scores reduce each key's head dims in vectors, the tile's
+/// maximum and sum its keys.
 void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
                              AttentionStage &a, const Target &target) {
   int natural = target.natural_vector_size<float>();
@@ -256,14 +261,16 @@ void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
   for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, tile);
 
-  // dot(ii, jj, kt, it, h): per key, per head, the head dims in vectors.
+  // dot(ii, jj, kt, it, h): per key, per head, the head dims in vectors;
+  // heads unrolled by up to 8 (independent sums).
+  int headUnroll = dividingFactor(a.heads, 8);
   std::vector<Var> dv = a.dot.args();
   vectorReduce(a.dot, a.headDims.x, dividingFactor(a.keyHeadDim, natural),
-               a.state, tile, {dv[4], dv[1]});
+               a.state, tile, {dv[4], dv[1]}, headUnroll);
   // tileMax, tileSum(ii, kt, it, h): over the tile's keys.
   for (Func g : {a.tileMax, a.tileSum})
     vectorReduce(g, a.keys.x, dividingFactor(AttentionStage::kKeyTile, natural),
-                 a.state, tile, {g.args()[3]});
+                 a.state, tile, {g.args()[3]}, headUnroll);
   Var pj = a.probs.args()[1];
   a.probs.vectorize(pj, natural);
   if (a.probs.has_update_definition())
