@@ -139,6 +139,13 @@ attn_status bindSymbol(const attn_model_desc &d, const attn_model_entry &e,
                        std::vector<std::pair<int32_t, int32_t>> &boundAt) {
   int32_t symbol = dim.terms[0].symbol;
   const attn_model_symbol &sym = d.symbols[symbol];
+  // An empty batch or sequence is refused before any kernel, alike for
+  // every dim: kernels index the last row of what they read.
+  if (v == 0)
+    return fail(ATTN_ERROR_DIM_OUT_OF_BOUNDS,
+                dimWhere + " (" + sym.name +
+                    ") is 0: the model runs on at least one " + sym.name +
+                    "; leave empty tensors out of the call");
   if (sym.max > 0 && v > sym.max)
     return fail(ATTN_ERROR_DIM_OUT_OF_BOUNDS,
                 dimWhere + " (" + sym.name + ") is " + std::to_string(v) +

@@ -43,7 +43,7 @@ typedef enum attn_status {
   ATTN_ERROR_INVALID_ARGUMENT = 4,  /* NULL pointer, bad index, unknown name */
   ATTN_ERROR_SHAPE_MISMATCH = 5,    /* wrong rank or dim, inconsistent dims */
   ATTN_ERROR_DTYPE_MISMATCH = 6,    /* a tensor of the wrong element type */
-  ATTN_ERROR_DIM_OUT_OF_BOUNDS = 7, /* a dynamic dim beyond its bound */
+  ATTN_ERROR_DIM_OUT_OF_BOUNDS = 7, /* a dynamic dim 0 or beyond its bound */
   ATTN_ERROR_KERNEL_FAILED = 8,     /* a kernel of the model failed */
   ATTN_ERROR_OUT_OF_MEMORY = 9,
   ATTN_ERROR_UNSUPPORTED_CPU = 10, /* built for instructions this CPU lacks */

@@ -145,7 +145,7 @@ TEST_F(RuntimeTest, RunComputesTheModel) {
 
 TEST_F(RuntimeTest, TempBuffersFollowTheShapeAcrossRuns) {
   for (auto [b, s] :
-       {std::pair<int64_t, int64_t>{1, 2}, {8, 16}, {3, 1}, {8, 16}, {2, 0}}) {
+       {std::pair<int64_t, int64_t>{1, 2}, {8, 16}, {3, 1}, {8, 16}, {2, 1}}) {
     Case c(b, s);
     ASSERT_EQ(c.run(model), ATTN_OK) << error();
     c.expectResult(FakeBias);
@@ -233,6 +233,19 @@ TEST_F(RuntimeTest, DimBeyondItsBound) {
   EXPECT_EQ(c.run(model), ATTN_ERROR_DIM_OUT_OF_BOUNDS);
   EXPECT_THAT(error(), AllOf(HasSubstr("input 'x' dim 1 (S) is 17"),
                              HasSubstr("S <= 16")));
+}
+
+// An empty batch and an empty sequence are refused alike, before any kernel
+// runs (S = 0 used to fail inside a kernel, B = 0 to run).
+TEST_F(RuntimeTest, ZeroSizedDimsAreRefused) {
+  Case batch(0, 3);
+  EXPECT_EQ(batch.run(model), ATTN_ERROR_DIM_OUT_OF_BOUNDS);
+  EXPECT_THAT(error(), AllOf(HasSubstr("input 'x' dim 0 (B) is 0"),
+                             HasSubstr("at least one B")));
+  Case sequence(2, 0);
+  EXPECT_EQ(sequence.run(model), ATTN_ERROR_DIM_OUT_OF_BOUNDS);
+  EXPECT_THAT(error(), AllOf(HasSubstr("input 'x' dim 1 (S) is 0"),
+                             HasSubstr("at least one S")));
 }
 
 TEST_F(RuntimeTest, InconsistentSymbolBinding) {
