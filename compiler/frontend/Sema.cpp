@@ -115,6 +115,8 @@ private:
   ExprPtr checkSelfAttention(CallExpr &call, CallArgs &args);
   ExprPtr checkCrossAttention(CallExpr &call, CallArgs &args);
   ExprPtr checkAttention(CallExpr &call, CallArgs &args);
+  bool checkPositiveAttr(CallArgs &args, llvm::StringRef name,
+                         llvm::StringRef example, BuiltinExpr &attn);
   bool checkScale(CallArgs &args, BuiltinExpr &attn);
   int64_t checkKvHeads(CallArgs &args, int64_t heads);
   bool checkRope(CallArgs &args, BuiltinExpr &attn, int64_t headDim);
@@ -1361,20 +1363,36 @@ bool Sema::resolveOutProjection(CallExpr &call, CallArgs &args,
   return false;
 }
 
+/// The argument's value if it is a positive finite number, else null.
+static const NumberExpr *positiveNumber(const Argument &arg) {
+  auto *number = llvm::dyn_cast<NumberExpr>(arg.value.get());
+  if (!number || !(number->value > 0) || !std::isfinite(number->value))
+    return nullptr;
+  return number;
+}
+
+/// `name = X` with X a positive number, recorded as the real attribute
+/// `name`; `example` completes the error ("such as ...").
+bool Sema::checkPositiveAttr(CallArgs &args, llvm::StringRef name,
+                             llvm::StringRef example, BuiltinExpr &attn) {
+  Argument *arg = args.get(name);
+  if (!arg)
+    return true;
+  const NumberExpr *number = positiveNumber(*arg);
+  if (!number) {
+    errorAt(*arg->value,
+            "'" + name + "' must be a positive number, such as " + example);
+    return false;
+  }
+  attn.attrs.push_back({name.str(), BuiltinAttr::getReal(number->value)});
+  return true;
+}
+
 /// `scale = X`: the factor of the scores in place of the default (1 /
 /// sqrt(head dim) for dot products), recorded as the attribute "scale".
 bool Sema::checkScale(CallArgs &args, BuiltinExpr &attn) {
-  Argument *arg = args.get("scale");
-  if (!arg)
-    return true;
-  auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
-  if (!number || !(number->value > 0) || !std::isfinite(number->value)) {
-    errorAt(*arg->value, "'scale' must be a positive number, such as 1 or "
-                         "0.125 (the default is 1 / sqrt(head dim))");
-    return false;
-  }
-  attn.attrs.push_back({"scale", BuiltinAttr::getReal(number->value)});
-  return true;
+  return checkPositiveAttr(
+      args, "scale", "1 or 0.125 (the default is 1 / sqrt(head dim))", attn);
 }
 
 /// `kv_heads = K` (grouped-query attention): K key/value heads shared by
@@ -1427,13 +1445,12 @@ bool Sema::checkRope(CallArgs &args, BuiltinExpr &attn, int64_t headDim) {
     }
   }
   if (theta) {
-    auto *number = llvm::dyn_cast<NumberExpr>(theta->value.get());
+    const NumberExpr *number = positiveNumber(*theta);
     if (!style) {
       errorAt(*theta->value, "'rope_theta' needs 'rope = half' or 'rope = "
                              "interleaved'");
       ok = false;
-    } else if (!number || !(number->value > 0) ||
-               !std::isfinite(number->value)) {
+    } else if (!number) {
       errorAt(*theta->value, "'rope_theta' must be a positive number, such as "
                              "10000 (the default) or 1e6");
       ok = false;
@@ -1447,17 +1464,8 @@ bool Sema::checkRope(CallArgs &args, BuiltinExpr &attn, int64_t headDim) {
 /// `softcap = C`: scores become C * tanh(score / C) (Gemma 2's
 /// attn_logit_softcapping), recorded as the attribute "softcap".
 bool Sema::checkSoftcap(CallArgs &args, BuiltinExpr &attn) {
-  Argument *arg = args.get("softcap");
-  if (!arg)
-    return true;
-  auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
-  if (!number || !(number->value > 0) || !std::isfinite(number->value)) {
-    errorAt(*arg->value, "'softcap' must be a positive number, such as 50 "
-                         "(Gemma 2's attn_logit_softcapping)");
-    return false;
-  }
-  attn.attrs.push_back({"softcap", BuiltinAttr::getReal(number->value)});
-  return true;
+  return checkPositiveAttr(args, "softcap",
+                           "50 (Gemma 2's attn_logit_softcapping)", attn);
 }
 
 /// The weight `P.weight` (or nn.MultiheadAttention's `P_weight`) of a

@@ -341,6 +341,21 @@ def make_vit():
     return cfg, type(layer).__name__, state, {"input.x": x.numpy()}, {"y": y.numpy()}
 
 
+
+def causal_lm_golden(cfg, model):
+    """What a make_* of a causal LM returns: its logits for B = 2 x S = 9
+    random ids, with no attention_mask (the causal mask is the model's own),
+    no KV cache (appending to one changes the summation order) and the
+    default position ids 0..S-1 (`positions(S)` in our models)."""
+    import torch
+    B, S = 2, 9
+    ids = torch.randint(0, cfg.vocab_size, (B, S))
+    with torch.no_grad():
+        logits = model(input_ids=ids, use_cache=False).logits
+    state = checkpoint_tensors(model, "", model)
+    inputs = {"input.ids": ids.to(torch.int32).numpy()}
+    return cfg, type(model).__name__, state, inputs, {"logits": logits.numpy()}
+
 def make_gpt2_lm():
     """The whole GPT2LMHeadModel: ids -> logits, tied head, no mask input."""
     import numpy as np
@@ -354,19 +369,12 @@ def make_gpt2_lm():
     model = GPT2LMHeadModel(cfg).eval()
     assert model.lm_head.weight is model.transformer.wte.weight, "head not tied"
     redraw_parameters(model)
-    B, S = 2, 9
-    ids = torch.randint(0, cfg.vocab_size, (B, S))
-    with torch.no_grad():
-        # No attention_mask (the causal mask is the model's own), no KV cache
-        # (appending to one changes the summation order), the default
-        # position ids 0..S-1 (`positions(S)` in our model).
-        logits = model(input_ids=ids, use_cache=False).logits
+    golden = causal_lm_golden(cfg, model)
     # GPT2LMHeadModel's own file: `transformer.` keys and no lm_head.weight
     # (tied to transformer.wte.weight, saved once).
-    state = checkpoint_tensors(model, "", model)
+    state = golden[2]
     assert "lm_head.weight" not in state and "transformer.wte.weight" in state
-    inputs = {"input.ids": ids.to(torch.int32).numpy()}
-    return cfg, type(model).__name__, state, inputs, {"logits": logits.numpy()}
+    return golden
 
 
 def make_bert_model():
@@ -672,13 +680,7 @@ def make_decoder_lm(config_class, model_class, **extra):
     assert model.lm_head.weight is not model.model.embed_tokens.weight, "head tied"
     redraw_parameters(model)
     # The head is an nn.Linear, redrawn N(0, 0.2^2): unit-scale logits.
-    B, S = 2, 9
-    ids = torch.randint(0, cfg.vocab_size, (B, S))
-    with torch.no_grad():
-        logits = model(input_ids=ids, use_cache=False).logits
-    state = checkpoint_tensors(model, "", model)
-    inputs = {"input.ids": ids.to(torch.int32).numpy()}
-    return cfg, type(model).__name__, state, inputs, {"logits": logits.numpy()}
+    return causal_lm_golden(cfg, model)
 
 
 def make_llama_lm():
@@ -708,13 +710,7 @@ def make_gptj_lm():
                      attn_implementation="eager")
     model = GPTJForCausalLM(cfg).eval()
     redraw_parameters(model)
-    B, S = 2, 9
-    ids = torch.randint(0, cfg.vocab_size, (B, S))
-    with torch.no_grad():
-        logits = model(input_ids=ids, use_cache=False).logits
-    state = checkpoint_tensors(model, "", model)
-    inputs = {"input.ids": ids.to(torch.int32).numpy()}
-    return cfg, type(model).__name__, state, inputs, {"logits": logits.numpy()}
+    return causal_lm_golden(cfg, model)
 
 
 CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_vit,

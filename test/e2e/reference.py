@@ -135,6 +135,17 @@ def attention_core(q, k, v, heads, mask, mm=np.matmul):
     return o.transpose(0, 2, 1, 3).reshape(B, S, D)
 
 
+def masked_softmax(scores, seen):
+    """Softmax over the last axis of the keys each row sees; a row that sees
+    no key gets zeros."""
+    scores = np.where(seen, scores, -np.inf)
+    m = scores.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(scores - m)
+    s = e.sum(axis=-1, keepdims=True)
+    return np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
+
+
 def visible(B, Sq, Sk, causal, window, lengths):
     """[B, 1, Sq, Sk] bool: whether query i sees key j under the mask terms
     (causal, window (left, right), per-batch key lengths)."""
@@ -172,12 +183,7 @@ def masked_attention(q, k, v, heads, causal=False, window=None, lengths=None,
         b = np.asarray(bias, dtype=np.float64)
         b = b.reshape((1,) * (4 - b.ndim) + b.shape) if b.ndim != 3 else b[:, None]
         scores = scores + b
-    scores = np.where(seen, scores, -np.inf)
-    m = scores.max(axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    e = np.exp(scores - m)
-    s = e.sum(axis=-1, keepdims=True)
-    p = np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
+    p = masked_softmax(scores, seen)
     o = (p @ split(v)).transpose(0, 2, 1, 3).reshape(B, Sq, D)
     return (o, p) if return_weights else o
 
@@ -242,12 +248,7 @@ def llm_attention(q, k, v, heads, kv_heads=None, causal=False, window=None,
     if alibi:
         scores = scores + alibi_slopes(heads)[None, :, None, None] * np.arange(Sk)
     seen = visible(B, Sq, Sk, causal, window, lengths)
-    scores = np.where(seen, scores, -np.inf)
-    m = scores.max(axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    e = np.exp(scores - m)
-    s = e.sum(axis=-1, keepdims=True)
-    p = np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
+    p = masked_softmax(scores, seen)
     o = (p @ vh).transpose(0, 2, 1, 3).reshape(B, Sq, heads * dv)
     return (o, p) if return_weights else o
 
