@@ -5,9 +5,21 @@
 # we make one imported target from the wheel's headers and libHalide.so.
 #
 # HALIDE_ROOT: the wheel's install dir, `python -c "import halide;
-# print(halide.install_dir())"`; scripts/setup.sh passes it.
+# print(halide.install_dir())"`; scripts/setup.sh passes it, and without it
+# the .venv that setup.sh made is asked (so presets need not name it).
 
 set(HALIDE_ROOT "" CACHE PATH "Halide SDK root (the halide wheel's install_dir())")
+if(NOT HALIDE_ROOT AND EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
+  execute_process(
+    COMMAND "${PROJECT_SOURCE_DIR}/.venv/bin/python" -c
+            "import halide; print(halide.install_dir())"
+    OUTPUT_VARIABLE attnc_venv_halide OUTPUT_STRIP_TRAILING_WHITESPACE
+    ERROR_QUIET)
+  if(attnc_venv_halide)
+    set(HALIDE_ROOT "${attnc_venv_halide}" CACHE PATH
+        "Halide SDK root (the halide wheel's install_dir())" FORCE)
+  endif()
+endif()
 if(NOT HALIDE_ROOT OR NOT EXISTS "${HALIDE_ROOT}/include/Halide.h")
   message(FATAL_ERROR
     "Halide not found: set -DHALIDE_ROOT to the output of\n"

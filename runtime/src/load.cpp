@@ -497,6 +497,36 @@ std::vector<attn_dim_info> dimInfos(const attn_model_desc &d,
 
 } // namespace
 
+attn_status validateDescriptor(const attn_model_desc &desc,
+                               const std::string &path) {
+  return Validator(desc, path).run();
+}
+
+void adoptDescriptor(attn_model &model, const attn_model_desc &desc) {
+  model.desc = &desc;
+  model.run = findEntry(desc, "run");
+  model.init = findEntry(desc, "init");
+  const attn_model_entry &run = *model.run;
+  for (int32_t i = 0; i < run.num_inputs; ++i)
+    model.inputDims.push_back(
+        dimInfos(desc, run.buffers[run.inputs[i].buffer]));
+  for (int32_t i = 0; i < run.num_outputs; ++i)
+    model.outputDims.push_back(
+        dimInfos(desc, run.buffers[run.outputs[i].buffer]));
+  for (int32_t i = 0; i < desc.num_states; ++i) {
+    const attn_model_state &st = desc.states[i];
+    attn_model_buffer buf{
+        ATTN_MODEL_BUFFER_STATE, i, st.dtype, st.rank, st.dims, 0};
+    model.stateDims.push_back(dimInfos(desc, buf));
+  }
+  for (int32_t i = 0; i < desc.num_weights; ++i) {
+    const attn_model_weight &w = desc.weights[i];
+    std::vector<attn_dim_info> &infos = model.weightDims.emplace_back();
+    for (int32_t d = 0; d < w.rank; ++d)
+      infos.push_back({0, w.dims[d], nullptr, 0});
+  }
+}
+
 const attn_model_entry *findEntry(const attn_model_desc &desc,
                                   const char *name) {
   for (int32_t e = 0; e < desc.num_entries; ++e)
@@ -569,7 +599,7 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
                     ", this runtime reads ABI " +
                     std::to_string(ATTN_MODEL_ABI_VERSION) +
                     ": rebuild it with the attnc that matches this runtime");
-  if (attn_status s = Validator(*desc, p).run(); s != ATTN_OK)
+  if (attn_status s = validateDescriptor(*desc, p); s != ATTN_OK)
     return s;
   // Before any kernel runs: one built for missing instructions would die of
   // SIGILL.
@@ -586,28 +616,7 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
                     "target this CPU supports such as " +
                     portableTarget());
   }
-  model->desc = desc;
-  model->run = findEntry(*desc, "run");
-  model->init = findEntry(*desc, "init");
-  const attn_model_entry &run = *model->run;
-  for (int32_t i = 0; i < run.num_inputs; ++i)
-    model->inputDims.push_back(
-        dimInfos(*desc, run.buffers[run.inputs[i].buffer]));
-  for (int32_t i = 0; i < run.num_outputs; ++i)
-    model->outputDims.push_back(
-        dimInfos(*desc, run.buffers[run.outputs[i].buffer]));
-  for (int32_t i = 0; i < desc->num_states; ++i) {
-    const attn_model_state &st = desc->states[i];
-    attn_model_buffer buf{
-        ATTN_MODEL_BUFFER_STATE, i, st.dtype, st.rank, st.dims, 0};
-    model->stateDims.push_back(dimInfos(*desc, buf));
-  }
-  for (int32_t i = 0; i < desc->num_weights; ++i) {
-    const attn_model_weight &w = desc->weights[i];
-    std::vector<attn_dim_info> &infos = model->weightDims.emplace_back();
-    for (int32_t d = 0; d < w.rank; ++d)
-      infos.push_back({0, w.dims[d], nullptr, 0});
-  }
+  adoptDescriptor(*model, *desc);
   // A model loaded to be described reads no weights and runs no "init":
   // its runs are refused (run.cpp), its queries need neither.
   model->describeOnly = describeOnly;

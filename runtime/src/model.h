@@ -148,6 +148,15 @@ namespace attn::rt {
 attn_status loadModel(const char *path, const char *weights, bool describeOnly,
                       attn_model *&out);
 
+/// Checks every count, index, name and byte range of `desc` (magic and ABI
+/// version aside); messages name the library at `path`.
+attn_status validateDescriptor(const attn_model_desc &desc,
+                               const std::string &path);
+
+/// Points `model` at `desc`, which validateDescriptor accepted, and builds
+/// the dim tables the info queries hand out.
+void adoptDescriptor(attn_model &model, const attn_model_desc &desc);
+
 /// Checks the weights file at `weights` against the model's weights table,
 /// records where each tensor's data is, allocates the constants block and
 /// runs the "init" entry.
