@@ -121,7 +121,10 @@ LogicalResult compileModel(ModuleOp module, const CompileOptions &options) {
   FailureOr<SmallVector<func::FuncOp>> funcs = getEntryFunctions(module);
   if (succeeded(funcs) && succeeded(build(*funcs, options)))
     return success();
-  llvm::sys::fs::remove(options.outputPath);
+  // An older library is removed so no build system takes it for the result;
+  // whatever else is at -o (a directory) is the user's.
+  if (llvm::sys::fs::is_regular_file(options.outputPath))
+    llvm::sys::fs::remove(options.outputPath);
   return failure();
 }
 

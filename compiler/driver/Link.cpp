@@ -2,6 +2,7 @@
 #include "compiler/driver/Link.h"
 
 #include "compiler/driver/PlanEmitter.h"
+#include "compiler/codegen/HalideWriteGuard.h"
 
 #include "attn/library_digest.h"
 
@@ -30,6 +31,7 @@ public:
     if (!dir.empty())
       fs::remove_directories(dir);
   }
+  llvm::StringRef path() const { return dir; }
   std::string file(llvm::StringRef name) const {
     llvm::SmallString<128> p(dir);
     path::append(p, name);
@@ -48,22 +50,51 @@ public:
         options(options) {}
 
   LogicalResult run() {
-    llvm::StringRef outputDir = path::parent_path(options.outputPath);
-    if (!outputDir.empty() && !fs::is_directory(outputDir))
-      return emitError(loc)
-             << "cannot write '" << options.outputPath << "': directory '"
-             << outputDir << "' does not exist: create it first";
+    // What can be checked before any kernel compiles is checked first.
+    if (failed(checkOutputPath()))
+      return failure();
+    llvm::ErrorOr<std::string> cc = findCompiler();
+    if (!cc)
+      return failure();
     if (std::error_code ec = tmp.create())
       return emitError(loc)
              << "cannot create a temporary directory: " << ec.message()
              << ": check TMPDIR";
     std::vector<std::string> inputs;
+    codegen::HalideWriteGuard guard(tmp.path());
     if (failed(compileKernels(inputs)) || failed(writeSources(inputs)))
       return failure();
-    return linkLibrary(inputs);
+    return linkLibrary(*cc, inputs);
   }
 
 private:
+  /// -o names a file (not a directory) in a directory that exists and that
+  /// this process may write.
+  LogicalResult checkOutputPath() {
+    const std::string &out = options.outputPath;
+    if (fs::is_directory(out))
+      return emitError(loc) << "cannot write '" << out
+                            << "': it is a directory: give the library's "
+                               "file name, such as '"
+                            << out << "/model.so'";
+    llvm::StringRef dir = path::parent_path(out);
+    if (dir.empty())
+      dir = ".";
+    if (!fs::exists(dir))
+      return emitError(loc) << "cannot write '" << out << "': directory '"
+                            << dir << "' does not exist: create it first";
+    if (!fs::is_directory(dir))
+      return emitError(loc)
+             << "cannot write '" << out << "': '" << dir
+             << "' is not a directory: give -o a path in a directory";
+    if (std::error_code ec = fs::access(dir, fs::AccessMode::Write))
+      return emitError(loc)
+             << "cannot write '" << out << "': directory '" << dir
+             << "' is not writable (" << ec.message()
+             << "): choose another -o, or change its permissions";
+    return success();
+  }
+
   LogicalResult compileKernels(std::vector<std::string> &objects) {
     // Progress on long compiles: with --verbose, or when a person watches.
     bool progress = options.verbose || llvm::errs().is_displayed();
@@ -111,6 +142,8 @@ private:
       os << contents;
       os.close();
       ec = os.error();
+      // Reported here; left set, the stream's destructor would abort.
+      os.clear_error();
     }
     if (ec)
       return emitError(loc) << "cannot write '" << file << "': " << ec.message()
@@ -160,7 +193,10 @@ private:
   llvm::ErrorOr<std::string> findCompiler() {
     if (std::optional<std::string> cc =
             llvm::sys::Process::GetEnv("ATTNC_CC")) {
+      // A name with a slash comes back as it is, found or not.
       llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(*cc);
+      if (found && !fs::can_execute(*found))
+        found = std::make_error_code(std::errc::no_such_file_or_directory);
       if (!found)
         emitError(loc) << "ATTNC_CC is '" << *cc
                        << "', which is not a program: set it to the C "
@@ -218,14 +254,12 @@ private:
 
   /// Links into a unique name beside the output, then renames it over the
   /// output, so readers never see a partial library.
-  LogicalResult linkLibrary(const std::vector<std::string> &inputs) {
-    llvm::ErrorOr<std::string> cc = findCompiler();
-    if (!cc)
-      return failure();
+  LogicalResult linkLibrary(const std::string &cc,
+                            const std::vector<std::string> &inputs) {
     llvm::SmallString<128> partial;
     fs::createUniquePath(options.outputPath + ".tmp-%%%%%%", partial,
                          /*MakeAbsolute=*/false);
-    std::vector<std::string> args = {*cc, "-shared", "-fPIC", "-O2",
+    std::vector<std::string> args = {cc, "-shared", "-fPIC", "-O2",
                                      "-std=gnu11"};
     for (const std::string &dir : headerDirs())
       args.push_back("-I" + dir);
@@ -242,13 +276,13 @@ private:
         llvm::StringRef(""), llvm::StringRef(log), llvm::StringRef(log)};
     std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
     std::string execError;
-    int rc = llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects,
+    int rc = llvm::sys::ExecuteAndWait(cc, argRefs, std::nullopt, redirects,
                                        /*SecondsToWait=*/0, /*MemoryLimit=*/0,
                                        &execError);
     if (rc != 0) {
       fs::remove(partial);
       InFlightDiagnostic diag = emitError(loc)
-                                << "linking the model library with '" << *cc
+                                << "linking the model library with '" << cc
                                 << "' failed";
       if (rc < 0)
         return diag << ": " << execError;

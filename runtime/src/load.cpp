@@ -23,6 +23,7 @@
 #include <set>
 #include <string_view>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace attn::rt {
 namespace {
@@ -542,6 +543,14 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
   if (::stat(path, &st) != 0)
     return fail(ATTN_ERROR_IO, "cannot open model library '" + p +
                                    "': " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    return fail(ATTN_ERROR_IO, "cannot open model library '" + p +
+                                   "': it is a directory: give the .so file "
+                                   "that attnc built");
+  if (::access(path, R_OK) != 0)
+    return fail(ATTN_ERROR_IO, "cannot read model library '" + p + "': " +
+                                   std::strerror(errno) +
+                                   ": check its permissions");
   // dlopen of a truncated or foreign file can crash the process.
   if (std::string problem = libraryProblem(p); !problem.empty())
     return fail(ATTN_ERROR_INVALID_LIBRARY,

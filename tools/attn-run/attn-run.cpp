@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -677,6 +678,9 @@ int run(const Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // A file size limit (ulimit -f) then fails --outputs' write as a full
+  // disk does, with an error naming the file, instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return run(parseArgs(argc, argv));
   } catch (const Failure &f) {

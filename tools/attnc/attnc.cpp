@@ -36,6 +36,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <csignal>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -293,6 +295,10 @@ int run() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // A file size limit (ulimit -f) then fails a write as a full disk does,
+  // with an error naming the file, instead of a signal LLVM reports as a
+  // crash.
+  std::signal(SIGXFSZ, SIG_IGN);
   cl::HideUnrelatedOptions(attncCategory);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << attnc::driver::getVersionString() << "\n";
