@@ -44,3 +44,25 @@ endif()
 
 add_compile_options(${attnc_sanitize_flags})
 add_link_options(${attnc_sanitize_flags})
+
+# Under ASan, every executable the build made (call after the last
+# add_subdirectory) gets cmake/AttncAsanOptions.c: its default options.
+function(attnc_add_asan_options)
+  if(NOT "address" IN_LIST ATTNC_SANITIZE)
+    return()
+  endif()
+  set(dirs ${PROJECT_SOURCE_DIR})
+  while(dirs)
+    list(POP_FRONT dirs dir)
+    get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+    list(APPEND dirs ${subdirs})
+    get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(t IN LISTS targets)
+      get_target_property(type ${t} TYPE)
+      if(type STREQUAL "EXECUTABLE")
+        target_sources(${t} PRIVATE
+                       ${PROJECT_SOURCE_DIR}/cmake/AttncAsanOptions.c)
+      endif()
+    endforeach()
+  endwhile()
+endfunction()

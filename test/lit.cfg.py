@@ -10,7 +10,7 @@ config.name = "attnc"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".attn"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "e2e", "unit",
-                   "conformance", "Inputs"]
+                   "conformance", "Inputs", "models"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attnc_obj_root, "test")
 
