@@ -1,8 +1,8 @@
 //===- compiler/driver/Link.cpp - model library linking -------------------===//
 #include "compiler/driver/Link.h"
 
-#include "compiler/driver/PlanEmitter.h"
 #include "compiler/codegen/HalideWriteGuard.h"
+#include "compiler/driver/PlanEmitter.h"
 
 #include "attn/library_digest.h"
 

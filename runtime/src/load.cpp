@@ -548,8 +548,8 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
                                    "': it is a directory: give the .so file "
                                    "that attnc built");
   if (::access(path, R_OK) != 0)
-    return fail(ATTN_ERROR_IO, "cannot read model library '" + p + "': " +
-                                   std::strerror(errno) +
+    return fail(ATTN_ERROR_IO, "cannot read model library '" + p +
+                                   "': " + std::strerror(errno) +
                                    ": check its permissions");
   // dlopen of a truncated or foreign file can crash the process.
   if (std::string problem = libraryProblem(p); !problem.empty())
