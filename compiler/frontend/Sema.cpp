@@ -672,10 +672,13 @@ ExprPtr Sema::checkActivationInput(Argument &arg, llvm::StringRef builtin) {
 bool Sema::getFeatureDim(const Expr &x, llvm::StringRef builtin, int64_t &dim) {
   const Extent &last = x.shape.back();
   if (last.isSymbolic()) {
-    errorAt(x, "'" + builtin +
-                   "' needs a fixed feature size, but the last "
-                   "dim of its input is the symbolic dim '" +
-                   last.dim->name + "'");
+    // Without a DimDecl the dim is unknown, and was reported where it was
+    // written.
+    if (last.dim)
+      errorAt(x, "'" + builtin +
+                     "' needs a fixed feature size, but the last "
+                     "dim of its input is the symbolic dim '" +
+                     last.dim->name + "'");
     return false;
   }
   dim = last.size;

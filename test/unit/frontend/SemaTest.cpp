@@ -7,6 +7,8 @@
 #include "test/unit/frontend/ExampleModels.h"
 #include "test/unit/frontend/FrontendTestUtil.h"
 
+#include <algorithm>
+
 using namespace attnc;
 using namespace attnc::test;
 
@@ -239,6 +241,19 @@ TEST(Sema, DuplicateDeclarations) {
 TEST(Sema, UndeclaredDim) {
   EXPECT_TRUE(failsWith(model("  input z : f32[B, T, 64]\n  output y = z"),
                         "16:20", "unknown dim 'T'; declare it with 'dim T'"));
+}
+
+// An unknown dim in a weight's shape is one error, where it is written; the
+// ops that read the weight do not report it again (nor dereference the
+// DimDecl it lacks: found by fuzz/frontend_fuzzer).
+TEST(Sema, UnknownDimInAWeightIsReportedOnce) {
+  Loaded l = load(model("  weight wte.weight : f32[32, nodim]\n"
+                        "  e = embedding(ids, wte)\n"
+                        "  output y = layer_norm(e, ln)"));
+  EXPECT_FALSE(l.model);
+  EXPECT_TRUE(hasDiag(l.diags, "16:31",
+                      "unknown dim 'nodim'; declare it with 'dim nodim'"));
+  EXPECT_EQ(std::count(l.diags.begin(), l.diags.end(), '^'), 1) << l.diags;
 }
 
 TEST(Sema, NonPositiveBoundsAndSizes) {
