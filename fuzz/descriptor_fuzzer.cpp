@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuzz/FuzzFiles.h"
+#include "fuzz/FuzzModel.h"
 
 #include "model.h"
 
@@ -479,27 +480,17 @@ void exercise(const attn_model_desc &d, FuzzedDataProvider &p) {
                                   &live, &temps);
 }
 
-const attn_model_desc *original() {
-  // Loaded once and kept for the whole run.
-  static attn_model *loaded = nullptr;
-  static const attn_model_desc *desc = [] {
-    const char *path = std::getenv("ATTNC_FUZZ_LIBRARY");
-    if (!path)
-      path = ATTNC_FUZZ_MODEL_DIR "/decoder.so";
-    attn_load_options options{sizeof options, nullptr, ATTN_LOAD_DESCRIBE_ONLY};
-    if (attn_model_load_with_options(path, &options, &loaded) != ATTN_OK)
-      finding(kTarget, std::string("cannot load the library to mutate: ") +
-                           attn_last_error());
-    return loaded->desc;
-  }();
-  return desc;
+/// The real descriptor, loaded once and kept for the whole run.
+const attn_model_desc &original() {
+  static attn_model *loaded = attnc::fuzz::loadFuzzModel(kTarget, false);
+  return *loaded->desc;
 }
 
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FuzzedDataProvider p(data, size);
-  Desc c = copyDesc(*original());
+  Desc c = copyDesc(original());
   mutate(c, p);
   materialise(c);
   if (attn::rt::validateDescriptor(c.d, kPath) != ATTN_OK) {

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuzz/FuzzFiles.h"
+#include "fuzz/FuzzModel.h"
 
 #include "attn/attn.h"
 #include "attn/dtypes.h"
@@ -32,19 +33,10 @@ constexpr const char *kTarget = "inputs_fuzzer";
 /// Data is allocated only for tensors of at most this many bytes.
 constexpr uint64_t kMaxBytes = 1 << 16;
 
+/// The model with its weights, loaded once and kept for the whole run.
 attn_model *model() {
   static attn_model *loaded = [] {
-    const char *path = std::getenv("ATTNC_FUZZ_LIBRARY");
-    const char *weights = std::getenv("ATTNC_FUZZ_WEIGHTS");
-    if (!path) {
-      path = ATTNC_FUZZ_MODEL_DIR "/decoder.so";
-      weights = ATTNC_FUZZ_MODEL_DIR "/decoder.safetensors";
-    }
-    attn_load_options options{sizeof options, weights, 0};
-    attn_model *m = nullptr;
-    if (attn_model_load_with_options(path, &options, &m) != ATTN_OK)
-      finding(kTarget,
-              std::string("cannot load the model: ") + attn_last_error());
+    attn_model *m = attnc::fuzz::loadFuzzModel(kTarget, true);
     attn_model_set_threads(m, 1);
     return m;
   }();

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuzz/FuzzFiles.h"
+#include "fuzz/FuzzModel.h"
 
 #include "model.h"
 
@@ -20,28 +21,21 @@ namespace {
 
 constexpr const char *kTarget = "weights_fuzzer";
 
-const attn_model_desc *original() {
-  // Loaded once and kept for the whole run.
-  static attn_model *loaded = nullptr;
-  static const attn_model_desc *desc = [] {
-    const char *path = std::getenv("ATTNC_FUZZ_LIBRARY");
-    if (!path)
-      path = ATTNC_FUZZ_MODEL_DIR "/decoder.so";
-    attn_load_options options{sizeof options, nullptr, ATTN_LOAD_DESCRIBE_ONLY};
-    if (attn_model_load_with_options(path, &options, &loaded) != ATTN_OK)
-      finding(kTarget, std::string("cannot load the model library: ") +
-                           attn_last_error());
-    // The library's own thread pool: one thread, as a fuzzer runs.
-    loaded->desc->set_num_threads(1);
-    return loaded->desc;
+/// The library's descriptor, loaded once and kept for the whole run, with
+/// the library's own thread pool at one thread, as a fuzzer runs.
+const attn_model_desc &original() {
+  static attn_model *loaded = [] {
+    attn_model *m = attnc::fuzz::loadFuzzModel(kTarget, false);
+    m->desc->set_num_threads(1);
+    return m;
   }();
-  return desc;
+  return *loaded->desc;
 }
 
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const attn_model_desc &desc = *original();
+  const attn_model_desc &desc = original();
   MemFile weights(data, size);
   attn_model model;
   attn::rt::adoptDescriptor(model, desc);
