@@ -32,7 +32,7 @@ attnc::loadModelFile(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (std::error_code ec = buffer.getError()) {
-    llvm::WithColor::error(diagOS)
+    llvm::WithColor::error(diagOS, "attnc")
         << "cannot read '" << path << "': " << ec.message() << '\n';
     return nullptr;
   }
