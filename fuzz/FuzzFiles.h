@@ -1,6 +1,7 @@
 //===- fuzz/FuzzFiles.h - Fuzz inputs as files ------------------*- C++ -*-===//
 //
-// The readers under test take paths and map files, so a fuzz input becomes an
+// What every target shares: a broken contract reported as a finding, and,
+// since the readers under test take paths and map files, a fuzz input as an
 // anonymous in-memory file (memfd) named by its /proc/self/fd path.
 //
 //===----------------------------------------------------------------------===//

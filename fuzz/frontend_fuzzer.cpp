@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuzz/FuzzFiles.h"
+
 #include "compiler/frontend/Frontend.h"
 #include "compiler/frontend/MLIRGen.h"
 #include "compiler/passes/Passes.h"
@@ -24,15 +26,12 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
+
+using attnc::fuzz::finding;
 
 namespace {
 
-[[noreturn]] void finding(const char *what) {
-  std::fprintf(stderr, "frontend_fuzzer: %s\n", what);
-  std::abort();
-}
+constexpr const char *kTarget = "frontend_fuzzer";
 
 } // namespace
 
@@ -62,19 +61,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       sourceMgr, bufferId, diagOS, attnc::getDialectFunctions(context));
   if (!ast) {
     if (diags.find("error:") == std::string::npos)
-      finding("the frontend rejected a model without an error");
+      finding(kTarget, "the frontend rejected a model without an error");
     return 0;
   }
   mlir::OwningOpRef<mlir::ModuleOp> module =
       attnc::mlirGen(context, *ast, sourceMgr);
   if (!module) {
     if (!reportedError)
-      finding("MLIRGen failed without an error");
+      finding(kTarget, "MLIRGen failed without an error");
     return 0;
   }
   if (mlir::failed(mlir::verify(*module))) {
     if (!reportedError)
-      finding("MLIRGen's IR fails to verify without an error");
+      finding(kTarget, "MLIRGen's IR fails to verify without an error");
     return 0;
   }
 
@@ -85,6 +84,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::PassManager pm(&context);
   mlir::attn::buildAttnPipeline(pm, {panelWidths[size % 4], true});
   if (mlir::failed(pm.run(*module)) && !reportedError)
-    finding("the pass pipeline failed without an error");
+    finding(kTarget, "the pass pipeline failed without an error");
   return 0;
 }

@@ -35,15 +35,7 @@ TEST(ExtremeInputs, DimsAtTheirBoundsRunAndOnePastIsRefused) {
     ASSERT_TRUE(std::isfinite(at(y, i))) << "element " << i;
 
   for (auto [b, s] : {std::pair<int64_t, int64_t>{9, 4}, {2, 33}}) {
-    Inputs past = makeInputs(encoder, 1, 1, 2);
-    past.dims[0] = {b, s, 32};
-    past.data[0].assign(b * s * 32 * 4, 0);
-    past.tensors[0].dims = past.dims[0].data();
-    past.tensors[0].data = past.data[0].data();
-    past.dims[1] = {b};
-    past.data[1].assign(b * 4, 1);
-    past.tensors[1].dims = past.dims[1].data();
-    past.tensors[1].data = past.data[1].data();
+    Inputs past = makeInputs(encoder, b, s, 2);
     int64_t dims[3] = {b, s, 32};
     std::vector<uint8_t> out(b * s * 32 * 4);
     attn_tensor output{nullptr, ATTN_F32, 3, dims, out.data()};
