@@ -58,16 +58,6 @@ struct NormStage {
 ///                                        over `runs` in order
 struct AttentionStage {
   static constexpr int kKeyTile = 64;
-  /// Query rows per tile, which the algorithm is built with and the
-  /// schedules chose: 32 rows share each key tile's loads; a decode (a few
-  /// new queries over a KV cache) takes them one at a time, since a tile's
-  /// rows past the queries would be computed for nothing.
-  static int queryTileFor(bool decoding) { return decoding ? 1 : 32; }
-  /// Runs of key tiles: a decode's one query has only its heads to spread
-  /// over threads, and a task per head reads its 256-byte pieces of rows
-  /// kilobytes apart; runs of whole rows stream (8: enough for 2 to 8
-  /// cores, a small merge).
-  static int keyChunksFor(bool decoding) { return decoding ? 8 : 1; }
   /// The joined heads, [.., S, heads * headDim].
   Halide::Func result;
   Halide::Func keySource, valueSource;
@@ -82,7 +72,8 @@ struct AttentionStage {
   int headDim;
   /// Features per key (and query) head: the head dim of the scores.
   int keyHeadDim;
-  /// queryTileFor(...) and keyChunksFor(...) of this attention.
+  /// TargetDesc::attentionQueryTile and attentionKeyChunks of this
+  /// attention: the algorithm is built with them.
   int queryTile, keyChunks;
 };
 
@@ -114,6 +105,12 @@ struct CacheWriteStage {
 /// One anchor of a kernel: what a schedule places as a unit.
 using Stage = std::variant<GemmStage, NormStage, AttentionStage,
                            AttentionWeightsStage, CacheWriteStage>;
+
+/// std::visit over several lambdas, one per kind of stage.
+template <typename... Fs> struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <typename... Fs> Overloaded(Fs...) -> Overloaded<Fs...>;
 
 /// The Func a stage produces.
 inline Halide::Func stageResult(const Stage &stage) {

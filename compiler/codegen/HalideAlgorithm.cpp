@@ -42,9 +42,11 @@ void promiseStaticExtents(Dims dims, RankedTensorType type) {
 
 } // namespace
 
-LogicalResult buildAlgorithm(KernelOp kernel, std::vector<ImageParam> &params,
+LogicalResult buildAlgorithm(KernelOp kernel,
+                             const schedules::TargetDesc &target,
+                             std::vector<ImageParam> &params,
                              schedules::KernelStages &stages) {
-  KernelBuilder b(stages);
+  KernelBuilder b(stages, target);
   Block &body = kernel.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());

@@ -9,6 +9,7 @@
 
 #include "dialects/attn/IR/AttnOps.h"
 #include "schedules/KernelStages.h"
+#include "schedules/TargetDesc.h"
 
 namespace attnc::codegen {
 
@@ -16,6 +17,7 @@ namespace attnc::codegen {
 /// kernel input, in order; `stages` names the Funcs for the schedule.
 /// Reports unsupported ops at their location.
 mlir::LogicalResult buildAlgorithm(mlir::attn::KernelOp kernel,
+                                   const schedules::TargetDesc &target,
                                    std::vector<Halide::ImageParam> &params,
                                    schedules::KernelStages &stages);
 

@@ -4,7 +4,8 @@
 #include "compiler/codegen/HalideAlgorithm.h"
 #include "dialects/attn/Analysis/DimSymbols.h"
 #include "schedules/AutoSchedule.h"
-#include "schedules/CpuSchedules.h"
+#include "schedules/TargetDesc.h"
+#include "schedules/cpu/CpuSchedules.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Path.h"
 
@@ -138,9 +139,10 @@ Halide::Target kernelTarget(const std::string &name) {
 FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
                                           ScheduleKind schedule,
                                           const Halide::Target &halideTarget) {
+  schedules::TargetDesc desc(halideTarget);
   std::vector<Halide::ImageParam> params;
   schedules::KernelStages stages;
-  if (failed(buildAlgorithm(kernel, params, stages)))
+  if (failed(buildAlgorithm(kernel, desc, params, stages)))
     return failure();
   Halide::Pipeline pipeline(stages.outputs);
   switch (schedule) {
@@ -276,7 +278,8 @@ llvm::Error compileHalideRuntime(const KernelTarget &target,
 int64_t weightPanelWidth(const KernelTarget &target) {
   if (target.schedule != ScheduleKind::Hand)
     return 0;
-  return schedules::gemmPanelWidth(Halide::Target(target.baseline()));
+  return schedules::TargetDesc(Halide::Target(target.baseline()))
+      .gemmPanelWidth();
 }
 
 } // namespace attnc::codegen

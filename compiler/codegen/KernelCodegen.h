@@ -22,7 +22,7 @@
 
 namespace attnc::codegen {
 
-/// --schedule: the hand schedules (schedules/CpuSchedules.h), Halide's
+/// --schedule: the hand schedules (schedules/cpu/, schedules/gpu/), Halide's
 /// autoscheduler (schedules/AutoSchedule.h) or the naive baseline. Layout is
 /// not a user's choice: it schedules the kernels that rearrange weights at
 /// load (the "init" entry), whatever --schedule says.

@@ -12,6 +12,7 @@
 
 #include "dialects/attn/IR/AttnOps.h"
 #include "schedules/KernelStages.h"
+#include "schedules/TargetDesc.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -32,7 +33,9 @@ struct Tensor {
 /// What a lowering sees of the kernel being built.
 class KernelBuilder {
 public:
-  explicit KernelBuilder(schedules::KernelStages &stages) : stages(stages) {}
+  KernelBuilder(schedules::KernelStages &stages,
+                const schedules::TargetDesc &target)
+      : stages(stages), target(target) {}
 
   /// The kernel's vars 0..rank-1 (innermost first), shared by every Func.
   std::vector<Halide::Var> vars(size_t rank);
@@ -48,6 +51,9 @@ public:
 
   /// Where lowerings record the anchors (GEMMs, norms, attention) they build.
   schedules::KernelStages &stages;
+  /// What the kernel is built for: the algorithm reads only the shapes the
+  /// target fixes (attention tiles), never a schedule.
+  const schedules::TargetDesc &target;
 
 private:
   llvm::DenseMap<mlir::Value, Tensor> values;

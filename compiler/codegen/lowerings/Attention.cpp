@@ -227,7 +227,7 @@ Tuple foldSoftmax(Tuple old, Expr m, Expr sum, Expr out) {
 /// visible area.
 LogicalResult lowerFlash(AttentionParts &a) {
   using schedules::AttentionStage;
-  const int tq = AttentionStage::queryTileFor(a.queryOffsets.defined());
+  const int tq = a.b.target.attentionQueryTile(a.queryOffsets.defined());
   const int tk = AttentionStage::kKeyTile;
   KernelBuilder &b = a.b;
   Var c("c"), e("e"), ii("ii"), jj("jj"), it("it"), kt("kt"), h("h");
@@ -284,7 +284,7 @@ LogicalResult lowerFlash(AttentionParts &a) {
   // splits them into `chunks` runs, each with its own state (flash
   // decoding: the runs are independent, so one query's keys spread over
   // threads), merged at the end.
-  const int chunks = AttentionStage::keyChunksFor(a.queryOffsets.defined());
+  const int chunks = a.b.target.attentionKeyChunks(a.queryOffsets.defined());
   Var chunk("chunk");
   Expr numTiles = (a.keyLength + tk - 1) / tk;
   RDom tiles(0, chunks == 1 ? numTiles : (numTiles + chunks - 1) / chunks,

@@ -1,4 +1,4 @@
-//===- schedules/CpuSchedules.cpp - schedules for SIMD CPUs ---------------===//
+//===- schedules/cpu/CpuSchedules.cpp - schedules for SIMD CPUs -----------===//
 //
 // Measured on the 2-core Sapphire Rapids CI machine (AVX-512), 1 thread,
 // `attn-run --bench`: a 768 -> 3072 GEMM of 1024 rows runs at ~140 GFLOP/s
@@ -10,7 +10,7 @@
 // (docs/performance.md).
 //
 //===----------------------------------------------------------------------===//
-#include "schedules/CpuSchedules.h"
+#include "schedules/cpu/CpuSchedules.h"
 
 #include <algorithm>
 
@@ -18,12 +18,6 @@ using namespace Halide;
 
 namespace attnc::schedules {
 namespace {
-
-/// std::visit over several lambdas.
-template <typename... Fs> struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <typename... Fs> Overloaded(Fs...) -> Overloaded<Fs...>;
 
 /// Static extent of the output features (var 0) of a stage's result.
 int64_t stageFeatures(const Stage &stage) {
@@ -87,7 +81,7 @@ const int kRowTile = 6;
 int rowTileOf(const KernelStages &s) { return s.fewRows ? 1 : kRowTile; }
 
 /// GEMM register blocks, GotoBLAS-style: each task owns one panel of
-/// features (nTile = gemmPanelWidth, the packed weight panel) and a block of
+/// features (nTile = cpuGemmPanelWidth, the packed weight panel) and a block of
 /// rows. The reduction is cut into chunks of kChunk; for each chunk the task
 /// runs every 6-row register tile of its block over the chunk, so the
 /// chunk's kChunk x nTile weights (64 KiB) stay in L1 and the block's rows of
@@ -103,7 +97,7 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   const int64_t kBlockBytes = 256 * 1024;
   // Features narrower than a panel get fewer vectors; their weights are
   // never packed.
-  int nTile = gemmPanelWidth(target);
+  int nTile = cpuGemmPanelWidth(target);
   while (nTile > width && nTile > features)
     nTile /= 2;
   // An epilogue that folds several GEMM features into one output (a gated
@@ -219,7 +213,7 @@ void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
 }
 
 /// Attention of a decode step: a few queries over a KV cache, each alone,
-/// and its key tiles cut into runs (AttentionStage::keyChunksFor), one task
+/// and its key tiles cut into runs (TargetDesc::attentionKeyChunks), one task
 /// each. A run's state covers all heads, and each of its key tiles is
 /// visited once for all of them: the tile's rows are read where they lie in
 /// the cache, whole rows one after another, so the cache streams through in
@@ -390,7 +384,7 @@ void scheduleCacheWrite(CacheWriteStage &c, int width) {
     c.result.update().vectorize(c.rows.x, width);
 }
 
-int gemmPanelWidth(const Target &target) {
+int cpuGemmPanelWidth(const Target &target) {
   int vectors = target.has_feature(Target::AVX512) ? 4 : 2;
   return vectors * target.natural_vector_size<float>();
 }

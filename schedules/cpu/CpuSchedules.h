@@ -1,6 +1,6 @@
-//===- schedules/CpuSchedules.h - schedules for SIMD CPUs -------*- C++ -*-===//
-#ifndef ATTNC_SCHEDULES_CPUSCHEDULES_H
-#define ATTNC_SCHEDULES_CPUSCHEDULES_H
+//===- schedules/cpu/CpuSchedules.h - schedules for SIMD CPUs ---*- C++ -*-===//
+#ifndef ATTNC_SCHEDULES_CPU_CPUSCHEDULES_H
+#define ATTNC_SCHEDULES_CPU_CPUSCHEDULES_H
 
 #include "schedules/KernelStages.h"
 
@@ -12,7 +12,7 @@ void scheduleHand(KernelStages &stages, const Halide::Target &target);
 
 /// Output features per GEMM register tile on `target`: the hand schedule
 /// reads weights packed in panels of this width (attn.pack_panels).
-int gemmPanelWidth(const Halide::Target &target);
+int cpuGemmPanelWidth(const Halide::Target &target);
 
 /// A kernel that only moves data (weights transposed, joined, scaled, packed
 /// in panels at load): coarse parallel tasks over the outermost dim, 2-D
@@ -25,4 +25,4 @@ void scheduleNaive(KernelStages &stages);
 
 } // namespace attnc::schedules
 
-#endif // ATTNC_SCHEDULES_CPUSCHEDULES_H
+#endif // ATTNC_SCHEDULES_CPU_CPUSCHEDULES_H

@@ -1,0 +1,54 @@
+//===- schedules/TargetDesc.h - what kernels are built for ------*- C++ -*-===//
+//
+// The target description: one Halide target (one variant of a kernel) and
+// the decisions that follow from it and that more than the schedule reads.
+// attnc makes it from --target; the pass pipeline reads the weight layout
+// the GEMM schedule wants (gemmPanelWidth), the algorithm the attention
+// tiles it is built with, and the schedules place the Funcs for it. Where a
+// decision differs between CPUs and GPUs, it is answered here, once.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_SCHEDULES_TARGETDESC_H
+#define ATTNC_SCHEDULES_TARGETDESC_H
+
+#include "Halide.h"
+
+namespace attnc::schedules {
+
+/// Where a kernel's loops run.
+enum class Device { Host, Cuda, OpenCL };
+
+/// "host", "cuda" or "opencl", as attnc and the docs name them.
+const char *deviceName(Device device);
+
+class TargetDesc {
+public:
+  explicit TargetDesc(Halide::Target halide) : halide_(std::move(halide)) {}
+
+  const Halide::Target &halide() const { return halide_; }
+  Device device() const;
+  bool isGpu() const { return device() != Device::Host; }
+
+  /// Output features per packed weight panel that the hand GEMM schedule
+  /// reads (attn.pack_panels); 0 where it reads plain [in, out] weights (on
+  /// GPUs, where a warp's threads read consecutive outputs of one row).
+  int gemmPanelWidth() const;
+
+  /// Query rows per flash-attention tile: the rows that share each key
+  /// tile's loads. A decode (a few new queries over a KV cache) takes them
+  /// one at a time, since a tile's rows past the queries would be computed
+  /// for nothing.
+  int attentionQueryTile(bool decoding) const;
+
+  /// Runs of key tiles a decode's attention is cut into (flash decoding):
+  /// independent states merged at the end, so one query's keys spread over
+  /// CPU cores or GPU threads. 1 for a prefill.
+  int attentionKeyChunks(bool decoding) const;
+
+private:
+  Halide::Target halide_;
+};
+
+} // namespace attnc::schedules
+
+#endif // ATTNC_SCHEDULES_TARGETDESC_H
