@@ -147,6 +147,12 @@ struct KernelStages {
   /// otherwise recompute for every element they read: a schedule computes
   /// each once, whole.
   std::vector<Halide::Func> tables;
+
+  /// Run-time values checked with `require` (token ids against their
+  /// table): CPU schedules leave them inlined into their readers; GPU
+  /// schedules compute them on the host first, whose error handler reports
+  /// a failed check (code on a GPU cannot).
+  std::vector<Halide::Func> checks;
 };
 
 } // namespace attnc::schedules

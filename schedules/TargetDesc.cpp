@@ -2,6 +2,7 @@
 #include "schedules/TargetDesc.h"
 
 #include "schedules/cpu/CpuSchedules.h"
+#include "schedules/gpu/GpuSchedules.h"
 
 namespace attnc::schedules {
 
@@ -25,17 +26,28 @@ Device TargetDesc::device() const {
   return Device::Host;
 }
 
-int TargetDesc::gemmPanelWidth() const { return cpuGemmPanelWidth(halide_); }
+bool TargetDesc::storesHalfAsBits() const {
+  return device() == Device::OpenCL &&
+         !halide_.has_feature(Halide::Target::CLHalf);
+}
+
+int TargetDesc::gemmPanelWidth() const {
+  return isGpu() ? 0 : cpuGemmPanelWidth(halide_);
+}
 
 int TargetDesc::attentionQueryTile(bool decoding) const {
-  return decoding ? 1 : 32;
+  if (decoding)
+    return 1;
+  return isGpu() ? kGpuQueryTile : 32;
 }
 
 int TargetDesc::attentionKeyChunks(bool decoding) const {
-  // 8 runs are enough for 2 to 8 cores and keep the merge small (a task per
-  // head read its 256-byte pieces of rows kilobytes apart; runs of whole
-  // rows stream).
-  return decoding ? 8 : 1;
+  // CPU: 8 runs are enough for 2 to 8 cores and keep the merge small (a
+  // task per head read its 256-byte pieces of rows kilobytes apart; runs of
+  // whole rows stream). GPU: one thread per run (GpuSchedules.cpp).
+  if (!decoding)
+    return 1;
+  return isGpu() ? kGpuDecodeKeyChunks : 8;
 }
 
 } // namespace attnc::schedules

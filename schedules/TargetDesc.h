@@ -45,6 +45,11 @@ public:
   /// CPU cores or GPU threads. 1 for a prefill.
   int attentionKeyChunks(bool decoding) const;
 
+  /// bf16 and f16 tensors are stored as their bits (uint16) and converted
+  /// with integer operations: OpenCL without cl_khr_fp16 (Halide's
+  /// cl_half feature) has no half type to load them as.
+  bool storesHalfAsBits() const;
+
 private:
   Halide::Target halide_;
 };

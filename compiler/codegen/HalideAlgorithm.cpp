@@ -2,6 +2,7 @@
 #include "compiler/codegen/HalideAlgorithm.h"
 #include "dialects/attn/Analysis/DimSymbols.h"
 
+#include "compiler/codegen/HalfBits.h"
 #include "compiler/codegen/Lowering.h"
 
 using namespace mlir;
@@ -12,9 +13,12 @@ namespace attnc::codegen {
 namespace {
 
 /// How a tensor is stored: bf16 and f16 weights keep their precision in
-/// memory.
-Halide::Type halideType(RankedTensorType type) {
+/// memory, as their bits where the target has no half type (HalfBits.h).
+Halide::Type halideType(RankedTensorType type,
+                        const schedules::TargetDesc &target) {
   mlir::Type element = type.getElementType();
+  if ((element.isBF16() || element.isF16()) && target.storesHalfAsBits())
+    return UInt(16);
   if (element.isBF16())
     return BFloat(16);
   if (element.isF16())
@@ -22,10 +26,24 @@ Halide::Type halideType(RankedTensorType type) {
   return element.isF32() ? Float(32) : Int(32);
 }
 
-/// What the algorithm computes in: f32 for every float (a bf16 or f16
-/// weight is widened as it is loaded, so every op accumulates in f32).
-Halide::Type computeType(Halide::Type stored) {
-  return stored.is_float() || stored.is_bfloat() ? Float(32) : stored;
+/// `stored`, of tensor type `type`, as the algorithm computes: f32 for
+/// every float (a bf16 or f16 weight is widened as it is loaded, so every
+/// op accumulates in f32).
+Expr widen(Expr stored, RankedTensorType type) {
+  if (stored.type() == UInt(16))
+    return widenHalfBits(stored, type.getElementType().isBF16());
+  if (stored.type().is_float() || stored.type().is_bfloat())
+    return cast(Float(32), stored);
+  return stored;
+}
+
+/// `value` as tensor type `type` stores it (see halideType).
+Expr narrow(Expr value, RankedTensorType type,
+            const schedules::TargetDesc &target) {
+  Halide::Type stored = halideType(type, target);
+  if (stored == UInt(16))
+    return narrowToHalfBits(value, type.getElementType().isBF16());
+  return cast(stored, value);
 }
 
 /// Static extents are promised to Halide (and checked on entry), which lets
@@ -51,7 +69,7 @@ LogicalResult buildAlgorithm(KernelOp kernel,
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
     size_t rank = type.getRank();
-    ImageParam param(halideType(type), int(rank),
+    ImageParam param(halideType(type, target), int(rank),
                      "in" + std::to_string(params.size()));
     promiseStaticExtents([&](int d) { return param.dim(d); }, type);
     std::vector<Expr> extents;
@@ -61,7 +79,7 @@ LogicalResult buildAlgorithm(KernelOp kernel,
     Func wrapped(b.name("input"));
     std::vector<Var> v = b.vars(rank);
     // Inlined into every reader: the widening is in registers, per load.
-    wrapped(v) = cast(computeType(param.type()), param(v));
+    wrapped(v) = widen(param(v), type);
     b.define(arg, {wrapped, extents});
   }
   const LoweringRegistry &lowerings = getLoweringRegistry();
@@ -81,8 +99,7 @@ LogicalResult buildAlgorithm(KernelOp kernel,
     // An init kernel's constant keeps its weights' precision; the narrowing
     // is exact, since weight expressions only move bf16 / f16 values.
     if (!t.inPlace)
-      out(vs) =
-          cast(halideType(cast<RankedTensorType>(v.getType())), t.func(vs));
+      out(vs) = narrow(t.func(vs), cast<RankedTensorType>(v.getType()), target);
     promiseStaticExtents([&](int d) { return out.output_buffer().dim(d); },
                          cast<RankedTensorType>(v.getType()));
     stages.outputs.push_back(out);

@@ -6,6 +6,7 @@
 #include "schedules/AutoSchedule.h"
 #include "schedules/TargetDesc.h"
 #include "schedules/cpu/CpuSchedules.h"
+#include "schedules/gpu/GpuSchedules.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Path.h"
 
@@ -83,6 +84,20 @@ std::string KernelTarget::joined() const {
   return s;
 }
 
+/// A GPU API other than CUDA and OpenCL that `target` asks for, or null.
+static const char *unsupportedGpuApi(const Halide::Target &target) {
+  static const std::pair<Halide::Target::Feature, const char *> apis[] = {
+      {Halide::Target::Metal, "metal"},
+      {Halide::Target::Vulkan, "vulkan"},
+      {Halide::Target::D3D12Compute, "d3d12compute"},
+      {Halide::Target::WebGPU, "webgpu"},
+      {Halide::Target::HVX, "hvx"}};
+  for (auto [feature, name] : apis)
+    if (target.has_feature(feature))
+      return name;
+  return nullptr;
+}
+
 llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name) {
   auto bad = [&](llvm::StringRef which, const llvm::Twine &why) {
     return llvm::createStringError(
@@ -90,8 +105,10 @@ llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name) {
         "unknown target '" + which + "': " + why +
             "; use 'host', a Halide target such as x86-64-linux-avx2 or "
             "x86-64-linux-avx512, a comma-separated list of them (most "
-            "capable first), or " +
-            kMultiTargetName + " (AVX-512 and AVX2)");
+            "capable first), " +
+            kMultiTargetName +
+            " (AVX-512 and AVX2), host-cuda (with a capability, e.g. "
+            "host-cuda-cuda_capability_80) or host-opencl");
   };
   Halide::Target host = Halide::get_host_target();
   if (name == "host")
@@ -112,11 +129,38 @@ llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name) {
       return bad(part, "it is not this machine's architecture and OS (" +
                            host.to_string() +
                            "), so the library could not be linked here");
-    if (target.has_gpu_feature())
-      return bad(part, "GPU targets are not supported yet");
+    if (const char *api = unsupportedGpuApi(target))
+      return bad(part, llvm::Twine("attnc has no schedules for ") + api);
+    if (target.has_feature(Halide::Target::CUDA) &&
+        target.has_feature(Halide::Target::OpenCL))
+      return bad(part, "a library runs on one GPU API, cuda or opencl");
+    if (target.has_gpu_feature() && parts.size() > 1)
+      return bad(part, "a GPU target is built alone, not in a list of "
+                       "CPU variants");
     targets.push_back(target.to_string());
   }
   return targets;
+}
+
+bool isGpuTarget(const KernelTarget &target) {
+  return schedules::TargetDesc(Halide::Target(target.baseline())).isGpu();
+}
+
+bool storesHalfAsBits(const KernelTarget &target) {
+  return schedules::TargetDesc(Halide::Target(target.baseline()))
+      .storesHalfAsBits();
+}
+
+llvm::Error checkSchedule(const KernelTarget &target) {
+  schedules::TargetDesc desc{Halide::Target(target.baseline())};
+  if (!desc.isGpu() || target.schedule == ScheduleKind::Hand)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "--schedule=%s is for CPU targets; target '%s' runs on %s, which only "
+      "--schedule=hand (the default) schedules",
+      target.schedule == ScheduleKind::Auto ? "auto" : "naive",
+      target.baseline().c_str(), schedules::deviceName(desc.device()));
 }
 
 /// The kernel's Halide pipeline, scheduled for `target`, and its arguments.
@@ -147,13 +191,19 @@ FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
   Halide::Pipeline pipeline(stages.outputs);
   switch (schedule) {
   case ScheduleKind::Hand:
-    schedules::scheduleHand(stages, halideTarget);
+    if (desc.isGpu())
+      schedules::scheduleGpu(stages);
+    else
+      schedules::scheduleHand(stages, halideTarget);
     break;
   case ScheduleKind::Naive:
     schedules::scheduleNaive(stages);
     break;
   case ScheduleKind::Layout:
-    schedules::scheduleLayout(stages, halideTarget);
+    if (desc.isGpu())
+      schedules::scheduleGpuLayout(stages);
+    else
+      schedules::scheduleLayout(stages, halideTarget);
     break;
   case ScheduleKind::Auto: {
     FailureOr<KernelEstimates> estimates = estimateKernel(kernel);
@@ -245,16 +295,20 @@ compileKernel(attn::KernelOp kernel, const KernelTarget &target,
   }
 }
 
-LogicalResult lowerKernelToStmt(attn::KernelOp kernel,
-                                const KernelTarget &target,
-                                llvm::StringRef stmtPath) {
+LogicalResult emitKernelText(attn::KernelOp kernel, const KernelTarget &target,
+                             KernelText what, llvm::StringRef path) {
   try {
     FailureOr<ScheduledKernel> k = scheduleKernel(
         kernel, target.schedule, kernelTarget(target.baseline()));
     if (failed(k))
       return failure();
-    k->pipeline.compile_to_lowered_stmt(
-        stmtPath.str(), k->args, Halide::StmtOutputFormat::Text, k->target);
+    if (what == KernelText::Stmt)
+      k->pipeline.compile_to_lowered_stmt(
+          path.str(), k->args, Halide::StmtOutputFormat::Text, k->target);
+    else
+      k->pipeline.compile_to(
+          {{Halide::OutputFileType::device_code, path.str()}}, k->args,
+          kernel.getSymName().str(), k->target);
   } catch (const Halide::Error &e) {
     return kernel.emitError("Halide failed to lower kernel ")
            << kernel.getSymName() << ": " << e.what();

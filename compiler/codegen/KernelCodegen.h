@@ -48,11 +48,23 @@ const char *autoschedulerName();
 /// kernel, for the CPUs our machines have.
 constexpr llvm::StringLiteral kMultiTargetName = "x86-64-multi";
 
-/// "host", a Halide target string (e.g. "x86-64-linux-avx2"), a comma-
-/// separated list of them (most capable first) or kMultiTargetName, checked
-/// and completed into full target strings; the error lists the accepted
-/// forms.
+/// "host", a Halide target string (e.g. "x86-64-linux-avx2", or
+/// "host-cuda-cuda_capability_80" and "host-opencl" for GPUs), a comma-
+/// separated list of CPU targets (most capable first) or kMultiTargetName,
+/// checked and completed into full target strings; the error lists the
+/// accepted forms.
 llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name);
+
+/// The kernels of `target` run on a GPU (CUDA or OpenCL).
+bool isGpuTarget(const KernelTarget &target);
+
+/// The kernels of `target` take bf16 and f16 tensors as their bits, uint16
+/// (schedules::TargetDesc::storesHalfAsBits).
+bool storesHalfAsBits(const KernelTarget &target);
+
+/// An error when `target.schedule` cannot schedule `target` (GPU targets
+/// have hand schedules only).
+llvm::Error checkSchedule(const KernelTarget &target);
 
 /// Compiles `kernel` into object files beside `objectPath` (one per target
 /// and a dispatching wrapper when there are several), defining `fnName` and
@@ -62,11 +74,19 @@ mlir::FailureOr<std::vector<std::string>>
 compileKernel(mlir::attn::KernelOp kernel, const KernelTarget &target,
               llvm::StringRef fnName, llvm::StringRef objectPath);
 
-/// Writes Halide's lowered statement of `kernel`, scheduled for `target`'s
-/// baseline, to `stmtPath` as text (attnc --emit=halide-stmt).
-mlir::LogicalResult lowerKernelToStmt(mlir::attn::KernelOp kernel,
-                                      const KernelTarget &target,
-                                      llvm::StringRef stmtPath);
+/// What emitKernelText writes.
+enum class KernelText {
+  /// Halide's lowered statement (attnc --emit=halide-stmt).
+  Stmt,
+  /// The GPU code (attnc --emit=device-code): PTX for CUDA, OpenCL C for
+  /// OpenCL; empty for a CPU target.
+  DeviceCode,
+};
+
+/// Writes `what` of `kernel`, scheduled for `target`'s baseline, to `path`.
+mlir::LogicalResult emitKernelText(mlir::attn::KernelOp kernel,
+                                   const KernelTarget &target, KernelText what,
+                                   llvm::StringRef path);
 
 /// Compiles the one Halide runtime the kernels of a model share, for the
 /// baseline target.

@@ -154,7 +154,8 @@ private:
   /// plan.c, the version script and, when embedded, the constants object.
   LogicalResult writeSources(std::vector<std::string> &inputs) {
     PlanSourceInfo info{options.compilerVersion, options.target.joined(),
-                        !constants.empty()};
+                        !constants.empty(),
+                        codegen::storesHalfAsBits(options.target)};
     inputs.push_back(tmp.file("plan.c"));
     if (failed(writeFile(inputs.back(), emitPlanSource(plan, info))))
       return failure();

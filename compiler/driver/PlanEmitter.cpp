@@ -110,7 +110,14 @@ static int32_t to_halide(attn_model_context *context, int32_t kernel,
     }
     memset(&bufs[a], 0, sizeof bufs[a]);
     bufs[a].host = (uint8_t *)v->data;
+    /* The host holds the data: a GPU kernel copies it to the device (all
+     * of it, outputs too: a KV cache is written in place, row by row). */
+    bufs[a].flags = halide_buffer_flag_host_dirty;
     bufs[a].type.code = (halide_type_code_t)dtype->halide_code;
+    /* Kernels built for a target without half types read bf16 and f16 as
+     * their bits. */
+    if (ATTN_HALF_AS_BITS && dtype->size == 2)
+      bufs[a].type.code = halide_type_uint;
     bufs[a].type.bits = (uint8_t)(dtype->size * 8);
     bufs[a].type.lanes = 1;
     bufs[a].dimensions = v->rank;
@@ -118,6 +125,22 @@ static int32_t to_halide(attn_model_context *context, int32_t kernel,
     argv[a] = &bufs[a];
   }
   return 0;
+}
+
+/* A GPU kernel leaves its outputs on the device and a device allocation on
+ * every argument: the outputs come back to the host, then every allocation
+ * is released (views are host memory). Nothing to do for CPU kernels. */
+static int32_t finish_on_host(attn_model_context *context, int32_t kernel,
+                              int32_t num_args, halide_buffer_t *bufs,
+                              int32_t result) {
+  for (int32_t a = 0; a < num_args; ++a) {
+    if (!bufs[a].device)
+      continue;
+    if (result == 0 && a >= kernels[kernel].num_inputs)
+      result = halide_copy_to_host(context, &bufs[a]);
+    halide_device_free(context, &bufs[a]);
+  }
+  return result;
 }
 
 static int64_t num_elements(const attn_model_view *v) {
@@ -165,7 +188,8 @@ public:
        << "#include <pthread.h>\n#include <stdarg.h>\n#include <stdint.h>\n"
        << "#include <stdio.h>\n#include <string.h>\n\n"
        << "#define ATTN_MAX_RANK " << maxRank() << "\n"
-       << "#define ATTN_MAX_ARGS " << maxArgs() << "\n\n";
+       << "#define ATTN_MAX_ARGS " << maxArgs() << "\n"
+       << "#define ATTN_HALF_AS_BITS " << int(info.halfAsBits) << "\n\n";
     emitDeclarations();
     emitModelTables();
     for (auto [e, entry] : llvm::enumerate(plan.entries))
@@ -339,6 +363,7 @@ static int32_t run_kernel(attn_model_context *context, int32_t kernel,
     os << R"c(  default:
     return -1;
   }
+  result = finish_on_host(context, kernel, num_args, bufs, result);
   if (result != 0 && context && context->error && context->error_size &&
       !context->error[0])
     set_error(context, "kernel '%s' failed with Halide error %d",

@@ -26,6 +26,8 @@ struct PlanSourceInfo {
   /// The constants block is linked in (kConstantsSymbol); otherwise the
   /// runtime allocates it and the "init" entry fills it.
   bool embedsConstants = false;
+  /// The kernels take bf16 and f16 tensors as uint16 (codegen/HalfBits.h).
+  bool halfAsBits = false;
 };
 
 /// plan.c for `plan`; it includes "attn/model_abi.h" and "HalideRuntime.h".

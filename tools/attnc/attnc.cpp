@@ -5,9 +5,9 @@
 //
 // Loads a model (.attn through the frontend, or .mlir as attn-dialect IR),
 // runs the attn pipeline and links one shared library; --emit stops earlier
-// and prints that stage: ast, mlir, mlir-opt, kernels, halide-stmt. Every error
-// is `file:line:col: error:` with the source line when it has a place in the
-// input, `attnc: error:` otherwise, and exit 1.
+// and prints that stage: ast, mlir, mlir-opt, kernels, halide-stmt,
+// device-code. Every error is `file:line:col: error:` with the source line
+// when it has a place in the input, `attnc: error:` otherwise, and exit 1.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/KernelCodegen.h"
@@ -44,7 +44,7 @@ namespace cl = llvm::cl;
 namespace {
 
 /// The stages attnc can stop after, in order (a Toy-style ladder).
-enum class Emit { AST, MLIR, MLIROpt, Kernels, HalideStmt, Lib };
+enum class Emit { AST, MLIR, MLIROpt, Kernels, HalideStmt, DeviceCode, Lib };
 
 cl::OptionCategory attncCategory("attnc options");
 
@@ -83,8 +83,10 @@ cl::opt<std::string>
     targetName("target", cl::init("host"),
                cl::desc("'host', a Halide target string such as "
                         "x86-64-linux-avx2, a comma-separated list of them "
-                        "(most capable first), or x86-64-multi (AVX-512 "
-                        "and AVX2 variants of every kernel)"),
+                        "(most capable first), x86-64-multi (AVX-512 "
+                        "and AVX2 variants of every kernel), host-cuda "
+                        "(e.g. host-cuda-cuda_capability_80) or "
+                        "host-opencl"),
                cl::cat(attncCategory));
 const std::string autoScheduleHelp =
     std::string("Halide's ") + attnc::codegen::autoschedulerName() +
@@ -111,6 +113,9 @@ cl::opt<Emit, false, ListingParser<Emit>> emit(
                           "attn IR grouped into attn.kernel regions"),
                clEnumValN(Emit::HalideStmt, "halide-stmt",
                           "Halide's lowered statement of each distinct kernel"),
+               clEnumValN(Emit::DeviceCode, "device-code",
+                          "the GPU code of each distinct kernel (PTX or "
+                          "OpenCL C)"),
                clEnumValN(Emit::Lib, "lib", "the model library (default)")),
     cl::init(Emit::Lib), cl::cat(attncCategory));
 cl::opt<std::string> initWeights(
@@ -189,11 +194,12 @@ int printModule(ModuleOp module) {
   return 0;
 }
 
-/// Prints Halide's lowered statement of each distinct kernel of the
-/// module's entries (run, and prefill and decode where the model has
-/// states), naming the kernels that share it.
-int printHalideStmts(ModuleOp module,
-                     const attnc::codegen::KernelTarget &target) {
+/// Prints `what` (Halide's lowered statement or the GPU code) of each
+/// distinct kernel of the module's entries (run, and prefill and decode
+/// where the model has states), naming the kernels that share it.
+int printKernelTexts(ModuleOp module,
+                     const attnc::codegen::KernelTarget &target,
+                     attnc::codegen::KernelText what) {
   llvm::StringMap<unsigned> indexOf;
   std::vector<SmallVector<attn::KernelOp>> distinct;
   module.walk([&](attn::KernelOp k) {
@@ -212,13 +218,12 @@ int printHalideStmts(ModuleOp module,
             llvm::sys::fs::createTemporaryFile("attnc", "stmt", stmt))
       return fail("cannot create a temporary file: " + ec.message());
     llvm::FileRemover remover(stmt);
-    if (failed(
-            attnc::codegen::lowerKernelToStmt(kernels.front(), target, stmt)))
+    if (failed(attnc::codegen::emitKernelText(kernels.front(), target, what,
+                                              stmt)))
       return 1;
     auto text = llvm::MemoryBuffer::getFile(stmt);
     if (!text)
-      return fail("cannot read Halide's statement: " +
-                  text.getError().message());
+      return fail("cannot read Halide's output: " + text.getError().message());
     out->os() << "// kernel @" << kernels.front().getSymName();
     for (attn::KernelOp same : llvm::drop_begin(kernels))
       out->os() << ", @" << same.getSymName();
@@ -272,6 +277,8 @@ int run() {
     return fail("no output file: give -o <lib.so>");
 
   attnc::codegen::KernelTarget kernelTarget{*target, schedule};
+  if (llvm::Error error = attnc::codegen::checkSchedule(kernelTarget))
+    return fail(llvm::toString(std::move(error)));
   PassManager pm(&context);
   attn::buildAttnPipeline(pm, {attnc::codegen::weightPanelWidth(kernelTarget),
                                /*formKernels=*/emit != Emit::MLIROpt});
@@ -280,7 +287,16 @@ int run() {
   if (emit == Emit::MLIROpt || emit == Emit::Kernels)
     return printModule(*module);
   if (emit == Emit::HalideStmt)
-    return printHalideStmts(*module, kernelTarget);
+    return printKernelTexts(*module, kernelTarget,
+                            attnc::codegen::KernelText::Stmt);
+  if (emit == Emit::DeviceCode) {
+    if (!attnc::codegen::isGpuTarget(kernelTarget))
+      return fail("--emit=device-code needs a GPU target (--target=host-cuda "
+                  "or host-opencl); '" +
+                  kernelTarget.baseline() + "' runs on the CPU");
+    return printKernelTexts(*module, kernelTarget,
+                            attnc::codegen::KernelText::DeviceCode);
+  }
 
   attnc::driver::CompileOptions options;
   options.weightsPath = weightsPath;

@@ -115,9 +115,12 @@ static LogicalResult lowerEmbedding(EmbeddingOp op, KernelBuilder &b) {
                     at.back(), "position", at[0], "is outside 0 ..", rows - 1)
           : require(id >= 0 && id < rows, id, "token id", id, "at position",
                     at[0], "is outside 0 ..", rows - 1);
+  Func checkedIds(b.name("checked_ids"));
+  checkedIds(at) = checked;
+  b.stages.checks.push_back(checkedIds);
   Func out(b.name("embedding"));
   // The clamp bounds the table rows read; the check has failed by then.
-  out(v) = table(v[0], clamp(checked, 0, rows - 1));
+  out(v) = table(v[0], clamp(checkedIds(at), 0, rows - 1));
   std::vector<Expr> extents = {int(op.getTable().getType().getDimSize(1))};
   extents.insert(extents.end(), ids.extents.begin(), ids.extents.end());
   b.define(op.getResult(), {out, extents});

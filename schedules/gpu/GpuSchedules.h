@@ -1,0 +1,34 @@
+//===- schedules/gpu/GpuSchedules.h - schedules for GPUs --------*- C++ -*-===//
+//
+// The hand schedules for CUDA and OpenCL targets: every anchor of a kernel
+// runs as GPU blocks of threads, its per-thread partial results in
+// registers. The same KernelStages as the CPU schedules (cpu/), placed
+// differently; the algorithm is shared.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_SCHEDULES_GPU_GPUSCHEDULES_H
+#define ATTNC_SCHEDULES_GPU_GPUSCHEDULES_H
+
+#include "schedules/KernelStages.h"
+
+namespace attnc::schedules {
+
+/// Query rows per flash-attention tile on a GPU: one block per (batch,
+/// head, query tile), one thread per query row.
+constexpr int kGpuQueryTile = 32;
+
+/// Runs of key tiles of a decode's attention on a GPU: one thread each, in
+/// one block per (head, query row). Their states live in shared memory:
+/// 16 x headDim x 3 floats (12 KiB at headDim 64).
+constexpr int kGpuDecodeKeyChunks = 16;
+
+/// The hand schedule for a GPU target (CUDA or OpenCL).
+void scheduleGpu(KernelStages &stages);
+
+/// A kernel that only moves data (the "init" entry's weight layouts): one
+/// thread per output element, in 2-D tiles.
+void scheduleGpuLayout(KernelStages &stages);
+
+} // namespace attnc::schedules
+
+#endif // ATTNC_SCHEDULES_GPU_GPUSCHEDULES_H
