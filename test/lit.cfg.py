@@ -23,3 +23,15 @@ config.substitutions.append(("%models", os.path.join(config.attnc_src_root, "mod
 # `REQUIRES: autoscheduler`: cmake found the plugin behind --schedule=auto.
 if getattr(config, "attnc_autoscheduler_plugin", ""):
     config.available_features.add("autoscheduler")
+# `REQUIRES: opencl`: cmake found an OpenCL loader (CI: PoCL), so libraries
+# built for host-opencl run here.
+if getattr(config, "attnc_opencl_library", "").endswith(".so"):
+    config.available_features.add("opencl")
+# `UNSUPPORTED: cuda-driver`: tests of a CUDA library on a machine without
+# the CUDA driver.
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

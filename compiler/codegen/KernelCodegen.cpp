@@ -1,6 +1,7 @@
 //===- compiler/codegen/KernelCodegen.cpp - attn.kernel -> object ---------===//
 #include "compiler/codegen/KernelCodegen.h"
 
+#include "attn/model_abi.h"
 #include "compiler/codegen/HalideAlgorithm.h"
 #include "dialects/attn/Analysis/DimSymbols.h"
 #include "schedules/AutoSchedule.h"
@@ -84,6 +85,10 @@ std::string KernelTarget::joined() const {
   return s;
 }
 
+/// What `host-cuda` without a capability means.
+constexpr Halide::Target::Feature kDefaultCudaCapability =
+    Halide::Target::CUDACapability75;
+
 /// A GPU API other than CUDA and OpenCL that `target` asks for, or null.
 static const char *unsupportedGpuApi(const Halide::Target &target) {
   static const std::pair<Halide::Target::Feature, const char *> apis[] = {
@@ -137,6 +142,11 @@ llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name) {
     if (target.has_gpu_feature() && parts.size() > 1)
       return bad(part, "a GPU target is built alone, not in a list of "
                        "CPU variants");
+    // Without a capability Halide writes sm_20 PTX, which no CUDA of the
+    // last years assembles: take the oldest GPUs CUDA 13 supports (Turing).
+    if (target.has_feature(Halide::Target::CUDA) &&
+        target.get_cuda_capability_lower_bound() < 30)
+      target = target.with_feature(kDefaultCudaCapability);
     targets.push_back(target.to_string());
   }
   return targets;
@@ -144,6 +154,18 @@ llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name) {
 
 bool isGpuTarget(const KernelTarget &target) {
   return schedules::TargetDesc(Halide::Target(target.baseline())).isGpu();
+}
+
+int32_t modelDevice(const KernelTarget &target) {
+  switch (schedules::TargetDesc(Halide::Target(target.baseline())).device()) {
+  case schedules::Device::Host:
+    return ATTN_MODEL_DEVICE_HOST;
+  case schedules::Device::Cuda:
+    return ATTN_MODEL_DEVICE_CUDA;
+  case schedules::Device::OpenCL:
+    return ATTN_MODEL_DEVICE_OPENCL;
+  }
+  return ATTN_MODEL_DEVICE_HOST;
 }
 
 bool storesHalfAsBits(const KernelTarget &target) {

@@ -58,6 +58,9 @@ llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name);
 /// The kernels of `target` run on a GPU (CUDA or OpenCL).
 bool isGpuTarget(const KernelTarget &target);
 
+/// Where the kernels of `target` run: an attn_model_device (model_abi.h).
+int32_t modelDevice(const KernelTarget &target);
+
 /// The kernels of `target` take bf16 and f16 tensors as their bits, uint16
 /// (schedules::TargetDesc::storesHalfAsBits).
 bool storesHalfAsBits(const KernelTarget &target);

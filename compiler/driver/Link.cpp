@@ -155,7 +155,8 @@ private:
   LogicalResult writeSources(std::vector<std::string> &inputs) {
     PlanSourceInfo info{options.compilerVersion, options.target.joined(),
                         !constants.empty(),
-                        codegen::storesHalfAsBits(options.target)};
+                        codegen::storesHalfAsBits(options.target),
+                        codegen::modelDevice(options.target)};
     inputs.push_back(tmp.file("plan.c"));
     if (failed(writeFile(inputs.back(), emitPlanSource(plan, info))))
       return failure();

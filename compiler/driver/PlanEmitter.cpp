@@ -75,7 +75,89 @@ static void set_num_threads(int32_t threads) {
   halide_set_num_threads(threads);
 }
 
-/* Dense row-major host views become halide_buffer_ts, whose dim 0 is
+/* Device memory (model ABI 3) through Halide's device interface, in
+ * 1-D byte buffers whose `device` field is the handle the runtime keeps. */
+static void byte_buffer(halide_buffer_t *buf, halide_dimension_t *dim,
+                        uint64_t handle, void *host, uint64_t bytes) {
+  memset(buf, 0, sizeof *buf);
+  memset(dim, 0, sizeof *dim);
+  dim->extent = (int32_t)bytes;
+  dim->stride = 1;
+  buf->type.code = halide_type_uint;
+  buf->type.bits = 8;
+  buf->type.lanes = 1;
+  buf->dimensions = 1;
+  buf->dim = dim;
+  buf->host = (uint8_t *)host;
+  buf->device = handle;
+  buf->device_interface = handle ? device_interface() : NULL;
+}
+
+static int32_t too_large(attn_model_context *context, uint64_t bytes) {
+  if (bytes <= INT32_MAX)
+    return 0;
+  set_error(context, "a device buffer of %llu bytes is over the 2 GiB this "
+            "library's buffers may have", (unsigned long long)bytes);
+  return -1;
+}
+
+static int32_t device_alloc(attn_model_context *context, uint64_t bytes,
+                            uint64_t *handle) {
+  halide_buffer_t buf;
+  halide_dimension_t dim;
+  if (too_large(context, bytes))
+    return -1;
+  byte_buffer(&buf, &dim, 0, NULL, bytes);
+  int result = halide_device_malloc(context, &buf, device_interface());
+  *handle = buf.device;
+  return result;
+}
+
+static void device_free(attn_model_context *context, uint64_t handle) {
+  halide_buffer_t buf;
+  halide_dimension_t dim;
+  byte_buffer(&buf, &dim, handle, NULL, 0);
+  halide_device_free(context, &buf);
+}
+
+static int32_t copy_to_device(attn_model_context *context, uint64_t handle,
+                              const void *host, uint64_t bytes) {
+  halide_buffer_t buf;
+  halide_dimension_t dim;
+  if (too_large(context, bytes))
+    return -1;
+  byte_buffer(&buf, &dim, handle, (void *)host, bytes);
+  buf.flags = halide_buffer_flag_host_dirty;
+  return halide_copy_to_device(context, &buf, device_interface());
+}
+
+static int32_t copy_to_host(attn_model_context *context, void *host,
+                            uint64_t handle, uint64_t bytes) {
+  halide_buffer_t buf;
+  halide_dimension_t dim;
+  if (too_large(context, bytes))
+    return -1;
+  byte_buffer(&buf, &dim, handle, host, bytes);
+  buf.flags = halide_buffer_flag_device_dirty;
+  return halide_copy_to_host(context, &buf);
+}
+
+static int32_t copy_on_device(attn_model_context *context, uint64_t to,
+                              uint64_t from, uint64_t bytes) {
+  halide_buffer_t src, dst;
+  halide_dimension_t src_dim, dst_dim;
+  if (too_large(context, bytes))
+    return -1;
+  byte_buffer(&src, &src_dim, from, NULL, bytes);
+  byte_buffer(&dst, &dst_dim, to, NULL, bytes);
+  return halide_buffer_copy(context, &src, device_interface(), &dst);
+}
+
+static int32_t synchronize(attn_model_context *context) {
+  return halide_device_sync_global(context, device_interface());
+}
+
+/* Dense row-major views become halide_buffer_ts, whose dim 0 is
  * innermost. */
 static int32_t to_halide(attn_model_context *context, int32_t kernel,
                          int32_t num_args, const attn_model_view *views,
@@ -86,7 +168,8 @@ static int32_t to_halide(attn_model_context *context, int32_t kernel,
     const attn_model_view *v = &views[a];
     const attn_dtype_desc *dtype = attn_dtype_lookup(v->dtype);
     if (v->rank < 0 || v->rank > ATTN_MAX_RANK || !dtype ||
-        v->device != ATTN_MODEL_DEVICE_HOST) {
+        (v->device != ATTN_MODEL_DEVICE_HOST && v->device != ATTN_DEVICE) ||
+        (v->device != ATTN_MODEL_DEVICE_HOST && !v->device_handle)) {
       set_error(context,
                 "kernel '%s' argument %d has rank %d, dtype %d or device %d, "
                 "which this library does not handle", kernels[kernel].name,
@@ -110,9 +193,15 @@ static int32_t to_halide(attn_model_context *context, int32_t kernel,
     }
     memset(&bufs[a], 0, sizeof bufs[a]);
     bufs[a].host = (uint8_t *)v->data;
-    /* The host holds the data: a GPU kernel copies it to the device (all
-     * of it, outputs too: a KV cache is written in place, row by row). */
-    bufs[a].flags = halide_buffer_flag_host_dirty;
+    if (v->device == ATTN_MODEL_DEVICE_HOST) {
+      /* The host holds the data: a GPU kernel copies it to the device (all
+       * of it, outputs too: a KV cache is written in place, row by row). */
+      bufs[a].flags = halide_buffer_flag_host_dirty;
+    } else {
+      /* On the device; a host copy, if any, holds the same data. */
+      bufs[a].device = v->device_handle;
+      bufs[a].device_interface = device_interface();
+    }
     bufs[a].type.code = (halide_type_code_t)dtype->halide_code;
     /* Kernels built for a target without half types read bf16 and f16 as
      * their bits. */
@@ -128,13 +217,14 @@ static int32_t to_halide(attn_model_context *context, int32_t kernel,
 }
 
 /* A GPU kernel leaves its outputs on the device and a device allocation on
- * every argument: the outputs come back to the host, then every allocation
- * is released (views are host memory). Nothing to do for CPU kernels. */
+ * every host view: those outputs come back to the host, then those
+ * allocations are released. Views on the device stay as they are. Nothing
+ * to do for CPU kernels. */
 static int32_t finish_on_host(attn_model_context *context, int32_t kernel,
-                              int32_t num_args, halide_buffer_t *bufs,
-                              int32_t result) {
+                              int32_t num_args, const attn_model_view *views,
+                              halide_buffer_t *bufs, int32_t result) {
   for (int32_t a = 0; a < num_args; ++a) {
-    if (!bufs[a].device)
+    if (views[a].device != ATTN_MODEL_DEVICE_HOST || !bufs[a].device)
       continue;
     if (result == 0 && a >= kernels[kernel].num_inputs)
       result = halide_copy_to_host(context, &bufs[a]);
@@ -150,19 +240,25 @@ static int64_t num_elements(const attn_model_view *v) {
   return n;
 }
 
-/* Outputs that are not kernel results: args[0] copied to args[1]. */
+/* Outputs that are not kernel results: args[0] copied to args[1], on the
+ * host or on the device. */
 static int32_t copy_tensor(attn_model_context *context, int32_t kernel,
                            const attn_model_view *args) {
   int64_t n = num_elements(&args[0]);
-  if (args[0].dtype != args[1].dtype || n != num_elements(&args[1])) {
+  if (args[0].dtype != args[1].dtype || n != num_elements(&args[1]) ||
+      args[0].device != args[1].device) {
     set_error(context,
-              "kernel '%s' copies between tensors of different size or dtype",
+              "kernel '%s' copies between tensors of different size, dtype "
+              "or device",
               kernels[kernel].name);
     return -1;
   }
+  uint64_t bytes = (uint64_t)n * attn_dtype_lookup(args[0].dtype)->size;
+  if (n > 0 && args[0].device != ATTN_MODEL_DEVICE_HOST)
+    return copy_on_device(context, args[1].device_handle,
+                          args[0].device_handle, bytes);
   if (n > 0)
-    memcpy(args[1].data, args[0].data,
-           (size_t)n * attn_dtype_lookup(args[0].dtype)->size);
+    memcpy(args[1].data, args[0].data, (size_t)bytes);
   return 0;
 }
 )c";
@@ -189,13 +285,16 @@ public:
        << "#include <stdio.h>\n#include <string.h>\n\n"
        << "#define ATTN_MAX_RANK " << maxRank() << "\n"
        << "#define ATTN_MAX_ARGS " << maxArgs() << "\n"
-       << "#define ATTN_HALF_AS_BITS " << int(info.halfAsBits) << "\n\n";
+       << "#define ATTN_HALF_AS_BITS " << int(info.halfAsBits) << "\n"
+       << "#define ATTN_DEVICE " << deviceName() << "\n\n";
+    emitDeviceInterface();
     emitDeclarations();
     emitModelTables();
     for (auto [e, entry] : llvm::enumerate(plan.entries))
       emitEntryTables(e, entry);
     emitEntries();
     os << kGlue;
+    emitDeviceApi();
     emitRunKernel();
     emitDescriptor();
   }
@@ -329,6 +428,44 @@ private:
     os << "};\n";
   }
 
+  const char *deviceName() const {
+    switch (info.device) {
+    case ATTN_MODEL_DEVICE_CUDA:
+      return "ATTN_MODEL_DEVICE_CUDA";
+    case ATTN_MODEL_DEVICE_OPENCL:
+      return "ATTN_MODEL_DEVICE_OPENCL";
+    default:
+      return "ATTN_MODEL_DEVICE_HOST";
+    }
+  }
+
+  /// device_interface(): the Halide device interface of the kernels' GPU
+  /// API (NULL on the host, where no device view is ever accepted).
+  void emitDeviceInterface() {
+    const char *header = info.device == ATTN_MODEL_DEVICE_CUDA     ? "Cuda"
+                         : info.device == ATTN_MODEL_DEVICE_OPENCL ? "OpenCL"
+                                                                   : nullptr;
+    if (!header) {
+      os << "static const struct halide_device_interface_t "
+            "*device_interface(void) "
+            "{\n  return NULL;\n}\n\n";
+      return;
+    }
+    os << "#include \"HalideRuntime" << header << ".h\"\n\n"
+       << "static const struct halide_device_interface_t "
+          "*device_interface(void) "
+          "{\n  return halide_"
+       << (info.device == ATTN_MODEL_DEVICE_CUDA ? "cuda" : "opencl")
+       << "_device_interface();\n}\n\n";
+  }
+
+  void emitDeviceApi() {
+    if (info.device)
+      os << "\nstatic const attn_model_device_api device_api = {\n"
+         << "  device_alloc, device_free, copy_to_device, copy_to_host,\n"
+         << "  synchronize};\n";
+  }
+
   void emitRunKernel() {
     os << R"c(
 static int32_t run_kernel(attn_model_context *context, int32_t kernel,
@@ -363,7 +500,7 @@ static int32_t run_kernel(attn_model_context *context, int32_t kernel,
     os << R"c(  default:
     return -1;
   }
-  result = finish_on_host(context, kernel, num_args, bufs, result);
+  result = finish_on_host(context, kernel, num_args, args, bufs, result);
   if (result != 0 && context && context->error && context->error_size &&
       !context->error[0])
     set_error(context, "kernel '%s' failed with Halide error %d",
@@ -386,7 +523,8 @@ static int32_t run_kernel(attn_model_context *context, int32_t kernel,
        << plan.constantsSize << "u,\n"
        << "  " << plan.kernels.size() << ", kernels,\n"
        << "  " << plan.entries.size() << ", entries,\n"
-       << "  run_kernel, set_num_threads};\n";
+       << "  run_kernel, set_num_threads,\n"
+       << "  ATTN_DEVICE, " << (info.device ? "&device_api" : "0") << "};\n";
     os << R"c(
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 

@@ -28,6 +28,9 @@ struct PlanSourceInfo {
   bool embedsConstants = false;
   /// The kernels take bf16 and f16 tensors as uint16 (codegen/HalfBits.h).
   bool halfAsBits = false;
+  /// Where the kernels run (attn_model_device): on a GPU the library gives
+  /// the runtime its device memory functions.
+  int32_t device = 0;
 };
 
 /// plan.c for `plan`; it includes "attn/model_abi.h" and "HalideRuntime.h".

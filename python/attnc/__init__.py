@@ -51,8 +51,8 @@ from . import _attnc
 __all__ = [
     "ABIMismatchError", "ArgumentError", "CompileError", "Dim", "DimOutOfBoundsError",
     "DTypeError", "Error", "FileError", "InvalidLibraryError", "KernelError", "Model",
-    "ModelInfo", "OutOfMemoryError", "ShapeError", "TensorInfo", "UnsupportedCPUError",
-    "compile", "find_attnc", "init_weights", "load",
+    "ModelInfo", "NoDeviceError", "OutOfMemoryError", "ShapeError", "TensorInfo",
+    "UnsupportedCPUError", "compile", "find_attnc", "init_weights", "load",
 ]
 
 __version__ = "0.2.0"
@@ -129,13 +129,19 @@ class UnsupportedCPUError(Error):
     status = 10
 
 
+class NoDeviceError(Error):
+    """ATTN_ERROR_NO_DEVICE: built for a GPU API this machine has no device of."""
+    status = 11
+
+
 class CompileError(Error):
     """The attnc executable failed; the message is its stderr."""
 
 
 _BY_STATUS = {cls.status: cls for cls in (
     FileError, InvalidLibraryError, ABIMismatchError, ArgumentError, ShapeError, DTypeError,
-    DimOutOfBoundsError, KernelError, OutOfMemoryError, UnsupportedCPUError)}
+    DimOutOfBoundsError, KernelError, OutOfMemoryError, UnsupportedCPUError,
+    NoDeviceError)}
 
 
 def _error(status, message):

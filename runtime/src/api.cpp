@@ -147,6 +147,8 @@ ATTN_API const char *attn_status_string(attn_status status) {
     return "out of memory";
   case ATTN_ERROR_UNSUPPORTED_CPU:
     return "unsupported CPU";
+  case ATTN_ERROR_NO_DEVICE:
+    return "no device";
   }
   return "unknown status";
 }

@@ -9,6 +9,7 @@
 // the symbols and cached by the caller (run.cpp).
 //
 //===----------------------------------------------------------------------===//
+#include "device_buffers.h"
 #include "model.h"
 
 #include <algorithm>
@@ -174,6 +175,10 @@ attn_status planArena(const attn_model_desc &desc,
   return ATTN_OK;
 }
 
-EntryState::~EntryState() { std::free(arena); }
+EntryState::~EntryState() {
+  std::free(arena);
+  for (const DeviceBuffer &buffer : device)
+    freeDeviceBuffer(*deviceOwner, buffer.handle);
+}
 
 } // namespace attn::rt

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
+#include "device.h"
+#include "device_buffers.h"
 #include "elf_check.h"
 #include "model.h"
 
@@ -29,6 +31,12 @@ namespace attn::rt {
 namespace {
 
 std::string quoted(const char *name) { return "'" + std::string(name) + "'"; }
+
+/// "reads ABI 2 to 3", for messages.
+std::string abiRange() {
+  return "reads ABI " + std::to_string(ATTN_MODEL_ABI_MIN_VERSION) + " to " +
+         std::to_string(ATTN_MODEL_ABI_VERSION);
+}
 
 /// product(dims) * itemSize, or nullopt when it overflows (or a dim is
 /// negative).
@@ -55,6 +63,8 @@ public:
       return bad("a version, model name or target string is NULL");
     if (!d.run_kernel || !d.set_num_threads)
       return bad("a function pointer (run_kernel or set_num_threads) is NULL");
+    if (attn_status s = checkDevice(); s != ATTN_OK)
+      return s;
     for (auto check :
          {&Validator::checkTables, &Validator::checkSymbols,
           &Validator::checkWeights, &Validator::checkStates,
@@ -70,6 +80,23 @@ private:
     return fail(ATTN_ERROR_INVALID_LIBRARY, "model library '" + path +
                                                 "' is corrupt: " + what +
                                                 ": rebuild it with attnc");
+  }
+
+  /// ABI 3: a known device, and on a GPU every device memory function.
+  attn_status checkDevice() {
+    int32_t device = deviceOf(d);
+    if (device != ATTN_MODEL_DEVICE_HOST && device != ATTN_MODEL_DEVICE_CUDA &&
+        device != ATTN_MODEL_DEVICE_OPENCL)
+      return bad("its kernels run on device " + std::to_string(device) +
+                 ", which this runtime does not know");
+    if (device == ATTN_MODEL_DEVICE_HOST)
+      return ATTN_OK;
+    const attn_model_device_api *api = d.device_api;
+    if (!api || !api->alloc || !api->free || !api->copy_to_device ||
+        !api->copy_to_host || !api->synchronize)
+      return bad("its kernels run on a GPU but its device memory functions "
+                 "are missing");
+    return ATTN_OK;
   }
 
   static bool tableOk(int32_t count, const void *table) {
@@ -575,9 +602,8 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
     return fail(ATTN_ERROR_ABI_MISMATCH,
                 "'" + p +
                     "' was built by an older attnc for model ABI 1; this "
-                    "runtime reads ABI " +
-                    std::to_string(ATTN_MODEL_ABI_VERSION) +
-                    ": rebuild it with this attnc");
+                    "runtime " +
+                    abiRange() + ": rebuild it with this attnc");
   if (!entry)
     return fail(ATTN_ERROR_INVALID_LIBRARY,
                 "'" + p + "' is not an attnc model: it exports no " +
@@ -601,12 +627,12 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
                 "'" + p + "' is not an attnc model: its descriptor " +
                     (desc ? "has the wrong magic number" : "is NULL") +
                     ": build it with attnc");
-  if (desc->abi_version != ATTN_MODEL_ABI_VERSION)
+  if (desc->abi_version < ATTN_MODEL_ABI_MIN_VERSION ||
+      desc->abi_version > ATTN_MODEL_ABI_VERSION)
     return fail(ATTN_ERROR_ABI_MISMATCH,
                 "'" + p + "' was built for model ABI " +
-                    std::to_string(desc->abi_version) +
-                    ", this runtime reads ABI " +
-                    std::to_string(ATTN_MODEL_ABI_VERSION) +
+                    std::to_string(desc->abi_version) + ", this runtime " +
+                    abiRange() +
                     ": rebuild it with the attnc that matches this runtime");
   if (attn_status s = validateDescriptor(*desc, p); s != ATTN_OK)
     return s;
@@ -625,13 +651,22 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
                     "target this CPU supports such as " +
                     portableTarget());
   }
+  // Before "init" runs its kernels on the library's GPU, if it has one. A
+  // model loaded only to be described needs none.
+  if (!describeOnly)
+    if (attn_status s = checkDevice(desc->target, p, systemDrivers());
+        s != ATTN_OK)
+      return s;
   adoptDescriptor(*model, *desc);
   // A model loaded to be described reads no weights and runs no "init":
   // its runs are refused (run.cpp), its queries need neither.
   model->describeOnly = describeOnly;
-  if (!describeOnly)
+  if (!describeOnly) {
     if (attn_status s = loadWeights(*model, weights); s != ATTN_OK)
       return s;
+    if (attn_status s = uploadConstants(*model); s != ATTN_OK)
+      return s;
+  }
   out = model.release();
   return ATTN_OK;
 }
@@ -639,6 +674,12 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
 } // namespace attn::rt
 
 attn_model::~attn_model() {
+  // Workspaces hold device buffers of the library: freed before it closes.
+  idleWorkspaces.clear();
+  for (uint64_t handle : deviceWeights)
+    attn::rt::freeDeviceBuffer(*desc, handle);
+  for (const auto &[offset, handle] : deviceConstants)
+    attn::rt::freeDeviceBuffer(*desc, handle);
   std::free(ownedConstants);
   for (void *copy : weightCopies)
     std::free(copy);

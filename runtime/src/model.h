@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -83,6 +84,14 @@ struct EntryState {
   void *arena = nullptr;
   std::size_t arenaCapacity = 0;
   std::vector<attn_model_view> views;
+  /// On a GPU library's device (device_buffers.h): an allocation per buffer
+  /// index (inputs, outputs, temps, states), grown to the largest binding,
+  /// never shrunk; `deviceOwner`'s device_api frees them with the workspace.
+  struct DeviceBuffer {
+    uint64_t handle = 0, bytes = 0;
+  };
+  std::vector<DeviceBuffer> device;
+  const attn_model_desc *deviceOwner = nullptr;
 
   EntryState() = default;
   EntryState(const EntryState &) = delete;
@@ -119,6 +128,11 @@ struct attn_model {
   std::optional<attn::safetensors::File> weightsFile;
   std::vector<const void *> weights; ///< per attn_model_desc.weights entry
   std::vector<void *> weightCopies;  ///< freed with the model
+  /// On a GPU library's device (device_buffers.h), uploaded at load: the
+  /// weights the kernels read, per weights entry (0: none), and the pieces
+  /// of the constants block, by offset.
+  std::vector<uint64_t> deviceWeights;
+  std::map<uint64_t, uint64_t> deviceConstants;
 
   /// Loaded with ATTN_LOAD_DESCRIBE_ONLY: no weights, no constants, no runs.
   bool describeOnly = false;

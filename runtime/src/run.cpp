@@ -5,6 +5,7 @@
 // read or write out of bounds.
 //
 //===----------------------------------------------------------------------===//
+#include "device_buffers.h"
 #include "model.h"
 
 #include <algorithm>
@@ -443,7 +444,12 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
   const ArenaPlan *plan = nullptr;
   if (attn_status s = findPlan(d, entry, state, binding, plan); s != ATTN_OK)
     return s;
-  if (attn_status s = ensureArena(d, entry, state, binding, plan->arenaBytes);
+  // On a GPU library's device, every buffer of the run lives there: only
+  // inputs and states cross in here, outputs and states out at the end.
+  const bool onDevice = runsOnDevice(model, entry);
+  if (attn_status s =
+          onDevice ? copyInputsToDevice(model, entry, state, *plan, binding)
+                   : ensureArena(d, entry, state, binding, plan->arenaBytes);
       s != ATTN_OK)
     return s;
   // Views are rebuilt per step; state.views keeps their storage across runs.
@@ -452,6 +458,10 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
     state.views.resize(step.num_args);
     for (int32_t a = 0; a < step.num_args; ++a) {
       int32_t b = step.args[a];
+      if (onDevice) {
+        state.views[a] = deviceView(model, entry, state, *plan, binding, b);
+        continue;
+      }
       const attn_model_buffer &buf = entry.buffers[b];
       void *data = nullptr;
       if (attn_status st =
@@ -473,6 +483,10 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
                        : std::chrono::steady_clock::time_point();
     int32_t status =
         d.run_kernel(&context, step.kernel, step.num_args, state.views.data());
+    // A GPU kernel returns once launched: timing it waits for it.
+    if (timed && status == 0 && onDevice)
+      if (attn_status st = synchronizeDevice(model); st != ATTN_OK)
+        return st;
     if (timed && status == 0) {
       std::chrono::duration<double> took =
           std::chrono::steady_clock::now() - start;
@@ -497,6 +511,8 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
                       ") failed: " + (*error ? error : "it gave no message"));
     }
   }
+  if (onDevice)
+    return copyOutputsToHost(model, entry, state, *plan, binding, outputs);
   return ATTN_OK;
 }
 

@@ -231,6 +231,10 @@ void scheduleAttentionWeights(Func out, AttentionWeightsStage &a) {
 /// Halide cannot prove of a position read at run time.
 void scheduleCacheWrite(CacheWriteStage &c) {
   onHost(c.position);
+  // The pure definition is undefined (the cache's other rows stay as they
+  // are); placed on the GPU, it tells Halide the output is never touched on
+  // the host, so a cache that lives on the device needs no host copy.
+  gpuThreadPerPoint(c.result, c.result.args());
   RVar fo("fo"), fi("fi"), ro("ro"), ri("ri");
   c.result.update().allow_race_conditions().gpu_tile(
       c.rows.x, c.rows.y, fo, ro, fi, ri, kThreads2D, kThreads2D,

@@ -47,6 +47,7 @@ typedef enum attn_status {
   ATTN_ERROR_KERNEL_FAILED = 8,     /* a kernel of the model failed */
   ATTN_ERROR_OUT_OF_MEMORY = 9,
   ATTN_ERROR_UNSUPPORTED_CPU = 10, /* built for instructions this CPU lacks */
+  ATTN_ERROR_NO_DEVICE = 11,       /* no device of the library's GPU API */
 } attn_status;
 
 /* Element types; the values equal attn_model_dtype in model_abi.h. */

@@ -18,6 +18,12 @@
  * buffers, device-aware views, a context per kernel call. ABI 1 exported
  * "attn_model_descriptor_v1"; the runtime refuses such libraries by name.
  *
+ * ABI 3 (attnc 0.3): the descriptor gains, at its end, the device its
+ * kernels run on and, for a GPU, the device memory functions the runtime
+ * keeps the buffers of its runs in. The entry symbol is unchanged; the
+ * runtime reads those fields only from a descriptor of ABI 3 or later, so
+ * ABI 2 libraries (host ones) still load.
+ *
  *===----------------------------------------------------------------------===*/
 #ifndef ATTN_MODEL_ABI_H
 #define ATTN_MODEL_ABI_H
@@ -30,8 +36,10 @@
 extern "C" {
 #endif
 
-/* Bump on any change to the structs below. The runtime refuses other values. */
-#define ATTN_MODEL_ABI_VERSION 2u
+/* Bump on any change to the structs below. The runtime refuses versions
+ * outside ATTN_MODEL_ABI_MIN_VERSION .. ATTN_MODEL_ABI_VERSION. */
+#define ATTN_MODEL_ABI_VERSION 3u
+#define ATTN_MODEL_ABI_MIN_VERSION 2u
 /* First field of every descriptor: tells an attnc model from anything else. */
 #define ATTN_MODEL_MAGIC 0x434E5441u /* "ATNC" little-endian */
 #define ATTN_MODEL_ENTRY_SYMBOL "attn_model_descriptor_v2"
@@ -46,9 +54,11 @@ typedef enum attn_model_dtype {
   ATTN_MODEL_F16 = 3,
 } attn_model_dtype;
 
-/* Where a view's memory is. */
+/* Where a view's memory is, and where a library's kernels run. */
 typedef enum attn_model_device {
   ATTN_MODEL_DEVICE_HOST = 0,
+  ATTN_MODEL_DEVICE_CUDA = 1,   /* ABI 3 */
+  ATTN_MODEL_DEVICE_OPENCL = 2, /* ABI 3 */
 } attn_model_device;
 
 #define ATTN_MODEL_MAX_DIM_TERMS 2
@@ -119,7 +129,10 @@ typedef struct attn_model_tensor {
 
 /* A dense row-major tensor handed to a kernel: dims outermost first. The
  * library turns it into a halide_buffer_t itself, so the runtime needs no
- * Halide header. */
+ * Halide header. A view on the host (device HOST) is `data`; a GPU library
+ * may copy it to its device and back for the call. A view on the library's
+ * device is the allocation `device_handle` (from its device_api), and `data`
+ * is NULL or a host copy of equal contents that the kernel may read. */
 typedef struct attn_model_view {
   void *data;    /* host memory, or NULL when the data lives on a device */
   int32_t dtype; /* attn_model_dtype */
@@ -179,6 +192,24 @@ typedef struct attn_model_context {
   uint32_t error_size;
 } attn_model_context;
 
+/* Device memory of a GPU library (ABI 3), in opaque handles, the ones its
+ * views carry. Each function that returns a status returns 0 on success,
+ * else nonzero with a message in context->error. Copies return when done. */
+typedef struct attn_model_device_api {
+  int32_t (*alloc)(attn_model_context *context, uint64_t bytes,
+                   uint64_t *handle);
+  void (*free)(attn_model_context *context, uint64_t handle);
+  /* `bytes` from host memory to the start of allocation `handle`. */
+  int32_t (*copy_to_device)(attn_model_context *context, uint64_t handle,
+                            const void *host, uint64_t bytes);
+  /* `bytes` from the start of `handle` to host memory, once the kernels
+   * launched before have written them. */
+  int32_t (*copy_to_host)(attn_model_context *context, void *host,
+                          uint64_t handle, uint64_t bytes);
+  /* Returns when every kernel launched so far has finished. */
+  int32_t (*synchronize)(attn_model_context *context);
+} attn_model_device_api;
+
 typedef struct attn_model_desc {
   uint32_t magic;       /* ATTN_MODEL_MAGIC */
   uint32_t abi_version; /* ATTN_MODEL_ABI_VERSION */
@@ -215,6 +246,13 @@ typedef struct attn_model_desc {
                         int32_t num_args, const attn_model_view *args);
   /* Sizes this library's own (hidden) Halide thread pool. */
   void (*set_num_threads)(int32_t threads);
+
+  /* ABI 3. Where the kernels run (attn_model_device): on the host, the
+   * runtime hands them host views; on a GPU, the buffers of "run" and of the
+   * other entries but "init" live in `device_api` allocations, and only the
+   * inputs, states and outputs cross to and from the host, once per run. */
+  int32_t device;
+  const attn_model_device_api *device_api; /* NULL on the host */
 } attn_model_desc;
 
 typedef const attn_model_desc *(*attn_model_entry_fn)(void);

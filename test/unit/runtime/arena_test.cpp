@@ -276,4 +276,84 @@ TEST(ConcurrentRunTest, ErrorsStayWithTheirThread) {
   c.expectResult(ArenaBias);
 }
 
+/// The fake device's counts: allocations, frees, copies to the device and
+/// to the host (fake_arena_model.c, FAKE_DEVICE).
+struct DeviceCounts {
+  int allocs = 0, frees = 0, toDevice = 0, toHost = 0;
+};
+
+DeviceCounts deviceCounts() {
+  void *handle = ::dlopen(FAKE_DEVICE, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr);
+  auto counts = reinterpret_cast<void (*)(int *)>(
+      handle ? ::dlsym(handle, "fake_device_counts") : nullptr);
+  int c[4] = {0, 0, 0, 0};
+  if (counts)
+    counts(c);
+  if (handle)
+    ::dlclose(handle);
+  return {c[0], c[1], c[2], c[3]};
+}
+
+// A library whose kernels run on a device keeps every buffer of a run there
+// (the fake checks every view is a device view): the constant goes up once
+// at load, each run copies its input in and its output out, and nothing
+// else crosses; the buffers are allocated once per workspace and grow only
+// for a larger binding; attn_model_free releases them all.
+TEST(DeviceBuffersTest, OnlyTheEdgesCrossAndEverythingIsFreed) {
+  attn_model *m = nullptr;
+  ASSERT_EQ(attn_model_load(FAKE_DEVICE, &m), ATTN_OK) << attn_last_error();
+  DeviceCounts load = deviceCounts();
+  EXPECT_EQ(load.allocs, 1); // the bias
+  EXPECT_EQ(load.toDevice, 1);
+  EXPECT_EQ(load.toHost, 0);
+
+  for (int run = 0; run < 3; ++run) {
+    ArenaCase c(3, run);
+    ASSERT_EQ(c.run(m), ATTN_OK) << attn_last_error();
+    c.expectResult(ArenaBias);
+  }
+  DeviceCounts three = deviceCounts();
+  // x, t0, t1, t2 and y: once, in the first run.
+  EXPECT_EQ(three.allocs - load.allocs, 5);
+  EXPECT_EQ(three.toDevice - load.toDevice, 3); // x, per run
+  EXPECT_EQ(three.toHost, 3);                   // y, per run
+  EXPECT_EQ(three.frees, 0);
+
+  // A longer sequence grows each buffer once; a shorter one reuses them.
+  ArenaCase longer(7, 5), shorter(2, 6);
+  ASSERT_EQ(longer.run(m), ATTN_OK) << attn_last_error();
+  longer.expectResult(ArenaBias);
+  ASSERT_EQ(shorter.run(m), ATTN_OK) << attn_last_error();
+  shorter.expectResult(ArenaBias);
+  DeviceCounts grown = deviceCounts();
+  EXPECT_EQ(grown.allocs - three.allocs, 5);
+  EXPECT_EQ(grown.frees, 5);
+  EXPECT_EQ(grown.toDevice - three.toDevice, 2);
+  EXPECT_EQ(grown.toHost - three.toHost, 2);
+
+  // Runs on several threads, each with a workspace of its own on the
+  // device, give the serial results.
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        ArenaCase c(1 + (t + i) % 8, t);
+        if (c.run(m) != ATTN_OK || !c.correct(ArenaBias))
+          ++wrong;
+      }
+    });
+  for (std::thread &th : threads)
+    th.join();
+  EXPECT_EQ(wrong.load(), 0);
+
+  // Keep the library loaded past attn_model_free to read its counts.
+  void *keep = ::dlopen(FAKE_DEVICE, RTLD_NOW);
+  attn_model_free(m);
+  DeviceCounts freed = deviceCounts();
+  EXPECT_EQ(freed.frees, freed.allocs);
+  ::dlclose(keep);
+}
+
 } // namespace

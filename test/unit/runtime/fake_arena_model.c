@@ -20,10 +20,14 @@
  * however the threads are scheduled, and one that serialises them costs
  * the test at most n * 200 ms.
  *
- * Build variant: FAKE_VARIANT=2 (another name and bias).
+ * Build variants: FAKE_VARIANT=2 (another name and bias); FAKE_DEVICE, a
+ * library whose kernels "run on a device" (model ABI 3, device CUDA) that
+ * is host memory behind a device_api counting its allocations and copies
+ * (fake_device_counts, exported): every view its kernels get must be a
+ * device view, so the runtime's device path is tested without a GPU.
  *
  *===----------------------------------------------------------------------===*/
-#define _POSIX_C_SOURCE 199309L
+#define _POSIX_C_SOURCE 200112L
 #include "fake_abi.h"
 
 #include <stdatomic.h>
@@ -31,12 +35,73 @@
 #include <stdio.h>
 #include <time.h>
 
-#if FAKE_VARIANT == 2
+#ifdef FAKE_DEVICE
+#include <stdlib.h>
+#include <string.h>
+
+/* A device buffer is 64-byte aligned host memory; its handle its address. */
+static atomic_int allocs, frees, to_device, to_host;
+
+__attribute__((visibility("default"))) void fake_device_counts(int *counts) {
+  counts[0] = atomic_load(&allocs);
+  counts[1] = atomic_load(&frees);
+  counts[2] = atomic_load(&to_device);
+  counts[3] = atomic_load(&to_host);
+}
+
+static int32_t device_alloc(attn_model_context *ctx, uint64_t bytes,
+                            uint64_t *handle) {
+  (void)ctx;
+  void *p = NULL;
+  if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0)
+    p = NULL;
+  *handle = (uint64_t)(uintptr_t)p;
+  atomic_fetch_add(&allocs, p != NULL);
+  return p ? 0 : -1;
+}
+
+static void device_free(attn_model_context *ctx, uint64_t handle) {
+  (void)ctx;
+  free((void *)(uintptr_t)handle);
+  atomic_fetch_add(&frees, 1);
+}
+
+static int32_t copy_to_device(attn_model_context *ctx, uint64_t handle,
+                              const void *host, uint64_t bytes) {
+  (void)ctx;
+  memcpy((void *)(uintptr_t)handle, host, bytes);
+  atomic_fetch_add(&to_device, 1);
+  return 0;
+}
+
+static int32_t copy_to_host(attn_model_context *ctx, void *host,
+                            uint64_t handle, uint64_t bytes) {
+  (void)ctx;
+  memcpy(host, (const void *)(uintptr_t)handle, bytes);
+  atomic_fetch_add(&to_host, 1);
+  return 0;
+}
+
+static int32_t synchronize(attn_model_context *ctx) {
+  (void)ctx;
+  return 0;
+}
+
+static const attn_model_device_api device_api = {
+    device_alloc, device_free, copy_to_device, copy_to_host, synchronize};
+#define DATA(v) ((void *)(uintptr_t)(v)->device_handle)
+#define FAKE_NAME "fake_device"
+#define FAKE_BIAS 0.5f, -1.0f, 2.0f, 0.0f
+#elif FAKE_VARIANT == 2
 #define FAKE_NAME "fake_arena2"
 #define FAKE_BIAS 10.0f, 20.0f, 30.0f, 40.0f
 #else
 #define FAKE_NAME "fake_arena"
 #define FAKE_BIAS 0.5f, -1.0f, 2.0f, 0.0f
+#endif
+
+#ifndef DATA
+#define DATA(v) ((v)->data)
 #endif
 
 static const float constants[16] __attribute__((aligned(64))) = {FAKE_BIAS};
@@ -81,7 +146,7 @@ static int64_t bytes(const attn_model_view *v) { return 4 * elements(v); }
 
 /* Whether two views' bytes overlap (a planner sharing live memory). */
 static int overlap(const attn_model_view *a, const attn_model_view *b) {
-  uintptr_t pa = (uintptr_t)a->data, pb = (uintptr_t)b->data;
+  uintptr_t pa = (uintptr_t)DATA(a), pb = (uintptr_t)DATA(b);
   return pa < pb + (uintptr_t)bytes(b) && pb < pa + (uintptr_t)bytes(a);
 }
 
@@ -93,8 +158,8 @@ static int32_t add_bias(const attn_model_view *a) {
   int64_t s = a[0].dims[0];
   if (!shaped(&a[0], s, 4) || a[1].rank != 1 || !shaped(&a[2], s, 4))
     return fail("add_bias: views of the wrong shape");
-  const float *x = a[0].data, *bias = a[1].data;
-  float *t0 = a[2].data;
+  const float *x = DATA(&a[0]), *bias = DATA(&a[1]);
+  float *t0 = DATA(&a[2]);
   for (int64_t i = 0; i < s * 4; ++i)
     t0[i] = x[i] + bias[i % 4];
   return 0;
@@ -104,8 +169,8 @@ static int32_t dup(const attn_model_view *a) {
   int64_t s = a[0].dims[0];
   if (!shaped(&a[0], s, 4) || !shaped(&a[1], 2 * s, 4))
     return fail("dup: views of the wrong shape");
-  const float *t0 = a[0].data;
-  float *t1 = a[1].data;
+  const float *t0 = DATA(&a[0]);
+  float *t1 = DATA(&a[1]);
   for (int64_t i = 0; i < s * 4; ++i) {
     t1[i] = t0[i];
     t1[s * 4 + i] = 2.0f * t0[i];
@@ -117,8 +182,8 @@ static int32_t fold(const attn_model_view *a) {
   int64_t s = a[1].dims[0];
   if (!shaped(&a[0], 2 * s, 4) || !shaped(&a[1], s, 6))
     return fail("fold: views of the wrong shape");
-  const float *t1 = a[0].data;
-  float *t2 = a[1].data;
+  const float *t1 = DATA(&a[0]);
+  float *t2 = DATA(&a[1]);
   for (int64_t i = 0; i < s; ++i)
     for (int c = 0; c < 6; ++c)
       t2[i * 6 + c] = t1[i * 4 + c % 4] + t1[(s + i) * 4 + (c + 1) % 4];
@@ -129,8 +194,8 @@ static int32_t out(const attn_model_view *a) {
   int64_t s = a[0].dims[0];
   if (!shaped(&a[0], s, 6) || !shaped(&a[1], s, 4) || !shaped(&a[2], s, 6))
     return fail("out: views of the wrong shape");
-  const float *t2 = a[0].data, *x = a[1].data;
-  float *y = a[2].data;
+  const float *t2 = DATA(&a[0]), *x = DATA(&a[1]);
+  float *y = DATA(&a[2]);
   for (int64_t i = 0; i < s; ++i)
     for (int c = 0; c < 6; ++c)
       y[i * 6 + c] = t2[i * 6 + c] * 0.5f + x[i * 4 + c % 4];
@@ -172,9 +237,13 @@ static int32_t call(int32_t kernel, int32_t num_args,
    * to align (the caller's x and y are not). */
   static const unsigned temps[] = {1u << 2, 3u, 3u, 1u};
   for (int32_t i = 0; i < num_args; ++i) {
-    if (args[i].dtype != ATTN_MODEL_F32 || !args[i].data)
+    if (args[i].dtype != ATTN_MODEL_F32 || !DATA(&args[i]))
       return fail("run_kernel: view of the wrong dtype or without data");
-    if ((temps[kernel] >> i & 1) && (uintptr_t)args[i].data % 64)
+#ifdef FAKE_DEVICE
+    if (args[i].device != ATTN_MODEL_DEVICE_CUDA)
+      return fail("run_kernel: a host view reached a kernel on the device");
+#endif
+    if ((temps[kernel] >> i & 1) && (uintptr_t)DATA(&args[i]) % 64)
       return fail("run_kernel: a temp not 64-byte aligned");
   }
   const attn_model_view *result = &args[num_args - 1];
@@ -222,6 +291,10 @@ static const attn_model_desc descriptor = {
     .entries = entries,
     .run_kernel = run_kernel,
     .set_num_threads = set_num_threads,
+#ifdef FAKE_DEVICE
+    .device = ATTN_MODEL_DEVICE_CUDA,
+    .device_api = &device_api,
+#endif
 };
 
 __attribute__((visibility("default"))) const attn_model_desc *

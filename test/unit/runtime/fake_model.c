@@ -9,7 +9,8 @@
  * with x: [B, S, 4], mask: [B, S], B <= 8, S <= 16. Each kernel checks the
  * views it is given, so a runtime that passes wrong views fails the tests.
  *
- * Build variants: FAKE_VARIANT=2 (another name and bias), FAKE_ABI_VERSION,
+ * Build variants: FAKE_VARIANT=2 (another name and bias), FAKE_DEVICE_FIELD
+ * (a value in the ABI 3 device field), FAKE_ABI_VERSION,
  * FAKE_MAGIC, FAKE_BAD_CONSTANT_OFFSET (a constant outside the block), and
  * corrupt tables: FAKE_NO_RUN_ENTRY, FAKE_WRITES_CONSTANT (a "run" step
  * writes a constant), FAKE_UNBOUND_SYMBOL (a temp dim no input binds).
@@ -186,6 +187,10 @@ static const attn_model_desc descriptor = {
     .entries = entries,
     .run_kernel = run_kernel,
     .set_num_threads = set_num_threads,
+#ifdef FAKE_DEVICE_FIELD
+    /* Past the end of an ABI 2 descriptor: the runtime must not read it. */
+    .device = FAKE_DEVICE_FIELD,
+#endif
 };
 
 __attribute__((visibility("default"))) const attn_model_desc *

@@ -106,7 +106,7 @@ TEST_F(RuntimeTest, Info) {
   EXPECT_STREQ(info.compiler_version, "fake-compiler 1.0");
   EXPECT_STREQ(info.target, "host");
   EXPECT_STREQ(info.path, FAKE_MODEL);
-  EXPECT_EQ(attn_runtime_abi_version(), 2u);
+  EXPECT_EQ(attn_runtime_abi_version(), 3u);
 
   ASSERT_EQ(attn_model_num_inputs(model), 2);
   ASSERT_EQ(attn_model_num_outputs(model), 2);
@@ -467,8 +467,27 @@ TEST(RuntimeLoadTest, WrongAbiVersion) {
   std::string msg;
   EXPECT_EQ(loadFails(FAKE_MODEL_ABI99, msg), ATTN_ERROR_ABI_MISMATCH);
   EXPECT_THAT(msg, AllOf(HasSubstr("model ABI 99"),
-                         HasSubstr("this runtime reads ABI 2"),
+                         HasSubstr("this runtime reads ABI 2 to 3"),
                          HasSubstr("rebuild")));
+}
+
+// ABI 3 only appends fields to ABI 2's descriptor: an ABI 2 library loads
+// and runs on the host, whatever lies where ABI 3 keeps its device.
+TEST(RuntimeLoadTest, Abi2LibrariesStillLoadAndRun) {
+  attn_model *m = nullptr;
+  ASSERT_EQ(attn_model_load(FAKE_MODEL_ABI2, &m), ATTN_OK) << attn_last_error();
+  Case c(2, 3);
+  ASSERT_EQ(c.run(m), ATTN_OK) << attn_last_error();
+  c.expectResult(FakeBias);
+  attn_model_free(m);
+}
+
+// An ABI 3 library with a device this runtime does not know is corrupt.
+TEST(RuntimeLoadTest, UnknownDeviceIsRefused) {
+  std::string msg;
+  EXPECT_EQ(loadFails(FAKE_MODEL_BADDEVICE, msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, HasSubstr("its kernels run on device 99, which this "
+                             "runtime does not know"));
 }
 
 TEST(RuntimeLoadTest, WrongMagic) {
@@ -508,7 +527,7 @@ TEST(RuntimeLoadTest, LibraryOfAbi1IsRefusedByName) {
   std::string msg;
   EXPECT_EQ(loadFails(ABI1_MODEL, msg), ATTN_ERROR_ABI_MISMATCH);
   EXPECT_THAT(msg, AllOf(HasSubstr(ABI1_MODEL), HasSubstr("ABI 1"),
-                         HasSubstr("reads ABI 2"),
+                         HasSubstr("reads ABI 2 to 3"),
                          HasSubstr("rebuild it with this attnc")));
 }
 

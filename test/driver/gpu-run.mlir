@@ -1,0 +1,25 @@
+// Libraries built for GPU targets, run where this suite runs (no GPU):
+// the test decoder (test/models) built for OpenCL generates on PoCL the
+// tokens the CPU build generates, each checked against one run over the whole
+// sequence; built for CUDA, on a machine without the CUDA driver, it is
+// refused at load with ATTN_ERROR_NO_DEVICE, before any kernel runs.
+// RUN: rm -rf %t && mkdir %t
+// RUN: attnc %S/../models/decoder.attn --init-weights=%t/w.safetensors --seed=3
+// RUN: attnc %S/../models/decoder.attn -o %t/cpu.so
+// RUN: attn-run %t/cpu.so --weights %t/w.safetensors --generate 6 --prompt 1,2,3 --check > %t/out.txt
+// RUN: %if opencl %{ attnc %S/../models/decoder.attn --target=host-opencl -o %t/cl.so %}
+// RUN: %if opencl %{ attn-run %t/cl.so --weights %t/w.safetensors --generate 6 --prompt 1,2,3 --check >> %t/out.txt %}
+// RUN: %if opencl %{ FileCheck %s --check-prefix=OPENCL < %t/out.txt %}
+// RUN: attnc %S/../models/decoder.attn --target=host-cuda-cuda_capability_80 -o %t/cuda.so
+// RUN: %if !cuda-driver %{ not attn-run %t/cuda.so --weights %t/w.safetensors --random B=1,S=4 2>&1 | FileCheck %s --check-prefix=NO-CUDA %}
+// RUN: attn-run %t/cuda.so --info | FileCheck %s --check-prefix=DESCRIBE
+
+// OPENCL: tokens: [[TOKENS:[0-9 ]+]]
+// OPENCL: check: {{.*}}: ok
+// OPENCL: tokens: [[TOKENS]]{{$}}
+// OPENCL: check: {{.*}}: ok
+
+// NO-CUDA: attn-run: error: '{{.*}}cuda.so' was built for CUDA ({{.*}}-cuda-cuda_capability_80{{.*}}), but no CUDA driver (libcuda.so.1) on this machine: run it on a machine with a CUDA device and its driver, or rebuild it with attnc --target=host
+
+// Describing the library needs no device.
+// DESCRIBE: inputs:
