@@ -3,10 +3,11 @@
 // A real model library's descriptor (test/models/decoder.attn, or the library
 // named by ATTNC_FUZZ_LIBRARY) is copied into tables the fuzzer owns, and the
 // input says how to damage the copy: set any count, index, kind, dtype, rank,
-// dim term, bound, offset or coefficient to any value, drop or repeat table
-// rows, change or remove names, make table pointers NULL. Every table is as
-// long as its count says (the digest, not the validator, guards that a count
-// matches its table; a negative count or a NULL table is fair game).
+// dim term, bound, offset, coefficient or the device to any value, drop or
+// repeat table rows, change or remove names, make table pointers NULL. Every
+// table is as long as its count says (the digest, not the validator, guards
+// that a count matches its table; a negative count or a NULL table is fair
+// game).
 // validateDescriptor must refuse the copy with a message naming the library,
 // or accept it; an accepted copy is then described and planned through the
 // public API (info queries, output dims, workspace sizes for a binding of the
@@ -205,6 +206,8 @@ Targets walk(Desc &c) {
   Targets t;
   t.names = {&c.compilerVersion, &c.modelName, &c.target};
   t.u64(c.d.constants_size);
+  // ABI 3: a GPU device without memory functions, or an unknown one.
+  t.i32(c.d.device);
   for (int32_t *n : {&c.d.num_symbols, &c.d.num_weights, &c.d.num_states,
                      &c.d.num_kernels, &c.d.num_entries})
     t.i32(*n);

@@ -47,7 +47,8 @@ public:
 
   /// bf16 and f16 tensors are stored as their bits (uint16) and converted
   /// with integer operations: OpenCL without cl_khr_fp16 (Halide's
-  /// cl_half feature) has no half type to load them as.
+  /// cl_half feature) has no half type to load them as, and Halide's CUDA
+  /// code generator cannot widen bf16.
   bool storesHalfAsBits() const;
 
 private:
