@@ -165,16 +165,19 @@ attn_status copyInputsToDevice(const attn_model &model,
   return ATTN_OK;
 }
 
-attn_model_view deviceView(const attn_model &model,
-                           const attn_model_entry &entry,
-                           const EntryState &state, const ArenaPlan &plan,
-                           const Binding &binding, int32_t b) {
+attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
+                       EntryState &state, const ArenaPlan &plan,
+                       const Binding &binding, int32_t b,
+                       attn_model_view &view) {
   const attn_model_desc &d = *model.desc;
   const attn_model_buffer &buf = entry.buffers[b];
   uint64_t handle = 0;
   // Inputs, constants and weights keep their host copy, equal to the
-  // device's, for what a kernel checks on the host (token ids, lengths);
-  // what kernels write has none.
+  // device's, for what a kernel checks on the host (token ids, lengths, a
+  // cache position: every check reads i32). An i32 buffer that kernels
+  // write (ids a kernel computed) is brought to the host before each step
+  // that reads it: a few values. Other buffers kernels write have no host
+  // copy.
   void *host = nullptr;
   switch (buf.kind) {
   case ATTN_MODEL_BUFFER_CONSTANT:
@@ -191,10 +194,21 @@ attn_model_view deviceView(const attn_model &model,
     break;
   default:
     handle = state.device[b].handle;
+    if (buf.dtype == ATTN_MODEL_I32) {
+      std::vector<uint8_t> &hostCopy = state.hostCopies[b];
+      uint64_t bytes = bytesOf(buf.dtype, plan.bufferDims[b]);
+      hostCopy.resize(bytes);
+      if (attn_status s = copy(d, false, handle, hostCopy.data(), bytes,
+                               bufferName(entry, b));
+          s != ATTN_OK)
+        return s;
+      host = hostCopy.data();
+    }
     break;
   }
-  return {host,        buf.dtype, buf.rank, plan.bufferDims[b].data(),
+  view = {host,        buf.dtype, buf.rank, plan.bufferDims[b].data(),
           deviceOf(d), handle};
+  return ATTN_OK;
 }
 
 attn_status copyOutputsToHost(const attn_model &model,

@@ -33,11 +33,11 @@ attn_status copyInputsToDevice(const attn_model &model,
                                const attn_model_entry &entry, EntryState &state,
                                const ArenaPlan &plan, const Binding &binding);
 
-/// The view of buffer `b` of `entry` on the device.
-attn_model_view deviceView(const attn_model &model,
-                           const attn_model_entry &entry,
-                           const EntryState &state, const ArenaPlan &plan,
-                           const Binding &binding, int32_t b);
+/// The view of buffer `b` of `entry` on the device, into `view`.
+attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
+                       EntryState &state, const ArenaPlan &plan,
+                       const Binding &binding, int32_t b,
+                       attn_model_view &view);
 
 /// Copies the outputs and states of `entry` back to the caller's memory.
 attn_status copyOutputsToHost(const attn_model &model,

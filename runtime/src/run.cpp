@@ -459,7 +459,10 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
     for (int32_t a = 0; a < step.num_args; ++a) {
       int32_t b = step.args[a];
       if (onDevice) {
-        state.views[a] = deviceView(model, entry, state, *plan, binding, b);
+        if (attn_status st = deviceView(model, entry, state, *plan, binding, b,
+                                        state.views[a]);
+            st != ATTN_OK)
+          return st;
         continue;
       }
       const attn_model_buffer &buf = entry.buffers[b];
