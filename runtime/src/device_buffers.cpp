@@ -138,6 +138,15 @@ attn_status copyInputsToDevice(const attn_model &model,
                                const ArenaPlan &plan, const Binding &binding) {
   const attn_model_desc &d = *model.desc;
   state.deviceOwner = &d;
+  // A workspace serves any entry (prefill, then decode): its buffers are
+  // indexed by the entry's buffers, so another entry starts afresh.
+  if (state.deviceEntry != &entry) {
+    for (const EntryState::DeviceBuffer &buffer : state.device)
+      freeDeviceBuffer(d, buffer.handle);
+    state.device.clear();
+    state.hostCopies.clear();
+    state.deviceEntry = &entry;
+  }
   state.device.resize(entry.num_buffers);
   for (int32_t b = 0; b < entry.num_buffers; ++b) {
     const attn_model_buffer &buf = entry.buffers[b];

@@ -92,6 +92,8 @@ struct EntryState {
   };
   std::vector<DeviceBuffer> device;
   const attn_model_desc *deviceOwner = nullptr;
+  /// The entry `device` and `hostCopies` are laid out for.
+  const attn_model_entry *deviceEntry = nullptr;
   /// Host copies of the i32 buffers kernels write, per buffer index.
   std::map<int32_t, std::vector<uint8_t>> hostCopies;
 
