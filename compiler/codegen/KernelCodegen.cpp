@@ -152,10 +152,6 @@ llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name) {
   return targets;
 }
 
-bool isGpuTarget(const KernelTarget &target) {
-  return schedules::TargetDesc(Halide::Target(target.baseline())).isGpu();
-}
-
 int32_t modelDevice(const KernelTarget &target) {
   switch (schedules::TargetDesc(Halide::Target(target.baseline())).device()) {
   case schedules::Device::Host:

@@ -55,9 +55,6 @@ constexpr llvm::StringLiteral kMultiTargetName = "x86-64-multi";
 /// accepted forms.
 llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name);
 
-/// The kernels of `target` run on a GPU (CUDA or OpenCL).
-bool isGpuTarget(const KernelTarget &target);
-
 /// Where the kernels of `target` run: an attn_model_device (model_abi.h).
 int32_t modelDevice(const KernelTarget &target);
 

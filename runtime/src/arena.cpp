@@ -41,16 +41,6 @@ bool alive(const Item &a, const Item &b) {
   return a.life.first <= b.life.last && b.life.first <= a.life.last;
 }
 
-/// product(dims) * itemSize, or nullopt when it overflows.
-std::optional<uint64_t> byteSize(const std::vector<int64_t> &dims,
-                                 uint64_t itemSize) {
-  uint64_t bytes = itemSize;
-  for (int64_t d : dims)
-    if (__builtin_mul_overflow(bytes, uint64_t(d), &bytes))
-      return std::nullopt;
-  return bytes;
-}
-
 /// Max over steps of the bytes of the temps alive there: a sweep over the
 /// steps with +bytes where a temp starts and -bytes after it ends.
 uint64_t largestLiveSet(const std::vector<Item> &items, int32_t numSteps) {
@@ -107,6 +97,15 @@ uint64_t place(std::vector<Item> &items) {
 }
 
 } // namespace
+
+std::optional<uint64_t> byteSize(const std::vector<int64_t> &dims,
+                                 uint64_t itemSize) {
+  uint64_t bytes = itemSize;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+      return std::nullopt;
+  return bytes;
+}
 
 std::vector<TempLifetime> tempLifetimes(const attn_model_entry &entry) {
   std::vector<TempLifetime> byBuffer(entry.num_buffers, {-1, -1, -1});

@@ -96,16 +96,22 @@ bool contains(const std::vector<std::string> &list, const std::string &s) {
 
 } // namespace
 
-std::vector<std::string> missingCpuFeatures(const std::string &targets) {
-  std::vector<std::string> missing;
+std::vector<std::string> baselineTargetParts(const std::string &targets) {
   // A multi-target library lists its targets most capable first; each of
   // its kernels runs the best one this CPU has, so it needs only the last.
-  std::string target = targets.substr(targets.rfind(',') + 1);
-  if (!isX86(target))
+  std::stringstream target(targets.substr(targets.rfind(',') + 1));
+  std::vector<std::string> parts;
+  for (std::string part; std::getline(target, part, '-');)
+    parts.push_back(part);
+  return parts;
+}
+
+std::vector<std::string> missingCpuFeatures(const std::string &targets) {
+  std::vector<std::string> missing;
+  if (!isX86(targets.substr(targets.rfind(',') + 1)))
     return missing;
   std::vector<std::string> have = cpuFeatures();
-  std::stringstream parts(target);
-  for (std::string part; std::getline(parts, part, '-');)
+  for (const std::string &part : baselineTargetParts(targets))
     for (const TargetFeature &f : targetFeatures())
       if (part == f.halide)
         for (const char *need : f.cpu)

@@ -14,6 +14,11 @@
 
 namespace attn::rt {
 
+/// The dash-separated parts of the target a library needs: the last
+/// (baseline) of a comma-separated list, e.g. {"x86", "64", "linux",
+/// "avx2", ...}.
+std::vector<std::string> baselineTargetParts(const std::string &targets);
+
 /// The CPU features (`avx512f`, `avx2`, ...) that the x86 Halide target
 /// string `target` needs and this CPU lacks, in a fixed order; empty when it
 /// runs here, for other architectures, and for features this table does not

@@ -1,6 +1,7 @@
 //===- runtime/src/device.cpp - the GPU a model library needs -------------===//
 #include "device.h"
 
+#include "cpu.h"
 #include "model.h"
 
 #include <dlfcn.h>
@@ -103,19 +104,12 @@ public:
 } // namespace
 
 DeviceApi deviceApiOf(const std::string &target) {
-  std::string last = target.substr(target.rfind(',') + 1);
   DeviceApi api = DeviceApi::None;
-  std::size_t start = 0;
-  while (start <= last.size()) {
-    std::size_t end = last.find('-', start);
-    std::string feature = last.substr(start, end - start);
+  for (const std::string &feature : baselineTargetParts(target)) {
     if (feature == "cuda")
       api = DeviceApi::Cuda;
     else if (feature == "opencl")
       api = DeviceApi::OpenCL;
-    if (end == std::string::npos)
-      break;
-    start = end + 1;
   }
   return api;
 }

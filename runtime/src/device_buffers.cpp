@@ -18,11 +18,10 @@ struct DeviceCall {
   }
 };
 
+/// The bytes of a buffer: weights and constants sized at load, temps by
+/// planArena, inputs, outputs and states the caller's memory.
 uint64_t bytesOf(int32_t dtype, const std::vector<int64_t> &dims) {
-  uint64_t bytes = attn_dtype_lookup(dtype)->size;
-  for (int64_t d : dims)
-    bytes *= uint64_t(d);
-  return bytes;
+  return *byteSize(dims, attn_dtype_lookup(dtype)->size);
 }
 
 /// Allocates `bytes` (at least 64) on the device into `handle`.
@@ -176,7 +175,7 @@ attn_status copyInputsToDevice(const attn_model &model,
 
 attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
                        EntryState &state, const ArenaPlan &plan,
-                       const Binding &binding, int32_t b,
+                       const Binding &binding, int32_t b, bool read,
                        attn_model_view &view) {
   const attn_model_desc &d = *model.desc;
   const attn_model_buffer &buf = entry.buffers[b];
@@ -184,9 +183,8 @@ attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
   // Inputs, constants and weights keep their host copy, equal to the
   // device's, for what a kernel checks on the host (token ids, lengths, a
   // cache position: every check reads i32). An i32 buffer that kernels
-  // write (ids a kernel computed) is brought to the host before each step
-  // that reads it: a few values. Other buffers kernels write have no host
-  // copy.
+  // write (ids a kernel computed) is brought to the host when a step reads
+  // it: a few values. Other buffers kernels write have no host copy.
   void *host = nullptr;
   switch (buf.kind) {
   case ATTN_MODEL_BUFFER_CONSTANT:
@@ -203,7 +201,7 @@ attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
     break;
   default:
     handle = state.device[b].handle;
-    if (buf.dtype == ATTN_MODEL_I32) {
+    if (read && buf.dtype == ATTN_MODEL_I32) {
       std::vector<uint8_t> &hostCopy = state.hostCopies[b];
       uint64_t bytes = bytesOf(buf.dtype, plan.bufferDims[b]);
       hostCopy.resize(bytes);

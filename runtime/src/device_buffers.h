@@ -33,10 +33,11 @@ attn_status copyInputsToDevice(const attn_model &model,
                                const attn_model_entry &entry, EntryState &state,
                                const ArenaPlan &plan, const Binding &binding);
 
-/// The view of buffer `b` of `entry` on the device, into `view`.
+/// The view of buffer `b` of `entry` on the device, into `view`; `read`:
+/// the step reads it (an input of its kernel).
 attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
                        EntryState &state, const ArenaPlan &plan,
-                       const Binding &binding, int32_t b,
+                       const Binding &binding, int32_t b, bool read,
                        attn_model_view &view);
 
 /// Copies the outputs and states of `entry` back to the caller's memory.

@@ -40,6 +40,10 @@ const char *dtypeName(int32_t dtype);
 /// `bytes` == 0), or nullptr.
 void *alignedAlloc(std::size_t bytes);
 
+/// product(dims) * itemSize, or nullopt when it overflows.
+std::optional<uint64_t> byteSize(const std::vector<int64_t> &dims,
+                                 uint64_t itemSize);
+
 /// The steps of an entry during which one TEMP buffer holds data: from the
 /// first step that passes it to a kernel to the last, both included.
 struct TempLifetime {

@@ -459,8 +459,9 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
     for (int32_t a = 0; a < step.num_args; ++a) {
       int32_t b = step.args[a];
       if (onDevice) {
+        bool read = a < d.kernels[step.kernel].num_inputs;
         if (attn_status st = deviceView(model, entry, state, *plan, binding, b,
-                                        state.views[a]);
+                                        read, state.views[a]);
             st != ATTN_OK)
           return st;
         continue;

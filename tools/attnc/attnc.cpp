@@ -10,6 +10,7 @@
 // when it has a place in the input, `attnc: error:` otherwise, and exit 1.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/model_abi.h"
 #include "compiler/codegen/KernelCodegen.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/InitWeights.h"
@@ -290,7 +291,7 @@ int run() {
     return printKernelTexts(*module, kernelTarget,
                             attnc::codegen::KernelText::Stmt);
   if (emit == Emit::DeviceCode) {
-    if (!attnc::codegen::isGpuTarget(kernelTarget))
+    if (attnc::codegen::modelDevice(kernelTarget) == ATTN_MODEL_DEVICE_HOST)
       return fail("--emit=device-code needs a GPU target (--target=host-cuda "
                   "or host-opencl); '" +
                   kernelTarget.baseline() + "' runs on the CPU");
