@@ -1,6 +1,8 @@
 //===- compiler/driver/PlanEmitter.cpp - plan.c of a model library --------===//
 #include "compiler/driver/PlanEmitter.h"
 
+#include "compiler/driver/PlanDeviceGlue.h"
+
 #include "llvm/ADT/StringSet.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -287,14 +289,14 @@ public:
        << "#define ATTN_MAX_ARGS " << maxArgs() << "\n"
        << "#define ATTN_HALF_AS_BITS " << int(info.halfAsBits) << "\n"
        << "#define ATTN_DEVICE " << deviceName() << "\n\n";
-    emitDeviceInterface();
+    emitDeviceInterface(info.device, os);
     emitDeclarations();
     emitModelTables();
     for (auto [e, entry] : llvm::enumerate(plan.entries))
       emitEntryTables(e, entry);
     emitEntries();
     os << kGlue;
-    emitDeviceApi();
+    emitDeviceApi(info.device, os);
     emitRunKernel();
     emitDescriptor();
   }
@@ -439,33 +441,6 @@ private:
     }
   }
 
-  /// device_interface(): the Halide device interface of the kernels' GPU
-  /// API (NULL on the host, where no device view is ever accepted).
-  void emitDeviceInterface() {
-    const char *header = info.device == ATTN_MODEL_DEVICE_CUDA     ? "Cuda"
-                         : info.device == ATTN_MODEL_DEVICE_OPENCL ? "OpenCL"
-                                                                   : nullptr;
-    if (!header) {
-      os << "static const struct halide_device_interface_t "
-            "*device_interface(void) "
-            "{\n  return NULL;\n}\n\n";
-      return;
-    }
-    os << "#include \"HalideRuntime" << header << ".h\"\n\n"
-       << "static const struct halide_device_interface_t "
-          "*device_interface(void) "
-          "{\n  return halide_"
-       << (info.device == ATTN_MODEL_DEVICE_CUDA ? "cuda" : "opencl")
-       << "_device_interface();\n}\n\n";
-  }
-
-  void emitDeviceApi() {
-    if (info.device)
-      os << "\nstatic const attn_model_device_api device_api = {\n"
-         << "  device_alloc, device_free, copy_to_device, copy_to_host,\n"
-         << "  synchronize};\n";
-  }
-
   void emitRunKernel() {
     os << R"c(
 static int32_t run_kernel(attn_model_context *context, int32_t kernel,
@@ -528,14 +503,15 @@ static int32_t run_kernel(attn_model_context *context, int32_t kernel,
     os << R"c(
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
-static void install_error_handler(void) {
+static void install_hooks(void) {
   halide_set_error_handler(on_halide_error);
+  install_device_hooks();
 }
 
 __attribute__((visibility("default"))) const attn_model_desc *
 )c" << ATTN_MODEL_ENTRY_SYMBOL
        << R"c((void) {
-  pthread_once(&install_once, install_error_handler);
+  pthread_once(&install_once, install_hooks);
   return &descriptor;
 }
 )c";

@@ -55,7 +55,7 @@ __all__ = [
     "UnsupportedCPUError", "compile", "find_attnc", "init_weights", "load",
 ]
 
-__version__ = "0.2.0"
+__version__ = "0.4.0"
 
 
 # ------------------------------------------------------------------ errors

@@ -5,7 +5,7 @@
 // ATTN_ERROR_OUT_OF_MEMORY, never an abort in the caller.
 //
 //===----------------------------------------------------------------------===//
-#include "model.h"
+#include "device_memory.h"
 
 #include <algorithm>
 #include <cstring>
@@ -330,7 +330,7 @@ ATTN_API attn_status attn_model_run(attn_model *model,
                 "attn_model_run: model must not be NULL");
   return guarded("attn_model_run", [&] {
     return runModel(*model, *model->run, inputs, num_inputs, nullptr, 0,
-                    outputs, num_outputs);
+                    outputs, num_outputs, 0);
   });
 }
 
@@ -392,7 +392,73 @@ attn_model_run_with_options(attn_model *model, const attn_run_options *options,
                            "'state' for prefill and decode)"));
   return guarded(fn, [&] {
     return runModel(*model, *entry, inputs, num_inputs, o.states, o.num_states,
-                    outputs, num_outputs);
+                    outputs, num_outputs, o.device_tensors);
+  });
+}
+
+ATTN_API attn_status attn_model_device_info(attn_model *model,
+                                            attn_device_info *info) {
+  constexpr const char *fn = "attn_model_device_info";
+  if (!model || !info)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model and info must not be NULL");
+  if (info->size < sizeof(uint32_t))
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": info->size is " +
+                    std::to_string(info->size) +
+                    ": set it to sizeof(attn_device_info)");
+  return guarded(fn, [&] {
+    attn_device_info out{};
+    attn_status s = describeDevice(*model, out);
+    // Only the caller's `size` bytes; its own size stays as it set it.
+    std::memcpy(reinterpret_cast<char *>(info) + sizeof(uint32_t),
+                reinterpret_cast<const char *>(&out) + sizeof(uint32_t),
+                std::min<std::size_t>(info->size, sizeof out) -
+                    sizeof(uint32_t));
+    return s;
+  });
+}
+
+ATTN_API attn_status attn_model_device_alloc(attn_model *model, uint64_t bytes,
+                                             void **memory) {
+  constexpr const char *fn = "attn_model_device_alloc";
+  if (!model || !memory)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model and memory must not be NULL");
+  *memory = nullptr;
+  return guarded(fn, [&] { return allocateForCaller(*model, bytes, *memory); });
+}
+
+ATTN_API attn_status attn_model_device_free(attn_model *model, void *memory) {
+  constexpr const char *fn = "attn_model_device_free";
+  if (!model)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model must not be NULL");
+  return guarded(fn, [&] { return freeForCaller(*model, memory); });
+}
+
+ATTN_API attn_status attn_model_copy_to_device(attn_model *model, void *memory,
+                                               const void *host,
+                                               uint64_t bytes) {
+  constexpr const char *fn = "attn_model_copy_to_device";
+  if (!model)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model must not be NULL");
+  return guarded(fn, [&] {
+    return copyForCaller(*model, true, memory, const_cast<void *>(host), bytes,
+                         fn);
+  });
+}
+
+ATTN_API attn_status attn_model_copy_to_host(attn_model *model, void *host,
+                                             const void *memory,
+                                             uint64_t bytes) {
+  constexpr const char *fn = "attn_model_copy_to_host";
+  if (!model)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model must not be NULL");
+  return guarded(fn, [&] {
+    return copyForCaller(*model, false, memory, host, bytes, fn);
   });
 }
 

@@ -4,6 +4,7 @@
 #include "cpu.h"
 #include "model.h"
 
+#include <cstdlib>
 #include <dlfcn.h>
 
 #include <vector>
@@ -138,6 +139,22 @@ attn_status checkDevice(const std::string &target, const std::string &path,
     return ATTN_OK;
   std::string why;
   int devices = drivers.countDevices(api, why);
+  // HL_GPU_DEVICE picks the device the library's Halide runtime uses (attn-run
+  // --device sets it); Halide reports one out of range only as a failed call.
+  // For OpenCL the count spans every platform, so it is an upper bound.
+  if (const char *chosen = std::getenv("HL_GPU_DEVICE");
+      chosen && *chosen && devices > 0) {
+    char *end = nullptr;
+    long ordinal = std::strtol(chosen, &end, 10);
+    if (*end || ordinal >= devices)
+      return fail(
+          ATTN_ERROR_NO_DEVICE,
+          "'" + path + "' runs on " + deviceApiName(api) + " device " + chosen +
+              " (HL_GPU_DEVICE, attn-run --device), but the driver reports " +
+              std::to_string(devices) + " device" + (devices == 1 ? "" : "s") +
+              ": choose one of 0 to " + std::to_string(devices - 1));
+    return ATTN_OK;
+  }
   if (devices > 0)
     return ATTN_OK;
   if (devices == 0)

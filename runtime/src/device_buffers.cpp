@@ -1,6 +1,8 @@
 //===- runtime/src/device_buffers.cpp - buffers on the device -------------===//
 #include "device_buffers.h"
 
+#include "device_memory.h"
+
 #include "attn/dtypes.h"
 
 #include <algorithm>
@@ -8,49 +10,10 @@
 namespace attn::rt {
 namespace {
 
-/// The library's message for a failed device call, or a stand-in.
-struct DeviceCall {
-  char error[1024] = "";
-  attn_model_context context{error, sizeof error};
-  std::string message() {
-    error[sizeof error - 1] = '\0';
-    return *error ? error : "it gave no message";
-  }
-};
-
 /// The bytes of a buffer: weights and constants sized at load, temps by
 /// planArena, inputs, outputs and states the caller's memory.
 uint64_t bytesOf(int32_t dtype, const std::vector<int64_t> &dims) {
   return *byteSize(dims, attn_dtype_lookup(dtype)->size);
-}
-
-/// Allocates `bytes` (at least 64) on the device into `handle`.
-attn_status allocate(const attn_model_desc &d, uint64_t bytes, uint64_t &handle,
-                     const std::string &what) {
-  DeviceCall call;
-  if (d.device_api->alloc(&call.context, std::max<uint64_t>(bytes, 64),
-                          &handle) != 0 ||
-      !handle)
-    return fail(ATTN_ERROR_OUT_OF_MEMORY,
-                "model '" + std::string(d.model_name) + "': cannot allocate " +
-                    std::to_string(bytes) + " bytes of device memory for " +
-                    what + ": " + call.message());
-  return ATTN_OK;
-}
-
-attn_status copy(const attn_model_desc &d, bool toDevice, uint64_t handle,
-                 void *host, uint64_t bytes, const std::string &what) {
-  DeviceCall call;
-  int32_t status =
-      toDevice
-          ? d.device_api->copy_to_device(&call.context, handle, host, bytes)
-          : d.device_api->copy_to_host(&call.context, host, handle, bytes);
-  if (status != 0)
-    return fail(ATTN_ERROR_KERNEL_FAILED,
-                "model '" + std::string(d.model_name) + "': cannot copy " +
-                    what + (toDevice ? " to" : " from") +
-                    " the device: " + call.message());
-  return ATTN_OK;
 }
 
 /// The caller's memory behind an input, output or state buffer.
@@ -72,21 +35,33 @@ std::string bufferName(const attn_model_entry &entry, int32_t b) {
   return "buffer " + std::to_string(b) + " of entry '" + entry.name + "'";
 }
 
-} // namespace
-
-int32_t deviceOf(const attn_model_desc &desc) {
-  return desc.abi_version >= 3 ? desc.device : ATTN_MODEL_DEVICE_HOST;
+/// Whether the caller gave buffer `buf` in device memory.
+bool callerOnDevice(const attn_model_buffer &buf, const Binding &binding) {
+  uint32_t bit = buf.kind == ATTN_MODEL_BUFFER_INPUT    ? ATTN_ON_DEVICE_INPUTS
+                 : buf.kind == ATTN_MODEL_BUFFER_OUTPUT ? ATTN_ON_DEVICE_OUTPUTS
+                 : buf.kind == ATTN_MODEL_BUFFER_STATE  ? ATTN_ON_DEVICE_STATES
+                                                        : 0;
+  return binding.deviceTensors & bit;
 }
+
+/// The caller's name for buffer `b`: "input 'ids'", or bufferName.
+std::string callerName(const attn_model_desc &d, const attn_model_entry &entry,
+                       int32_t b) {
+  const attn_model_buffer &buf = entry.buffers[b];
+  if (buf.kind == ATTN_MODEL_BUFFER_STATE)
+    return "state '" + std::string(d.states[buf.index].name) + "'";
+  if (buf.kind == ATTN_MODEL_BUFFER_INPUT)
+    return "input '" + std::string(entry.inputs[buf.index].name) + "'";
+  if (buf.kind == ATTN_MODEL_BUFFER_OUTPUT)
+    return "output '" + std::string(entry.outputs[buf.index].name) + "'";
+  return bufferName(entry, b);
+}
+
+} // namespace
 
 bool runsOnDevice(const attn_model &model, const attn_model_entry &entry) {
   return deviceOf(*model.desc) != ATTN_MODEL_DEVICE_HOST &&
          &entry != model.init;
-}
-
-void freeDeviceBuffer(const attn_model_desc &desc, uint64_t handle) {
-  DeviceCall call;
-  if (handle)
-    desc.device_api->free(&call.context, handle);
 }
 
 attn_status uploadConstants(attn_model &model) {
@@ -121,10 +96,10 @@ attn_status uploadConstants(attn_model &model) {
         continue; // another buffer (or entry) reads the same one
       uint64_t bytes = bytesOf(buf.dtype, dims);
       std::string what = bufferName(entry, b);
-      if (attn_status s = allocate(d, bytes, *handle, what); s != ATTN_OK)
+      if (attn_status s = allocateDevice(d, bytes, *handle, what); s != ATTN_OK)
         return s;
-      if (attn_status s =
-              copy(d, true, *handle, const_cast<void *>(host), bytes, what);
+      if (attn_status s = copyDevice(d, true, *handle, const_cast<void *>(host),
+                                     bytes, what);
           s != ATTN_OK)
         return s;
     }
@@ -132,9 +107,10 @@ attn_status uploadConstants(attn_model &model) {
   return ATTN_OK;
 }
 
-attn_status copyInputsToDevice(const attn_model &model,
-                               const attn_model_entry &entry, EntryState &state,
-                               const ArenaPlan &plan, const Binding &binding) {
+attn_status bindDeviceBuffers(const attn_model &model,
+                              const attn_model_entry &entry, EntryState &state,
+                              const ArenaPlan &plan, const Binding &binding,
+                              const std::vector<const attn_tensor *> &outputs) {
   const attn_model_desc &d = *model.desc;
   state.deviceOwner = &d;
   // A workspace serves any entry (prefill, then decode): its buffers are
@@ -147,17 +123,32 @@ attn_status copyInputsToDevice(const attn_model &model,
     state.deviceEntry = &entry;
   }
   state.device.resize(entry.num_buffers);
+  state.callerHandles.assign(entry.num_buffers, 0);
   for (int32_t b = 0; b < entry.num_buffers; ++b) {
     const attn_model_buffer &buf = entry.buffers[b];
     if (buf.kind == ATTN_MODEL_BUFFER_CONSTANT ||
         buf.kind == ATTN_MODEL_BUFFER_WEIGHT)
       continue;
-    EntryState::DeviceBuffer &dev = state.device[b];
     uint64_t bytes = bytesOf(buf.dtype, plan.bufferDims[b]);
+    if (callerOnDevice(buf, binding)) {
+      bool wrapped = false;
+      uint64_t native =
+          reinterpret_cast<uintptr_t>(hostData(buf, binding, &outputs));
+      if (attn_status s =
+              nativeHandle(model, native, bytes, callerName(d, entry, b),
+                           state.callerHandles[b], wrapped);
+          s != ATTN_OK)
+        return s;
+      if (wrapped)
+        state.wrapped.push_back(state.callerHandles[b]);
+      continue;
+    }
+    EntryState::DeviceBuffer &dev = state.device[b];
     if (!dev.handle || dev.bytes < bytes) {
       freeDeviceBuffer(d, dev.handle);
       dev = {};
-      if (attn_status s = allocate(d, bytes, dev.handle, bufferName(entry, b));
+      if (attn_status s =
+              allocateDevice(d, bytes, dev.handle, bufferName(entry, b));
           s != ATTN_OK)
         return s;
       dev.bytes = bytes;
@@ -165,12 +156,19 @@ attn_status copyInputsToDevice(const attn_model &model,
     if (buf.kind == ATTN_MODEL_BUFFER_INPUT ||
         buf.kind == ATTN_MODEL_BUFFER_STATE)
       if (attn_status s =
-              copy(d, true, dev.handle, hostData(buf, binding, nullptr), bytes,
-                   bufferName(entry, b));
+              copyDevice(d, true, dev.handle, hostData(buf, binding, nullptr),
+                         bytes, bufferName(entry, b));
           s != ATTN_OK)
         return s;
   }
   return ATTN_OK;
+}
+
+void releaseCallerHandles(const attn_model_desc &desc, EntryState &state) {
+  for (uint64_t handle : state.wrapped)
+    unwrapDevice(desc, handle);
+  state.wrapped.clear();
+  state.callerHandles.clear();
 }
 
 attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
@@ -183,8 +181,9 @@ attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
   // Inputs, constants and weights keep their host copy, equal to the
   // device's, for what a kernel checks on the host (token ids, lengths, a
   // cache position: every check reads i32). An i32 buffer that kernels
-  // write (ids a kernel computed) is brought to the host when a step reads
-  // it: a few values. Other buffers kernels write have no host copy.
+  // write (ids a kernel computed), or an input the caller gave on the
+  // device, is brought to the host when a step reads it: a few values.
+  // Other buffers on the device have no host copy.
   void *host = nullptr;
   switch (buf.kind) {
   case ATTN_MODEL_BUFFER_CONSTANT:
@@ -196,17 +195,21 @@ attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
     host = const_cast<void *>(model.weights[buf.index]);
     break;
   case ATTN_MODEL_BUFFER_INPUT:
-    host = hostData(buf, binding, nullptr);
-    handle = state.device[b].handle;
-    break;
+    if (!callerOnDevice(buf, binding)) {
+      host = hostData(buf, binding, nullptr);
+      handle = state.device[b].handle;
+      break;
+    }
+    [[fallthrough]]; // the caller's data is on the device: no host copy
   default:
-    handle = state.device[b].handle;
+    handle = state.callerHandles[b] ? state.callerHandles[b]
+                                    : state.device[b].handle;
     if (read && buf.dtype == ATTN_MODEL_I32) {
       std::vector<uint8_t> &hostCopy = state.hostCopies[b];
       uint64_t bytes = bytesOf(buf.dtype, plan.bufferDims[b]);
       hostCopy.resize(bytes);
-      if (attn_status s = copy(d, false, handle, hostCopy.data(), bytes,
-                               bufferName(entry, b));
+      if (attn_status s = copyDevice(d, false, handle, hostCopy.data(), bytes,
+                                     bufferName(entry, b));
           s != ATTN_OK)
         return s;
       host = hostCopy.data();
@@ -226,25 +229,19 @@ attn_status copyOutputsToHost(const attn_model &model,
   const attn_model_desc &d = *model.desc;
   for (int32_t b = 0; b < entry.num_buffers; ++b) {
     const attn_model_buffer &buf = entry.buffers[b];
-    if (buf.kind != ATTN_MODEL_BUFFER_OUTPUT &&
-        buf.kind != ATTN_MODEL_BUFFER_STATE)
+    if ((buf.kind != ATTN_MODEL_BUFFER_OUTPUT &&
+         buf.kind != ATTN_MODEL_BUFFER_STATE) ||
+        callerOnDevice(buf, binding))
       continue;
-    if (attn_status s = copy(
+    if (attn_status s = copyDevice(
             d, false, state.device[b].handle, hostData(buf, binding, &outputs),
             bytesOf(buf.dtype, plan.bufferDims[b]), bufferName(entry, b));
         s != ATTN_OK)
       return s;
   }
-  return ATTN_OK;
-}
-
-attn_status synchronizeDevice(const attn_model &model) {
-  DeviceCall call;
-  if (model.desc->device_api->synchronize(&call.context) != 0)
-    return fail(ATTN_ERROR_KERNEL_FAILED,
-                "model '" + std::string(model.desc->model_name) +
-                    "': the device failed: " + call.message());
-  return ATTN_OK;
+  // Copies to the host wait for the kernels; tensors left on the device
+  // are the caller's to read once the run returns.
+  return binding.deviceTensors ? synchronizeDevice(model) : ATTN_OK;
 }
 
 } // namespace attn::rt

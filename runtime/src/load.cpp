@@ -93,7 +93,9 @@ private:
       return ATTN_OK;
     const attn_model_device_api *api = d.device_api;
     if (!api || !api->alloc || !api->free || !api->copy_to_device ||
-        !api->copy_to_host || !api->synchronize)
+        !api->copy_to_host || !api->synchronize ||
+        (d.abi_version >= 4 &&
+         (!api->wrap || !api->unwrap || !api->native || !api->native_context)))
       return bad("its kernels run on a GPU but its device memory functions "
                  "are missing");
     return ATTN_OK;
@@ -676,6 +678,8 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
 attn_model::~attn_model() {
   // Workspaces hold device buffers of the library: freed before it closes.
   idleWorkspaces.clear();
+  for (const auto &[native, allocation] : deviceMemory)
+    attn::rt::freeDeviceBuffer(*desc, allocation.handle);
   for (uint64_t handle : deviceWeights)
     attn::rt::freeDeviceBuffer(*desc, handle);
   for (const auto &[offset, handle] : deviceConstants)

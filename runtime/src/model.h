@@ -100,6 +100,10 @@ struct EntryState {
   const attn_model_entry *deviceEntry = nullptr;
   /// Host copies of the i32 buffers kernels write, per buffer index.
   std::map<int32_t, std::vector<uint8_t>> hostCopies;
+  /// For one run: the handles of the caller's tensors on the device, per
+  /// buffer index (0: the buffer is in `device`), and those wrapped for it.
+  std::vector<uint64_t> callerHandles;
+  std::vector<uint64_t> wrapped;
 
   EntryState() = default;
   EntryState(const EntryState &) = delete;
@@ -112,6 +116,13 @@ struct Binding {
   std::vector<int64_t> symbols;            ///< -1 while unbound
   std::vector<const attn_tensor *> inputs; ///< per entry input
   std::vector<const attn_tensor *> states; ///< per descriptor state
+  /// ATTN_ON_DEVICE_* bits: whose data is device memory.
+  uint32_t deviceTensors = 0;
+};
+
+/// An allocation of attn_model_device_alloc.
+struct DeviceAllocation {
+  uint64_t handle = 0, bytes = 0;
 };
 
 } // namespace attn::rt
@@ -141,6 +152,10 @@ struct attn_model {
   /// of the constants block, by offset.
   std::vector<uint64_t> deviceWeights;
   std::map<uint64_t, uint64_t> deviceConstants;
+  /// attn_model_device_alloc's allocations, by their native memory; the
+  /// mutex guards only the map.
+  mutable std::mutex deviceMemoryMutex;
+  std::map<uint64_t, attn::rt::DeviceAllocation> deviceMemory;
 
   /// Loaded with ATTN_LOAD_DESCRIBE_ONLY: no weights, no constants, no runs.
   bool describeOnly = false;
@@ -215,10 +230,13 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
                      const std::vector<const attn_tensor *> &outputs,
                      const char *what);
 
+/// Runs `entry` once; `deviceTensors` (ATTN_ON_DEVICE_* bits): which of the
+/// caller's tensors are in device memory.
 attn_status runModel(attn_model &model, const attn_model_entry &entry,
                      const attn_tensor *inputs, int32_t numInputs,
                      const attn_tensor *states, int32_t numStates,
-                     const attn_tensor *outputs, int32_t numOutputs);
+                     const attn_tensor *outputs, int32_t numOutputs,
+                     uint32_t deviceTensors);
 
 /// The arena plan of "run" for `inputs` (checked as for output dims).
 attn_status planWorkspace(const attn_model &model, const attn_tensor *inputs,

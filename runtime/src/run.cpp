@@ -447,9 +447,20 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
   // On a GPU library's device, every buffer of the run lives there: only
   // inputs and states cross in here, outputs and states out at the end.
   const bool onDevice = runsOnDevice(model, entry);
+  // The caller's tensors on the device are wrapped for this run only.
+  struct ReleaseHandles {
+    const attn_model_desc &d;
+    EntryState &state;
+    bool onDevice;
+    ~ReleaseHandles() {
+      if (onDevice)
+        releaseCallerHandles(d, state);
+    }
+  } release{d, state, onDevice};
   if (attn_status s =
-          onDevice ? copyInputsToDevice(model, entry, state, *plan, binding)
-                   : ensureArena(d, entry, state, binding, plan->arenaBytes);
+          onDevice
+              ? bindDeviceBuffers(model, entry, state, *plan, binding, outputs)
+              : ensureArena(d, entry, state, binding, plan->arenaBytes);
       s != ATTN_OK)
     return s;
   // Views are rebuilt per step; state.views keeps their storage across runs.
@@ -581,15 +592,20 @@ attn_status refuseDescribeOnly(const attn_model &model) {
 attn_status runModel(attn_model &model, const attn_model_entry &e,
                      const attn_tensor *inputs, int32_t numInputs,
                      const attn_tensor *states, int32_t numStates,
-                     const attn_tensor *outputs, int32_t numOutputs) {
+                     const attn_tensor *outputs, int32_t numOutputs,
+                     uint32_t deviceTensors) {
   if (model.describeOnly)
     return refuseDescribeOnly(model);
   const attn_model_desc &d = *model.desc;
+  if (deviceTensors)
+    if (attn_status s = checkDeviceTensors(model, deviceTensors); s != ATTN_OK)
+      return s;
   Binding binding;
   if (attn_status s = bindEntry(model, e, inputs, numInputs, states, numStates,
                                 true, binding);
       s != ATTN_OK)
     return s;
+  binding.deviceTensors = deviceTensors;
   std::vector<const attn_tensor *> outs;
   if (attn_status s = matchTensors(d, e, false, outputs, numOutputs, outs);
       s != ATTN_OK)

@@ -261,7 +261,7 @@ def attn_run_command(args, lib):
     cmd = [args.attn_run, lib]
     if getattr(args, "load_weights", None):
         cmd += ["--weights", args.load_weights]
-    return cmd
+    return cmd + (getattr(args, "attn_run_arg", None) or [])
 
 
 def run_model(args, lib, wd, B, S, inputs, threads, tally, tag):
@@ -544,6 +544,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_common_arguments(ap, "models, weights, inputs and outputs", DEFAULT_TOL)
     ap.add_argument("--threads", type=int, help="passed to attn-run as --threads N")
+    ap.add_argument("--attn-run-arg", action="append", metavar="ARG",
+                    help="passed to every attn-run call (repeatable), e.g. "
+                    "--attn-run-arg=--device-memory")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--print-model", action="store_true",
                     help="print the .attn text of the configuration(s) and exit")

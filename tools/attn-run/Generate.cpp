@@ -1,5 +1,6 @@
 //===- tools/attn-run/Generate.cpp - greedy decoding with a KV cache ------===//
 #include "Generate.h"
+#include "DeviceMemory.h"
 #include "Profile.h"
 
 #include <fmt/core.h>
@@ -56,7 +57,8 @@ Shape modelShape(const attn_model *model) {
 std::vector<float> call(attn_model *model, const Shape &shape,
                         const char *entry, const std::vector<int32_t> &ids,
                         const int32_t *position,
-                        std::vector<attn_tensor> &states) {
+                        std::vector<attn_tensor> &states,
+                        uint32_t deviceTensors) {
   int64_t idDims[2] = {1, int64_t(ids.size())}, one = 1;
   std::vector<attn_tensor> inputs = {{shape.ids.c_str(), ATTN_I32, 2, idDims,
                                       const_cast<int32_t *>(ids.data())}};
@@ -71,8 +73,11 @@ std::vector<float> call(attn_model *model, const Shape &shape,
   o.entry = entry;
   o.states = states.data();
   o.num_states = int32_t(states.size());
-  if (std::string(entry) == "run")
+  o.device_tensors = deviceTensors;
+  if (std::string(entry) == "run") {
     o.num_states = 0;
+    o.device_tensors = 0;
+  }
   check(attn_model_run_with_options(model, &o, inputs.data(),
                                     int32_t(inputs.size()), &out, 1));
   return logits;
@@ -113,8 +118,12 @@ int generate(attn_model *model, const GenerateOptions &o) {
   Shape shape = modelShape(model);
   int64_t capacity =
       o.capacity ? o.capacity : int64_t(o.prompt.size()) + o.tokens;
-  // The states, zeroed: [1, capacity, F] each (batch 1).
+  // The states, zeroed: [1, capacity, F] each (batch 1). On a GPU they live
+  // in its memory, where prefill and decode update them in place: the
+  // caches never cross to the host.
   int32_t n = attn_model_num_states(model);
+  const int32_t device = modelDevice(model);
+  std::vector<DeviceMemory> onDevice;
   std::vector<std::vector<float>> memory(n);
   std::vector<std::vector<int64_t>> dims(n);
   std::vector<attn_tensor> states;
@@ -129,16 +138,27 @@ int generate(attn_model *model, const GenerateOptions &o) {
       count *= std::size_t(extent);
     }
     memory[i].assign(count, 0.0f);
-    states.push_back(
-        {info.name, info.dtype, info.rank, dims[i].data(), memory[i].data()});
+    void *data = memory[i].data();
+    if (device != ATTN_DEVICE_HOST) {
+      onDevice.emplace_back(model, count * sizeof(float));
+      onDevice.back().upload(memory[i].data(), count * sizeof(float));
+      data = onDevice.back().get();
+      std::vector<float>().swap(memory[i]);
+    }
+    states.push_back({info.name, info.dtype, info.rank, dims[i].data(), data});
   }
+  const uint32_t deviceTensors =
+      device != ATTN_DEVICE_HOST ? ATTN_ON_DEVICE_STATES : 0;
+  if (device != ATTN_DEVICE_HOST)
+    fmt::print("states: {} KV caches in {} device memory\n", n,
+               deviceName(device));
 
   std::vector<int32_t> sequence = o.prompt;
   // The logits of every position, as prefill and decode gave them.
   std::vector<float> seen;
   auto start = std::chrono::steady_clock::now();
   std::vector<float> logits =
-      call(model, shape, "prefill", o.prompt, nullptr, states);
+      call(model, shape, "prefill", o.prompt, nullptr, states, deviceTensors);
   double prefillMs = msSince(start);
   seen = logits;
   double decodeMs = 0;
@@ -153,7 +173,8 @@ int generate(attn_model *model, const GenerateOptions &o) {
       break;
     int32_t position = int32_t(sequence.size() - 1);
     start = std::chrono::steady_clock::now();
-    logits = call(model, shape, "decode", {next}, &position, states);
+    logits =
+        call(model, shape, "decode", {next}, &position, states, deviceTensors);
     decodeMs += msSince(start);
     seen.insert(seen.end(), logits.begin(), logits.end());
   }
@@ -179,7 +200,7 @@ int generate(attn_model *model, const GenerateOptions &o) {
 
   // One forward pass over every position that was prefilled or decoded.
   std::vector<int32_t> all(sequence.begin(), sequence.end() - 1);
-  std::vector<float> full = call(model, shape, "run", all, nullptr, states);
+  std::vector<float> full = call(model, shape, "run", all, nullptr, states, 0);
   double worst = 0, scale = 0;
   for (size_t i = 0; i < full.size(); ++i) {
     worst = std::max(worst, double(std::fabs(full[i] - seen[i])));

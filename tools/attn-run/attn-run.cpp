@@ -4,7 +4,7 @@
 //         --inputs in.safetensors | --random B=1,S=128
 //         [--outputs out.safetensors] [--threads N] [--bench N] [--profile]
 //         [--info] [--heatmap map.png [--heatmap-output NAME] [--batch N]
-//          [--head N] [--tokens FILE]]
+//          [--head N] [--tokens FILE]] [--device N] [--device-memory]
 //
 // Loads a model (reading its weights from --weights when it was built without
 // them), feeds it its inputs by name from a safetensors file (or random ones),
@@ -14,6 +14,7 @@
 // alone loads the model only to describe it, so needs no weights file.
 //
 //===----------------------------------------------------------------------===//
+#include "DeviceMemory.h"
 #include "Profile.h"
 #include "attn/attn.h"
 #include "attn/dtypes.h"
@@ -48,7 +49,7 @@ const char *Usage =
     "                [--inputs in.safetensors | --random B=1,S=128]\n"
     "                [--outputs out.safetensors] [--threads N] [--bench N] "
     "[--profile]\n"
-    "                [--info] [--version]\n"
+    "                [--info] [--version] [--device N] [--device-memory]\n"
     "       attn-run lib.so --weights w.safetensors --generate N --prompt IDS\n"
     "                [--cache ROWS] [--check]\n"
     "  --weights F    read the model's weights from safetensors file F at "
@@ -80,6 +81,11 @@ const char *Usage =
     "  --tokens F     label the keys (and the queries, when S = T) with the\n"
     "                 tokens of text file F, one a line; else numbers\n"
     "  --version      print the version and the model ABI this runtime reads\n"
+    "  --device N     run on GPU N (0: the first) of the library's API; the\n"
+    "                 library's target decides between the host and a GPU\n"
+    "  --device-memory  keep the inputs and outputs in the GPU's memory, so\n"
+    "                 the runs copy nothing and --bench times the kernels\n"
+    "                 alone (--generate always keeps its KV caches there)\n"
     "  --generate N   greedy decoding of N tokens after --prompt (ids, e.g.\n"
     "                 1,2,3; batch 1) with a model that has a KV cache:\n"
     "                 prefill, then one decode per token; prints the tokens\n"
@@ -108,6 +114,8 @@ struct Options {
   int bench = 0;
   bool profile = false;
   bool info = false;
+  int device = -1;           ///< --device: the GPU's ordinal
+  bool deviceMemory = false; ///< --device-memory
   attn::run::HeatmapOptions heatmap;
   attn::run::GenerateOptions generate;
 };
@@ -183,6 +191,10 @@ Options parseArgs(int argc, char **argv) {
       o.random = parseBindings(value());
     else if (a == "--info")
       o.info = true;
+    else if (a == "--device")
+      o.device = parseCount(a, value(), 0);
+    else if (a == "--device-memory")
+      o.deviceMemory = true;
     else if (a == "--heatmap")
       o.heatmap.path = value();
     else if (a == "--heatmap-output") {
@@ -229,6 +241,9 @@ Options parseArgs(int argc, char **argv) {
       throw Failure{"--generate needs --prompt IDS (e.g. --prompt 1,2,3)"};
     if (!o.inputs.empty() || !o.random.empty())
       throw Failure{"--generate makes its own inputs: drop --inputs/--random"};
+    if (o.deviceMemory)
+      throw Failure{"--generate keeps its KV caches in device memory on a "
+                    "GPU already: drop --device-memory"};
     return o;
   }
   if (!o.generate.prompt.empty() || o.generate.capacity || o.generate.check)
@@ -240,10 +255,10 @@ Options parseArgs(int argc, char **argv) {
     throw Failure{std::string("nothing to do: give --inputs or --random (to "
                               "run) or --info\n") +
                   Usage};
-  if (!running &&
-      (!o.outputs.empty() || o.bench || o.profile || !o.heatmap.path.empty()))
-    throw Failure{"--outputs, --bench, --profile and --heatmap need --inputs "
-                  "or --random"};
+  if (!running && (!o.outputs.empty() || o.bench || o.profile ||
+                   !o.heatmap.path.empty() || o.deviceMemory))
+    throw Failure{"--outputs, --bench, --profile, --heatmap and "
+                  "--device-memory need --inputs or --random"};
   if (heatmapDetail && o.heatmap.path.empty())
     throw Failure{"--heatmap-output, --batch, --head and --tokens choose what "
                   "--heatmap draws: add --heatmap FILE.png"};
@@ -496,9 +511,24 @@ int run(const Options &o) {
       !o.inputs.empty() || !o.random.empty() || o.generate.tokens > 0;
   if (!running && !load.weights)
     load.flags = ATTN_LOAD_DESCRIBE_ONLY;
+  // The GPU a library's Halide runtime picks, read when its first kernel
+  // (or "init", at load) starts.
+  if (o.device >= 0)
+    ::setenv("HL_GPU_DEVICE", std::to_string(o.device).c_str(), 1);
   check(attn_model_load_with_options(o.library.c_str(), &load, &raw));
   std::unique_ptr<attn_model, decltype(&attn_model_free)> model(
       raw, &attn_model_free);
+  if ((o.device >= 0 || o.deviceMemory) &&
+      attn::run::modelDevice(model.get()) == ATTN_DEVICE_HOST) {
+    attn_model_info info;
+    check(attn_model_get_info(model.get(), &info));
+    throw Failure{fmt::format(
+        "{} needs a model that runs on a GPU, but '{}' was built for {}, "
+        "which runs on the host: rebuild it with attnc "
+        "--target=host-cuda or --target=host-opencl",
+        o.device >= 0 ? "--device" : "--device-memory", o.library,
+        info.target)};
+  }
   if (o.info)
     printInfo(model.get());
   if (o.generate.tokens) {
@@ -588,9 +618,33 @@ int run(const Options &o) {
     heatmapIndex = attn::run::chooseHeatmapOutput(o.heatmap, drawable);
   }
 
+  // --device-memory: the inputs go to the device once, and the outputs stay
+  // there until every run is done.
+  std::vector<attn::run::DeviceMemory> deviceMemory;
+  std::vector<attn_tensor> runInputs = inputs, runOutputs = outputTensors;
+  attn_run_options runOptions{};
+  runOptions.size = sizeof runOptions;
+  if (o.deviceMemory) {
+    for (attn_tensor &t : runInputs) {
+      uint64_t bytes = itemSize(t.dtype);
+      for (int32_t d = 0; d < t.rank; ++d)
+        bytes *= uint64_t(t.dims[d]);
+      deviceMemory.emplace_back(model.get(), bytes);
+      deviceMemory.back().upload(t.data, bytes);
+      t.data = deviceMemory.back().get();
+    }
+    for (std::size_t i = 0; i < runOutputs.size(); ++i) {
+      deviceMemory.emplace_back(model.get(), outputs[i].bytes);
+      runOutputs[i].data = deviceMemory.back().get();
+    }
+    runOptions.device_tensors = ATTN_ON_DEVICE_INPUTS | ATTN_ON_DEVICE_OUTPUTS;
+    fmt::print("device memory: inputs and outputs stay on the {} device\n",
+               attn::run::deviceName(attn::run::modelDevice(model.get())));
+  }
   auto runOnce = [&] {
-    check(attn_model_run(model.get(), inputs.data(), int32_t(inputs.size()),
-                         outputTensors.data(), int32_t(outputTensors.size())));
+    check(attn_model_run_with_options(
+        model.get(), &runOptions, runInputs.data(), int32_t(runInputs.size()),
+        runOutputs.data(), int32_t(runOutputs.size())));
   };
   uint64_t arena = 0;
   if (o.info || o.bench > 0 || o.profile || o.outputs.empty())
@@ -632,6 +686,10 @@ int run(const Options &o) {
       mean += m / double(ms.size());
     profile->print(mean, arena);
   }
+  if (o.deviceMemory)
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+      deviceMemory[runInputs.size() + i].download(outputs[i].data.get(),
+                                                  outputs[i].bytes);
 
   if (o.outputs.empty()) {
     // What came out, at a glance: shape and the range of the values.
@@ -688,6 +746,8 @@ int main(int argc, char **argv) {
   } catch (const attn::run::GenerateError &e) {
     std::fprintf(stderr, "attn-run: error: %s\n", e.what());
   } catch (const HeatmapError &e) {
+    std::fprintf(stderr, "attn-run: error: %s\n", e.what());
+  } catch (const attn::run::DeviceError &e) {
     std::fprintf(stderr, "attn-run: error: %s\n", e.what());
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "attn-run: error: out of memory\n");

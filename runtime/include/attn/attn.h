@@ -236,13 +236,67 @@ typedef struct attn_run_options {
    * exactly once for "prefill" and "decode", none for "run". */
   const attn_tensor *states;
   int32_t num_states;
+  /* ATTN_ON_DEVICE_* bits: whose `data` is memory on the model's device
+   * rather than the host (a model built for a GPU target only; see
+   * attn_model_device_info). The run reads and writes those tensors where
+   * they are, with no copy, and returns once its kernels have finished. 0:
+   * every tensor on the host. Unknown bits are refused. */
+  uint32_t device_tensors;
 } attn_run_options;
+
+#define ATTN_ON_DEVICE_INPUTS 1u
+#define ATTN_ON_DEVICE_OUTPUTS 2u
+#define ATTN_ON_DEVICE_STATES 4u
 
 /* attn_model_run with options; NULL options equal attn_model_run. */
 ATTN_API attn_status
 attn_model_run_with_options(attn_model *model, const attn_run_options *options,
                             const attn_tensor *inputs, int32_t num_inputs,
                             const attn_tensor *outputs, int32_t num_outputs);
+
+/* Where a model's kernels run; its library's target decides (attnc
+ * --target=host-cuda, host-opencl). */
+typedef enum attn_device {
+  ATTN_DEVICE_HOST = 0,
+  ATTN_DEVICE_CUDA = 1,
+  ATTN_DEVICE_OPENCL = 2,
+} attn_device;
+
+/* A model's device. Zero-initialise it and set `size`: later runtimes may
+ * add fields at the end, and write only `size` bytes. */
+typedef struct attn_device_info {
+  uint32_t size;  /* sizeof(attn_device_info) */
+  int32_t device; /* attn_device */
+  /* The API objects the kernels run in, NULL on the host. CUDA: the
+   * device's primary context (a CUcontext, the one the CUDA runtime API and
+   * so cudaMalloc use) and the stream, NULL for the default one. OpenCL: the
+   * cl_context, in which memory for the model must be made, and the
+   * cl_command_queue. Valid until attn_model_free. */
+  void *context;
+  void *queue;
+} attn_device_info;
+
+/* Describes the device `model` runs on; for a GPU, makes its context if no
+ * kernel has yet (not for a model loaded with ATTN_LOAD_DESCRIBE_ONLY). */
+ATTN_API attn_status attn_model_device_info(attn_model *model,
+                                            attn_device_info *info);
+
+/* Memory on the device of a model built for a GPU, to give tensors and
+ * states on the device (attn_run_options.device_tensors) without an API of
+ * its own: `*memory` is the API's (a CUdeviceptr, a cl_mem, cast to
+ * void *). What is left is freed with the model. */
+ATTN_API attn_status attn_model_device_alloc(attn_model *model, uint64_t bytes,
+                                             void **memory);
+ATTN_API attn_status attn_model_device_free(attn_model *model, void *memory);
+/* Copies `bytes` between the host and the start of device memory: from
+ * attn_model_device_alloc (its size is checked) or the application's own
+ * in the model's context. They return when the copy is done. */
+ATTN_API attn_status attn_model_copy_to_device(attn_model *model, void *memory,
+                                               const void *host,
+                                               uint64_t bytes);
+ATTN_API attn_status attn_model_copy_to_host(attn_model *model, void *host,
+                                             const void *memory,
+                                             uint64_t bytes);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,11 @@
  * runtime reads those fields only from a descriptor of ABI 3 or later, so
  * ABI 2 libraries (host ones) still load.
  *
+ * ABI 4 (attnc 0.4): the device memory functions gain, at their end, what
+ * zero-copy runs need: the caller's own device memory as a handle (wrap,
+ * unwrap), a handle's native memory, and the API context the kernels run in.
+ * The runtime reads them only from a descriptor of ABI 4 or later.
+ *
  *===----------------------------------------------------------------------===*/
 #ifndef ATTN_MODEL_ABI_H
 #define ATTN_MODEL_ABI_H
@@ -38,7 +43,7 @@ extern "C" {
 
 /* Bump on any change to the structs below. The runtime refuses versions
  * outside ATTN_MODEL_ABI_MIN_VERSION .. ATTN_MODEL_ABI_VERSION. */
-#define ATTN_MODEL_ABI_VERSION 3u
+#define ATTN_MODEL_ABI_VERSION 4u
 #define ATTN_MODEL_ABI_MIN_VERSION 2u
 /* First field of every descriptor: tells an attnc model from anything else. */
 #define ATTN_MODEL_MAGIC 0x434E5441u /* "ATNC" little-endian */
@@ -208,6 +213,20 @@ typedef struct attn_model_device_api {
                           uint64_t handle, uint64_t bytes);
   /* Returns when every kernel launched so far has finished. */
   int32_t (*synchronize)(attn_model_context *context);
+
+  /* ABI 4. Memory native to the device's API (a CUdeviceptr, a cl_mem) that
+   * the library did not allocate, as a handle views may carry until unwrap
+   * forgets it; the memory stays its owner's. */
+  int32_t (*wrap)(attn_model_context *context, uint64_t native,
+                  uint64_t *handle);
+  void (*unwrap)(attn_model_context *context, uint64_t handle);
+  /* The native memory behind a handle of alloc or wrap. */
+  uint64_t (*native)(uint64_t handle);
+  /* The API's context and queue the kernels run in, made if none yet: CUDA,
+   * the device's primary context (the one the CUDA runtime API uses) and
+   * its default stream (NULL); OpenCL, a cl_context and cl_command_queue. */
+  int32_t (*native_context)(attn_model_context *context, void **api_context,
+                            void **queue);
 } attn_model_device_api;
 
 typedef struct attn_model_desc {

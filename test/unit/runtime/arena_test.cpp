@@ -279,7 +279,7 @@ TEST(ConcurrentRunTest, ErrorsStayWithTheirThread) {
 /// The fake device's counts: allocations, frees, copies to the device and
 /// to the host (fake_arena_model.c, FAKE_DEVICE).
 struct DeviceCounts {
-  int allocs = 0, frees = 0, toDevice = 0, toHost = 0;
+  int allocs = 0, frees = 0, toDevice = 0, toHost = 0, wraps = 0, unwraps = 0;
 };
 
 DeviceCounts deviceCounts() {
@@ -287,12 +287,12 @@ DeviceCounts deviceCounts() {
   EXPECT_NE(handle, nullptr);
   auto counts = reinterpret_cast<void (*)(int *)>(
       handle ? ::dlsym(handle, "fake_device_counts") : nullptr);
-  int c[4] = {0, 0, 0, 0};
+  int c[6] = {0, 0, 0, 0, 0, 0};
   if (counts)
     counts(c);
   if (handle)
     ::dlclose(handle);
-  return {c[0], c[1], c[2], c[3]};
+  return {c[0], c[1], c[2], c[3], c[4], c[5]};
 }
 
 // A library whose kernels run on a device keeps every buffer of a run there
@@ -354,6 +354,173 @@ TEST(DeviceBuffersTest, OnlyTheEdgesCrossAndEverythingIsFreed) {
   DeviceCounts freed = deviceCounts();
   EXPECT_EQ(freed.frees, freed.allocs);
   ::dlclose(keep);
+}
+
+// Tensors the caller gives in device memory (attn_run_options
+// .device_tensors) are read and written where they are: a run copies
+// nothing in or out. Memory of attn_model_device_alloc is used as it is;
+// the application's own is wrapped for the run and forgotten after it.
+TEST(DeviceBuffersTest, TensorsOnTheDeviceCrossNothing) {
+  attn_model *m = nullptr;
+  ASSERT_EQ(attn_model_load(FAKE_DEVICE, &m), ATTN_OK) << attn_last_error();
+  attn_device_info info{};
+  info.size = sizeof info;
+  ASSERT_EQ(attn_model_device_info(m, &info), ATTN_OK) << attn_last_error();
+  EXPECT_EQ(info.device, ATTN_DEVICE_CUDA);
+  EXPECT_NE(info.context, nullptr);
+
+  ArenaCase c(5, 1);
+  uint64_t xBytes = c.x.size() * sizeof(float);
+  uint64_t yBytes = c.y.size() * sizeof(float);
+  void *x = nullptr, *y = nullptr;
+  ASSERT_EQ(attn_model_device_alloc(m, xBytes, &x), ATTN_OK);
+  ASSERT_EQ(attn_model_device_alloc(m, yBytes, &y), ATTN_OK);
+  ASSERT_EQ(attn_model_copy_to_device(m, x, c.x.data(), xBytes), ATTN_OK)
+      << attn_last_error();
+
+  attn_run_options options{};
+  options.size = sizeof options;
+  options.device_tensors = ATTN_ON_DEVICE_INPUTS | ATTN_ON_DEVICE_OUTPUTS;
+  attn_tensor in{"x", ATTN_F32, 2, c.xDims.data(), x};
+  attn_tensor out{"y", ATTN_F32, 2, c.yDims.data(), y};
+  DeviceCounts before = deviceCounts();
+  ASSERT_EQ(attn_model_run_with_options(m, &options, &in, 1, &out, 1), ATTN_OK)
+      << attn_last_error();
+  DeviceCounts after = deviceCounts();
+  EXPECT_EQ(after.toDevice - before.toDevice, 0);
+  EXPECT_EQ(after.toHost - before.toHost, 0);
+  EXPECT_EQ(after.allocs - before.allocs, 3); // t0, t1, t2 only
+  EXPECT_EQ(after.wraps - before.wraps, 0);   // ours, found by address
+  ASSERT_EQ(attn_model_copy_to_host(m, c.y.data(), y, yBytes), ATTN_OK);
+  c.expectResult(ArenaBias);
+
+  // The application's own device memory (the fake's: host memory at
+  // address + 1), wrapped for the run and forgotten after it.
+  ArenaCase own(4, 2);
+  std::vector<float> ownY(own.y.size(), -99.0f);
+  alignas(64) static float ownX[64 * 4];
+  std::copy(own.x.begin(), own.x.end(), ownX);
+  auto native = [](const void *p) {
+    return reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(p) + 1);
+  };
+  // A 64-byte aligned copy of y: the fake's device memory is aligned.
+  alignas(64) static float ownYDevice[64 * 6];
+  attn_tensor ownIn{"x", ATTN_F32, 2, own.xDims.data(), native(ownX)};
+  attn_tensor ownOut{"y", ATTN_F32, 2, own.yDims.data(), native(ownYDevice)};
+  before = deviceCounts();
+  ASSERT_EQ(attn_model_run_with_options(m, &options, &ownIn, 1, &ownOut, 1),
+            ATTN_OK)
+      << attn_last_error();
+  after = deviceCounts();
+  EXPECT_EQ(after.wraps - before.wraps, 2);
+  EXPECT_EQ(after.unwraps - before.unwraps, 2);
+  EXPECT_EQ(after.toDevice - before.toDevice, 0);
+  EXPECT_EQ(after.toHost - before.toHost, 0);
+  std::copy(ownYDevice, ownYDevice + own.y.size(), own.y.begin());
+  own.expectResult(ArenaBias);
+
+  // Only the output on the device: the input crosses, the output does not.
+  ArenaCase mixed(5, 3);
+  attn_tensor hostIn{"x", ATTN_F32, 2, mixed.xDims.data(), mixed.x.data()};
+  options.device_tensors = ATTN_ON_DEVICE_OUTPUTS;
+  before = deviceCounts();
+  ASSERT_EQ(attn_model_run_with_options(m, &options, &hostIn, 1, &out, 1),
+            ATTN_OK)
+      << attn_last_error();
+  after = deviceCounts();
+  EXPECT_EQ(after.toDevice - before.toDevice, 1);
+  EXPECT_EQ(after.toHost - before.toHost, 0);
+  ASSERT_EQ(attn_model_copy_to_host(m, mixed.y.data(), y, yBytes), ATTN_OK);
+  mixed.expectResult(ArenaBias);
+
+  // Refused, each before any kernel runs or anything is wrapped: bits this
+  // runtime does not know; an allocation too small for the output; memory
+  // the library cannot use; freeing memory that is not the model's.
+  options.device_tensors = 8;
+  EXPECT_EQ(attn_model_run_with_options(m, &options, &in, 1, &out, 1),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(attn_last_error(), HasSubstr("bits 8"));
+  options.device_tensors = ATTN_ON_DEVICE_INPUTS | ATTN_ON_DEVICE_OUTPUTS;
+  attn_tensor small{"y", ATTN_F32, 2, c.yDims.data(), x};
+  EXPECT_EQ(attn_model_run_with_options(m, &options, &in, 1, &small, 1),
+            ATTN_ERROR_SHAPE_MISMATCH);
+  EXPECT_THAT(attn_last_error(), HasSubstr("output 'y' needs 120 bytes"));
+  attn_tensor hostOut{"y", ATTN_F32, 2, c.yDims.data(), c.y.data()};
+  EXPECT_EQ(attn_model_run_with_options(m, &options, &in, 1, &hostOut, 1),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(attn_last_error(), HasSubstr("is not device memory"));
+  EXPECT_EQ(attn_model_device_free(m, c.y.data()), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(attn_last_error(), HasSubstr("did not allocate"));
+  after = deviceCounts();
+  EXPECT_EQ(after.wraps, after.unwraps);
+
+  ASSERT_EQ(attn_model_device_free(m, x), ATTN_OK);
+  // y is left for attn_model_free. Keep the library loaded past it to read
+  // its counts.
+  void *keep = ::dlopen(FAKE_DEVICE, RTLD_NOW);
+  attn_model_free(m);
+  DeviceCounts freed = deviceCounts();
+  EXPECT_EQ(freed.frees, freed.allocs);
+  ::dlclose(keep);
+}
+
+// A model on the host has no device memory: asking for it is refused with
+// the fix, and its device is the host.
+TEST(DeviceBuffersTest, HostModelsRefuseDeviceMemory) {
+  attn_model *m = nullptr;
+  ASSERT_EQ(attn_model_load(FAKE_ARENA, &m), ATTN_OK) << attn_last_error();
+  attn_device_info info{};
+  info.size = sizeof info;
+  ASSERT_EQ(attn_model_device_info(m, &info), ATTN_OK);
+  EXPECT_EQ(info.device, ATTN_DEVICE_HOST);
+  EXPECT_EQ(info.context, nullptr);
+  void *memory = nullptr;
+  EXPECT_EQ(attn_model_device_alloc(m, 64, &memory),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(attn_last_error(), HasSubstr("runs on the host"));
+  EXPECT_EQ(memory, nullptr);
+  ArenaCase c(2, 0);
+  auto in = c.inputs();
+  attn_tensor out{"y", ATTN_F32, 2, c.yDims.data(), c.y.data()};
+  attn_run_options options{};
+  options.size = sizeof options;
+  options.device_tensors = ATTN_ON_DEVICE_INPUTS;
+  EXPECT_EQ(attn_model_run_with_options(m, &options, in.data(), 1, &out, 1),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(attn_last_error(),
+              HasSubstr("build it for a GPU (attnc --target=host-cuda"));
+  attn_model_free(m);
+}
+
+// A GPU library of ABI 3 has no zero-copy functions: it runs with host
+// tensors, and device memory is refused naming the fix; the runtime never
+// reads past its device_api's synchronize (NULL here would crash).
+TEST(DeviceBuffersTest, Abi3LibrariesRunButRefuseDeviceMemory) {
+  attn_model *m = nullptr;
+  ASSERT_EQ(attn_model_load(FAKE_DEVICE_ABI3, &m), ATTN_OK)
+      << attn_last_error();
+  ArenaCase c(3, 4);
+  ASSERT_EQ(c.run(m), ATTN_OK) << attn_last_error();
+  c.expectResult(ArenaBias);
+  attn_device_info info{};
+  info.size = sizeof info;
+  ASSERT_EQ(attn_model_device_info(m, &info), ATTN_OK);
+  EXPECT_EQ(info.device, ATTN_DEVICE_CUDA);
+  EXPECT_EQ(info.context, nullptr);
+  void *memory = nullptr;
+  EXPECT_EQ(attn_model_device_alloc(m, 64, &memory),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(attn_last_error(),
+              AllOf(HasSubstr("built for model ABI 3"),
+                    HasSubstr("rebuild it with this attnc")));
+  auto in = c.inputs();
+  attn_tensor out{"y", ATTN_F32, 2, c.yDims.data(), c.y.data()};
+  attn_run_options options{};
+  options.size = sizeof options;
+  options.device_tensors = ATTN_ON_DEVICE_OUTPUTS;
+  EXPECT_EQ(attn_model_run_with_options(m, &options, in.data(), 1, &out, 1),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  attn_model_free(m);
 }
 
 } // namespace

@@ -162,8 +162,9 @@ TEST_F(AttnRunTest, ProfileAndTokens) {
   EXPECT_THAT(r.output, HasSubstr("(4.8e-08 GFLOP per run)"));
   r = attnRun(std::string(FAKE_MODEL) + " --info --profile");
   EXPECT_EQ(r.exitCode, 1);
-  EXPECT_THAT(r.output,
-              HasSubstr("--profile and --heatmap need --inputs or --random"));
+  EXPECT_THAT(
+      r.output,
+      HasSubstr("--heatmap and --device-memory need --inputs or --random"));
 }
 
 // Without --outputs each output is summarised; --random makes the inputs

@@ -85,4 +85,22 @@ TEST(Device, AMissingDriverSaysWhy) {
                               "device")));
 }
 
+// HL_GPU_DEVICE (attn-run --device) beyond the driver's devices is refused
+// at load, naming the range; within it, or Halide's default (-1), loads.
+TEST(Device, AnOrdinalBeyondTheDevicesIsRefused) {
+  FakeDrivers drivers(2);
+  ::setenv("HL_GPU_DEVICE", "2", 1);
+  EXPECT_EQ(checkDevice(kCuda, "m.so", drivers), ATTN_ERROR_NO_DEVICE);
+  EXPECT_THAT(std::string(attn_last_error()),
+              AllOf(HasSubstr("runs on CUDA device 2 (HL_GPU_DEVICE"),
+                    HasSubstr("reports 2 devices: choose one of 0 to 1")));
+  ::setenv("HL_GPU_DEVICE", "first", 1);
+  EXPECT_EQ(checkDevice(kCuda, "m.so", drivers), ATTN_ERROR_NO_DEVICE);
+  ::setenv("HL_GPU_DEVICE", "1", 1);
+  EXPECT_EQ(checkDevice(kCuda, "m.so", drivers), ATTN_OK);
+  ::setenv("HL_GPU_DEVICE", "-1", 1);
+  EXPECT_EQ(checkDevice(kOpenCL, "m.so", drivers), ATTN_OK);
+  ::unsetenv("HL_GPU_DEVICE");
+}
+
 } // namespace

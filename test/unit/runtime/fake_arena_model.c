@@ -21,10 +21,11 @@
  * the test at most n * 200 ms.
  *
  * Build variants: FAKE_VARIANT=2 (another name and bias); FAKE_DEVICE, a
- * library whose kernels "run on a device" (model ABI 3, device CUDA) that
+ * library whose kernels "run on a device" (model ABI 4, device CUDA) that
  * is host memory behind a device_api counting its allocations and copies
  * (fake_device_counts, exported): every view its kernels get must be a
- * device view, so the runtime's device path is tested without a GPU.
+ * device view, so the runtime's device path is tested without a GPU; with
+ * FAKE_ABI_VERSION=3u, as a library of ABI 3 (no zero-copy functions).
  *
  *===----------------------------------------------------------------------===*/
 #define _POSIX_C_SOURCE 200112L
@@ -35,18 +36,26 @@
 #include <stdio.h>
 #include <time.h>
 
+#ifndef FAKE_ABI_VERSION
+#define FAKE_ABI_VERSION ATTN_MODEL_ABI_VERSION
+#endif
+
 #ifdef FAKE_DEVICE
 #include <stdlib.h>
 #include <string.h>
 
-/* A device buffer is 64-byte aligned host memory; its handle its address. */
-static atomic_int allocs, frees, to_device, to_host;
+/* A device buffer is 64-byte aligned host memory; its handle its address,
+ * its native memory (what an application holds) the address + 1, so a
+ * runtime that mixes the two up hands a kernel a misaligned pointer. */
+static atomic_int allocs, frees, to_device, to_host, wraps, unwraps;
 
 __attribute__((visibility("default"))) void fake_device_counts(int *counts) {
   counts[0] = atomic_load(&allocs);
   counts[1] = atomic_load(&frees);
   counts[2] = atomic_load(&to_device);
   counts[3] = atomic_load(&to_host);
+  counts[4] = atomic_load(&wraps);
+  counts[5] = atomic_load(&unwraps);
 }
 
 static int32_t device_alloc(attn_model_context *ctx, uint64_t bytes,
@@ -87,8 +96,44 @@ static int32_t synchronize(attn_model_context *ctx) {
   return 0;
 }
 
+static int32_t device_wrap(attn_model_context *ctx, uint64_t native,
+                           uint64_t *handle) {
+  if (native % 64 != 1) {
+    snprintf(ctx->error, ctx->error_size, "%#llx is not device memory",
+             (unsigned long long)native);
+    return -1;
+  }
+  *handle = native - 1;
+  atomic_fetch_add(&wraps, 1);
+  return 0;
+}
+
+static void device_unwrap(attn_model_context *ctx, uint64_t handle) {
+  (void)ctx;
+  (void)handle;
+  atomic_fetch_add(&unwraps, 1);
+}
+
+static uint64_t device_native(uint64_t handle) { return handle + 1; }
+
+static int32_t native_context(attn_model_context *ctx, void **api_context,
+                              void **queue) {
+  (void)ctx;
+  static int the_context;
+  *api_context = &the_context;
+  *queue = NULL;
+  return 0;
+}
+
+#if FAKE_ABI_VERSION >= 4
+static const attn_model_device_api device_api = {
+    device_alloc, device_free,   copy_to_device, copy_to_host,  synchronize,
+    device_wrap,  device_unwrap, device_native,  native_context};
+#else
+/* As an ABI 3 library has it: the runtime must not read past synchronize. */
 static const attn_model_device_api device_api = {
     device_alloc, device_free, copy_to_device, copy_to_host, synchronize};
+#endif
 #define DATA(v) ((void *)(uintptr_t)(v)->device_handle)
 #define FAKE_NAME "fake_device"
 #define FAKE_BIAS 0.5f, -1.0f, 2.0f, 0.0f
@@ -277,7 +322,7 @@ static void set_num_threads(int32_t threads) { (void)threads; }
 
 static const attn_model_desc descriptor = {
     .magic = ATTN_MODEL_MAGIC,
-    .abi_version = ATTN_MODEL_ABI_VERSION,
+    .abi_version = FAKE_ABI_VERSION,
     .compiler_version = "fake-compiler 1.0",
     .model_name = FAKE_NAME,
     .target = "host",

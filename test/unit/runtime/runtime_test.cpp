@@ -106,7 +106,7 @@ TEST_F(RuntimeTest, Info) {
   EXPECT_STREQ(info.compiler_version, "fake-compiler 1.0");
   EXPECT_STREQ(info.target, "host");
   EXPECT_STREQ(info.path, FAKE_MODEL);
-  EXPECT_EQ(attn_runtime_abi_version(), 3u);
+  EXPECT_EQ(attn_runtime_abi_version(), 4u);
 
   ASSERT_EQ(attn_model_num_inputs(model), 2);
   ASSERT_EQ(attn_model_num_outputs(model), 2);
@@ -467,7 +467,7 @@ TEST(RuntimeLoadTest, WrongAbiVersion) {
   std::string msg;
   EXPECT_EQ(loadFails(FAKE_MODEL_ABI99, msg), ATTN_ERROR_ABI_MISMATCH);
   EXPECT_THAT(msg, AllOf(HasSubstr("model ABI 99"),
-                         HasSubstr("this runtime reads ABI 2 to 3"),
+                         HasSubstr("this runtime reads ABI 2 to 4"),
                          HasSubstr("rebuild")));
 }
 
@@ -527,7 +527,7 @@ TEST(RuntimeLoadTest, LibraryOfAbi1IsRefusedByName) {
   std::string msg;
   EXPECT_EQ(loadFails(ABI1_MODEL, msg), ATTN_ERROR_ABI_MISMATCH);
   EXPECT_THAT(msg, AllOf(HasSubstr(ABI1_MODEL), HasSubstr("ABI 1"),
-                         HasSubstr("reads ABI 2 to 3"),
+                         HasSubstr("reads ABI 2 to 4"),
                          HasSubstr("rebuild it with this attnc")));
 }
 
