@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""The GPU benchmark (issue 10): the GPT-2 block and the BERT layer compiled
+for CUDA against PyTorch on the same GPU, fp32 with TF32 off on both sides.
+
+Two steps, because the machine with the GPU has CUDA and PyTorch but no
+MLIR (docs/gpu.md, "Measuring on a GPU"):
+
+  bench/gpu.py prepare [--out bench/gpu-out] [--capability 86]
+      here: writes each block with the bench's sequence bound and compiles it
+      with --target=host-cuda-cuda_capability_N (weights read at load: the
+      libraries stay small), and bundles attn-run with the libraries it
+      links into OUT/bin and OUT/lib. Halide 21 stops at sm_86; the driver
+      compiles its PTX for newer GPUs (an H100 is sm_90).
+  bench/gpu.py run [--out bench/gpu-out] [--shape 1x128 ...] [--reps 50]
+      on the GPU machine, in a copy of this tree with OUT carried along:
+      seeded weights for the libraries'
+      weights tables (attn-run --info lists them), written once and read by
+      both sides; per block and shape, attn-run --device-memory --bench (the
+      kernels alone: inputs and outputs stay on the device) and the PyTorch
+      module of bench/blocks.py on CUDA, timed with CUDA events; both outputs
+      compared. Prints markdown tables: the blocks (ms, TFLOP/s, ratio), then
+      attnc's kernels by kind (attn-run --profile) beside cuBLAS GEMMs and
+      SDPA at the same sizes. Tables also go to OUT/results.md.
+
+`--attnc-only` (run) skips PyTorch: a smoke test of the attnc side anywhere
+a library's device is (a host-opencl build on PoCL, with --target).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
+
+import numpy as np  # noqa: E402
+
+import blocks  # noqa: E402
+import safetensors_io  # noqa: E402
+
+ATTNC = os.path.join(REPO, "build", "bin", "attnc")
+# The C libraries every Linux has; attn-run's others go into the bundle.
+SYSTEM_LIBS = ("linux-vdso", "ld-linux", "libc.so", "libm.so", "libpthread", "libdl",
+               "librt")
+# The shapes of the issue: a short prompt, a batch, long sequences.
+SHAPES = ((1, 128), (8, 128), (1, 1024), (1, 4096))
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_cmd(cmd, what, timeout=1800, libdir=None):
+    env = dict(os.environ)
+    if libdir:
+        env["LD_LIBRARY_PATH"] = libdir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    if r.returncode != 0:
+        sys.exit(f"bench/gpu.py: {what} failed (exit {r.returncode}):\n"
+                 f"$ {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+    return r.stdout
+
+
+def library(out, block):
+    return os.path.join(out, f"{block.name}.so")
+
+
+def bundle_attn_run(out):
+    """OUT/bin/attn-run and OUT/lib: attn-run with libattnrt and the other
+    libraries it links (fmt, png, libstdc++, ...), found by ldd, so the GPU
+    machine needs only the C library."""
+    src = os.path.join(REPO, "build", "bin", "attn-run")
+    os.makedirs(os.path.join(out, "bin"), exist_ok=True)
+    os.makedirs(os.path.join(out, "lib"), exist_ok=True)
+    shutil.copy2(src, os.path.join(out, "bin", "attn-run"))
+    for line in run_cmd(["ldd", src], "ldd attn-run").splitlines():
+        m = re.match(r"\s*(\S+) => (/\S+)", line)
+        if m and not m.group(1).startswith(SYSTEM_LIBS):
+            shutil.copy2(m.group(2), os.path.join(out, "lib", m.group(1)))
+
+
+def prepare(a):
+    os.makedirs(a.out, exist_ok=True)
+    target = a.target or f"host-cuda-cuda_capability_{a.capability}"
+    for block in blocks.BLOCKS.values():
+        with open(os.path.join(REPO, block.model_file)) as f:
+            text = f.read()
+        text, n = re.subn(r"dim B, S <= \d+", f"dim B, S <= {block.s_max}", text)
+        if n != 1:
+            sys.exit(f"bench/gpu.py: {block.model_file} has no 'dim B, S <= N' line")
+        model = os.path.join(a.out, f"{block.name}.attn")
+        with open(model, "w") as f:
+            f.write(text)
+        log(f"compiling {block.name} for {target}")
+        run_cmd([ATTNC, model, f"--target={target}", "-o", library(a.out, block)],
+                f"attnc {block.name}")
+    bundle_attn_run(a.out)
+    print(f"prepared {a.out} for {target}: carry it to the GPU machine and run "
+          "bench/gpu.py run there")
+
+
+def attn_run(out, args, what):
+    return run_cmd([os.path.join(out, "bin", "attn-run")] + args, what,
+                   libdir=os.path.join(out, "lib"))
+
+
+def weights_table(out, lib):
+    """(name, dims) of every weight the library reads, from attn-run --info."""
+    text = attn_run(out, [lib, "--info"], "attn-run --info")
+    table, inside = [], False
+    for line in text.splitlines():
+        if line.startswith("weights"):
+            inside = True
+            continue
+        m = re.match(r"\s+(\S+): F32 \[([0-9, ]+)\]$", line) if inside else None
+        if m:
+            table.append((m.group(1), [int(d) for d in m.group(2).split(",")]))
+    if not table:
+        sys.exit(f"bench/gpu.py: '{lib}' reads no f32 weights (attn-run --info):\n{text}")
+    return table
+
+
+def make_weights(out, lib, path):
+    """Seeded weights: N(0, 0.02) matrices and biases, norms' scales near 1
+    (their names end in LayerNorm.weight / ln_*.weight), as a trained
+    checkpoint has them."""
+    rng = np.random.default_rng(1)
+    tensors = {}
+    for name, dims in weights_table(out, lib):
+        if re.search(r"(LayerNorm|ln_\d)\.weight$", name):
+            v = 1.0 + 0.1 * rng.standard_normal(dims)
+        else:
+            v = 0.02 * rng.standard_normal(dims)
+        tensors[name] = v.astype(np.float32)
+    safetensors_io.save(path, tensors)
+    return tensors
+
+
+def parse_bench(text):
+    m = re.search(r"median ([0-9.]+) ms", text)
+    if not m:
+        sys.exit(f"bench/gpu.py: no median in attn-run's output:\n{text}")
+    return float(m.group(1))
+
+
+def parse_profile(text):
+    """{kernel kind: ms per run} from attn-run --profile's table."""
+    kinds, inside = {}, False
+    for line in text.splitlines():
+        if line.startswith("kernel "):
+            inside = True
+            continue
+        m = re.match(r"(\S+)\s+(\d+)\s+([0-9.]+)\s+[0-9.]+", line) if inside else None
+        if m:
+            kinds[m.group(1)] = float(m.group(3))
+        elif inside and line.strip() and not line.startswith(" "):
+            inside = False
+    return kinds
+
+
+def attnc_side(a, block, lib, weights, b, s, work):
+    x = np.random.default_rng(100 + b * s).standard_normal((b, s, blocks.D))
+    x = x.astype(np.float32)
+    inp = os.path.join(work, f"{block.name}_in_{b}x{s}.safetensors")
+    out = os.path.join(work, f"{block.name}_out_{b}x{s}.safetensors")
+    safetensors_io.save(inp, {"x": x})
+    base = [lib, "--weights", weights, "--inputs", inp, "--device-memory"]
+    ms = parse_bench(attn_run(work, base + ["--bench", str(a.reps), "--outputs", out],
+                              f"attn-run {block.name} {b}x{s}"))
+    profile = parse_profile(attn_run(work, base + ["--profile"], "attn-run --profile"))
+    return x, ms, profile, safetensors_io.load(out)["y"]
+
+
+def torch_time(fn, reps):
+    """Median ms of `fn` on the GPU over `reps` runs after warm-up, each
+    timed with CUDA events."""
+    import torch
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def torch_side(a, block, weights, x):
+    import torch
+    mod = blocks.torch_module(block, weights).cuda()
+    xt = torch.from_numpy(x).cuda()
+    with torch.inference_mode():
+        ms = torch_time(lambda: mod(xt), a.reps)
+        y = mod(xt).float().cpu().numpy()
+    return ms, y
+
+
+def reference_kernels(a, b, s, causal):
+    """cuBLAS GEMMs (x @ W, the block's four shapes) and fp32 SDPA at this
+    shape, in ms."""
+    import torch
+    import torch.nn.functional as F
+    m, d, f = b * s, blocks.D, blocks.FFN
+    times = {}
+    for k, n in ((d, 3 * d), (d, d), (d, f), (f, d)):
+        xa = torch.randn(m, k, device="cuda")
+        wa = torch.randn(k, n, device="cuda")
+        times[f"gemm {m}x{k}x{n}"] = (torch_time(lambda: xa @ wa, a.reps), 2.0 * m * k * n)
+    q, kk, v = (torch.randn(b, blocks.HEADS, s, d // blocks.HEADS, device="cuda")
+                for _ in range(3))
+    s_eff = (s + 1) / 2 if causal else s
+    times["sdpa"] = (torch_time(lambda: F.scaled_dot_product_attention(
+        q, kk, v, is_causal=causal), a.reps), 4.0 * b * s * s_eff * d)
+    return times
+
+
+def tflops(flops, ms):
+    return flops / (ms * 1e-3) / 1e12 if ms > 0 else 0.0
+
+
+def run(a):
+    work = a.out
+    rows, details = [], []
+    gpu = "no PyTorch (--attnc-only)"
+    if not a.attnc_only:
+        import torch
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        gpu = f"{torch.cuda.get_device_name()}, PyTorch {torch.__version__}"
+    shapes = [tuple(int(v) for v in t.split("x")) for t in a.shape] if a.shape else SHAPES
+    for block in blocks.BLOCKS.values():
+        lib = library(work, block)
+        if not os.path.exists(lib):
+            sys.exit(f"bench/gpu.py: '{lib}' is missing: run bench/gpu.py prepare first")
+        wpath = os.path.join(work, f"{block.name}.safetensors")
+        weights = make_weights(work, lib, wpath)
+        for b, s in shapes:
+            if s > block.s_max:
+                continue
+            log(f"{block.name} {b}x{s}")
+            flops = blocks.flops(block, b, s)
+            x, ours, profile, y = attnc_side(a, block, lib, wpath, b, s, work)
+            if a.attnc_only:
+                rows.append(f"| {block.name} | {b}x{s} | {ours:.3f} | "
+                            f"{tflops(flops, ours):.2f} | - | - | - | - |")
+            else:
+                theirs, ty = torch_side(a, block, weights, x)
+                diff = float(np.max(np.abs(ty - y)))
+                rows.append(f"| {block.name} | {b}x{s} | {ours:.3f} | "
+                            f"{tflops(flops, ours):.2f} | {theirs:.3f} | "
+                            f"{tflops(flops, theirs):.2f} | {ours / theirs:.2f} | "
+                            f"{diff:.1e} |")
+                for name, (ms, fl) in reference_kernels(a, b, s, block.causal).items():
+                    details.append(f"| {block.name} | {b}x{s} | PyTorch {name} | {ms:.3f} | "
+                                   f"{tflops(fl, ms):.2f} |")
+            for kind, ms in sorted(profile.items()):
+                details.append(f"| {block.name} | {b}x{s} | attnc {kind} | {ms:.3f} | - |")
+    text = "\n".join([
+        f"GPU: {gpu}; fp32, TF32 off; attnc with inputs and outputs in device "
+        f"memory; medians of {a.reps} runs.", "",
+        "| block | BxS | attnc ms | attnc TFLOP/s | PyTorch ms | PyTorch TFLOP/s | "
+        "attnc / PyTorch | max abs diff |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |", *rows, "",
+        "Kernels: attnc's by kind (attn-run --profile, ms per run, synchronised "
+        "after each) beside cuBLAS GEMMs (M x K x N) and SDPA at the same shape.", "",
+        "| block | BxS | kernel | ms | TFLOP/s |", "| --- | --- | --- | --- | --- |",
+        *details, ""])
+    print(text)
+    with open(os.path.join(work, "results.md"), "w") as f:
+        f.write(text)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="step", required=True)
+    pp = sub.add_parser("prepare", help="compile the blocks for CUDA (here)")
+    pp.add_argument("--out", default=os.path.join(HERE, "gpu-out"))
+    pp.add_argument("--capability", type=int, default=86)
+    pp.add_argument("--target", help="another target, e.g. host-opencl for a smoke test")
+    pr = sub.add_parser("run", help="measure (on the GPU machine)")
+    pr.add_argument("--out", default=os.path.join(HERE, "gpu-out"))
+    pr.add_argument("--shape", action="append", metavar="BxS",
+                    help="a shape to run (repeatable; default the issue's four)")
+    pr.add_argument("--reps", type=int, default=50)
+    pr.add_argument("--attnc-only", action="store_true",
+                    help="skip PyTorch (no GPU API of its own needed)")
+    a = p.parse_args()
+    prepare(a) if a.step == "prepare" else run(a)
+
+
+if __name__ == "__main__":
+    main()
