@@ -70,31 +70,6 @@ static void install_device_hooks(void) {
   halide_set_cuda_acquire_context(acquire_primary_context);
 }
 
-/* A CUdeviceptr is Halide's CUDA handle itself. */
-static int32_t device_wrap(attn_model_context *context, uint64_t native,
-                           uint64_t *handle) {
-  halide_buffer_t buf;
-  halide_dimension_t dim;
-  byte_buffer(&buf, &dim, 0, NULL, 0);
-  int result = halide_cuda_wrap_device_ptr(context, &buf, native);
-  *handle = buf.device;
-  return result;
-}
-
-static void device_unwrap(attn_model_context *context, uint64_t handle) {
-  halide_buffer_t buf;
-  halide_dimension_t dim;
-  byte_buffer(&buf, &dim, handle, NULL, 0);
-  halide_cuda_detach_device_ptr(context, &buf);
-}
-
-static uint64_t device_native(uint64_t handle) {
-  halide_buffer_t buf;
-  halide_dimension_t dim;
-  byte_buffer(&buf, &dim, handle, NULL, 0);
-  return halide_cuda_get_device_ptr(NULL, &buf);
-}
-
 /* Kernels launch on the default stream (Halide's). */
 static int32_t native_context(attn_model_context *context, void **api_context,
                               void **queue) {
@@ -103,7 +78,8 @@ static int32_t native_context(attn_model_context *context, void **api_context,
 }
 )c";
 
-/// OpenCL: Halide's handle is a wrapper around the cl_mem it owns.
+/// OpenCL: the library's cl_context, which Halide makes, is the one
+/// the application's memory must be made in.
 constexpr llvm::StringLiteral kOpenClGlue = R"c(
 #include <stdbool.h>
 
@@ -114,30 +90,6 @@ extern int halide_release_cl_context(void *user_context);
 
 static void install_device_hooks(void) {}
 
-static int32_t device_wrap(attn_model_context *context, uint64_t native,
-                           uint64_t *handle) {
-  halide_buffer_t buf;
-  halide_dimension_t dim;
-  byte_buffer(&buf, &dim, 0, NULL, 0);
-  int result = halide_opencl_wrap_cl_mem(context, &buf, native);
-  *handle = buf.device;
-  return result;
-}
-
-static void device_unwrap(attn_model_context *context, uint64_t handle) {
-  halide_buffer_t buf;
-  halide_dimension_t dim;
-  byte_buffer(&buf, &dim, handle, NULL, 0);
-  halide_opencl_detach_cl_mem(context, &buf);
-}
-
-static uint64_t device_native(uint64_t handle) {
-  halide_buffer_t buf;
-  halide_dimension_t dim;
-  byte_buffer(&buf, &dim, handle, NULL, 0);
-  return halide_opencl_get_cl_mem(NULL, &buf);
-}
-
 static int32_t native_context(attn_model_context *context, void **api_context,
                               void **queue) {
   int result = halide_acquire_cl_context(context, api_context, queue, true);
@@ -147,22 +99,69 @@ static int32_t native_context(attn_model_context *context, void **api_context,
 }
 )c";
 
+/// Either API: the application's memory as a handle and back, through the
+/// API's functions that emitDeviceInterface names (a CUdeviceptr is Halide's
+/// CUDA handle itself; its OpenCL handle wraps a cl_mem).
+constexpr llvm::StringLiteral kNativeGlue = R"c(
+static int32_t device_wrap(attn_model_context *context, uint64_t native,
+                           uint64_t *handle) {
+  halide_buffer_t buf;
+  halide_dimension_t dim;
+  byte_buffer(&buf, &dim, 0, NULL, 0);
+  int result = ATTN_WRAP_NATIVE(context, &buf, native);
+  *handle = buf.device;
+  return result;
+}
+
+static void device_unwrap(attn_model_context *context, uint64_t handle) {
+  halide_buffer_t buf;
+  halide_dimension_t dim;
+  byte_buffer(&buf, &dim, handle, NULL, 0);
+  ATTN_DETACH_NATIVE(context, &buf);
+}
+
+static uint64_t device_native(uint64_t handle) {
+  halide_buffer_t buf;
+  halide_dimension_t dim;
+  byte_buffer(&buf, &dim, handle, NULL, 0);
+  return ATTN_NATIVE_OF(NULL, &buf);
+}
+)c";
+
+/// What differs between the APIs in Halide's runtime: its header, its
+/// functions' prefix, and how it takes and gives native memory.
+struct ApiGlue {
+  const char *header, *name, *wrap, *detach, *native;
+};
+
+const ApiGlue *apiGlue(int32_t device) {
+  static const ApiGlue cuda{"Cuda", "cuda", "halide_cuda_wrap_device_ptr",
+                            "halide_cuda_detach_device_ptr",
+                            "halide_cuda_get_device_ptr"};
+  static const ApiGlue opencl{"OpenCL", "opencl", "halide_opencl_wrap_cl_mem",
+                              "halide_opencl_detach_cl_mem",
+                              "halide_opencl_get_cl_mem"};
+  return device == ATTN_MODEL_DEVICE_CUDA     ? &cuda
+         : device == ATTN_MODEL_DEVICE_OPENCL ? &opencl
+                                              : nullptr;
+}
+
 } // namespace
 
 void emitDeviceInterface(int32_t device, llvm::raw_ostream &os) {
-  const char *api = device == ATTN_MODEL_DEVICE_CUDA     ? "cuda"
-                    : device == ATTN_MODEL_DEVICE_OPENCL ? "opencl"
-                                                         : nullptr;
-  if (api)
-    os << "#include \"HalideRuntime"
-       << (device == ATTN_MODEL_DEVICE_CUDA ? "Cuda" : "OpenCL") << ".h\"\n\n";
-  os << "static const struct halide_device_interface_t "
-        "*device_interface(void) {\n";
+  const ApiGlue *api = apiGlue(device);
   if (!api) {
-    os << "  return NULL;\n}\n\n";
+    os << "static const struct halide_device_interface_t "
+          "*device_interface(void) {\n  return NULL;\n}\n\n";
     return;
   }
-  os << "  return halide_" << api << "_device_interface();\n}\n\n";
+  os << "#include \"HalideRuntime" << api->header << ".h\"\n\n"
+     << "#define ATTN_WRAP_NATIVE " << api->wrap << "\n"
+     << "#define ATTN_DETACH_NATIVE " << api->detach << "\n"
+     << "#define ATTN_NATIVE_OF " << api->native << "\n\n"
+     << "static const struct halide_device_interface_t "
+        "*device_interface(void) {\n  return halide_"
+     << api->name << "_device_interface();\n}\n\n";
 }
 
 void emitDeviceApi(int32_t device, llvm::raw_ostream &os) {
@@ -171,10 +170,10 @@ void emitDeviceApi(int32_t device, llvm::raw_ostream &os) {
     return;
   }
   os << (device == ATTN_MODEL_DEVICE_CUDA ? kCudaGlue : kOpenClGlue)
-     << "\nstatic const attn_model_device_api device_api = {\n"
+     << kNativeGlue << "\nstatic const attn_model_device_api device_api = {\n"
      << "  device_alloc, device_free, copy_to_device, copy_to_host,\n"
      << "  synchronize, device_wrap, device_unwrap, device_native,\n"
-     << "  native_context};\n";
+     << "  native_context, device_crop, device_release_crop};\n";
 }
 
 } // namespace attnc::driver

@@ -155,6 +155,31 @@ static int32_t copy_on_device(attn_model_context *context, uint64_t to,
   return halide_buffer_copy(context, &src, device_interface(), &dst);
 }
 
+/* The byte range [offset, offset + bytes) of an allocation: Halide's crop
+ * (CUDA: the pointer moved; OpenCL: a sub-buffer made at each launch). */
+static int32_t device_crop(attn_model_context *context, uint64_t handle,
+                           uint64_t offset, uint64_t bytes,
+                           uint64_t *cropped) {
+  halide_buffer_t src, dst;
+  halide_dimension_t src_dim, dst_dim;
+  if (too_large(context, offset + bytes))
+    return -1;
+  byte_buffer(&src, &src_dim, handle, NULL, offset + bytes);
+  byte_buffer(&dst, &dst_dim, 0, NULL, bytes);
+  dst_dim.min = (int32_t)offset;
+  int result = halide_device_crop(context, &src, &dst);
+  *cropped = dst.device;
+  return result;
+}
+
+static void device_release_crop(attn_model_context *context,
+                                uint64_t cropped) {
+  halide_buffer_t buf;
+  halide_dimension_t dim;
+  byte_buffer(&buf, &dim, cropped, NULL, 0);
+  halide_device_release_crop(context, &buf);
+}
+
 static int32_t synchronize(attn_model_context *context) {
   return halide_device_sync_global(context, device_interface());
 }

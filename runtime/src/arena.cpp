@@ -20,14 +20,11 @@
 namespace attn::rt {
 namespace {
 
-/// Every temp starts on a 64-byte boundary, as its own allocation did.
-constexpr uint64_t Alignment = 64;
-
-/// `bytes` rounded up to Alignment, or nullopt when that overflows.
-std::optional<uint64_t> alignUp(uint64_t bytes) {
-  if (bytes > UINT64_MAX - (Alignment - 1))
+/// `bytes` rounded up to `alignment`, or nullopt when that overflows.
+std::optional<uint64_t> alignUp(uint64_t bytes, uint64_t alignment) {
+  if (bytes > UINT64_MAX - (alignment - 1))
     return std::nullopt;
-  return (bytes + Alignment - 1) / Alignment * Alignment;
+  return (bytes + alignment - 1) / alignment * alignment;
 }
 
 /// A temp being placed: its lifetime, size and (once placed) offset.
@@ -58,7 +55,7 @@ uint64_t largestLiveSet(const std::vector<Item> &items, int32_t numSteps) {
 }
 
 /// Greedy by size; returns the end of the highest placed temp.
-uint64_t place(std::vector<Item> &items) {
+uint64_t place(std::vector<Item> &items, uint64_t alignment) {
   std::vector<std::size_t> order(items.size());
   std::iota(order.begin(), order.end(), 0);
   // Largest first; ties in plan order, so the plan is deterministic.
@@ -84,7 +81,8 @@ uint64_t place(std::vector<Item> &items) {
         continue;
       if (offset + item.bytes <= other.offset)
         break;
-      offset = std::max(offset, *alignUp(other.offset + other.bytes));
+      offset =
+          std::max(offset, *alignUp(other.offset + other.bytes, alignment));
     }
     item.offset = offset;
     end = std::max(end, offset + item.bytes);
@@ -129,7 +127,8 @@ std::vector<TempLifetime> tempLifetimes(const attn_model_entry &entry) {
 attn_status planArena(const attn_model_desc &desc,
                       const attn_model_entry &entry,
                       const std::vector<TempLifetime> &lifetimes,
-                      const std::vector<int64_t> &symbols, ArenaPlan &plan) {
+                      const std::vector<int64_t> &symbols, uint64_t alignment,
+                      ArenaPlan &plan) {
   std::string entryName = "entry '" + std::string(entry.name) + "'";
   Binding binding;
   binding.symbols = symbols;
@@ -153,7 +152,8 @@ attn_status planArena(const attn_model_desc &desc,
     const std::vector<int64_t> &dims = plan.bufferDims[life.buffer];
     std::optional<uint64_t> bytes =
         byteSize(dims, attn_dtype_lookup(buf.dtype)->size);
-    std::optional<uint64_t> aligned = bytes ? alignUp(*bytes) : std::nullopt;
+    std::optional<uint64_t> aligned =
+        bytes ? alignUp(*bytes, alignment) : std::nullopt;
     if (!aligned || __builtin_add_overflow(total, *bytes, &total) ||
         __builtin_add_overflow(alignedTotal, *aligned, &alignedTotal) ||
         alignedTotal > SIZE_MAX)
@@ -168,7 +168,7 @@ attn_status planArena(const attn_model_desc &desc,
   plan.tempBytes = total;
   plan.largestLiveBytes = largestLiveSet(items, entry.num_steps);
   // The arena ends on an aligned boundary, as every temp's start does.
-  plan.arenaBytes = *alignUp(place(items));
+  plan.arenaBytes = *alignUp(place(items, alignment), alignment);
   for (const Item &item : items)
     plan.offsets[item.life.buffer] = item.offset;
   return ATTN_OK;
@@ -176,8 +176,8 @@ attn_status planArena(const attn_model_desc &desc,
 
 EntryState::~EntryState() {
   std::free(arena);
-  for (const DeviceBuffer &buffer : device)
-    freeDeviceBuffer(*deviceOwner, buffer.handle);
+  if (deviceOwner)
+    releaseDeviceBuffers(*deviceOwner, *this);
 }
 
 } // namespace attn::rt

@@ -64,6 +64,87 @@ bool runsOnDevice(const attn_model &model, const attn_model_entry &entry) {
          &entry != model.init;
 }
 
+namespace {
+
+/// Whether the library crops one allocation for the temps (ABI 4).
+bool sharesDeviceArena(const attn_model_desc &d) { return d.abi_version >= 4; }
+
+} // namespace
+
+uint64_t arenaAlignment(const attn_model &model,
+                        const attn_model_entry &entry) {
+  return runsOnDevice(model, entry) && sharesDeviceArena(*model.desc) ? 4096
+                                                                      : 64;
+}
+
+namespace {
+
+void releaseCrops(const attn_model_desc &d, EntryState &state) {
+  DeviceCall call;
+  for (uint64_t crop : state.tempCrops)
+    if (crop)
+      d.device_api->release_crop(&call.context, crop);
+  state.tempCrops.clear();
+  state.cropSymbols.clear();
+}
+
+/// The temps of `plan` as crops of the workspace's arena, which grows to
+/// the plan's. The arena has 4096 bytes to spare, so that a crop of an
+/// empty temp (64 bytes, as its own allocation had) never passes its end.
+attn_status placeTemps(const attn_model_desc &d, const attn_model_entry &entry,
+                       EntryState &state, const ArenaPlan &plan) {
+  if (state.lifetimes.empty())
+    return ATTN_OK;
+  uint64_t bytes = plan.arenaBytes + 4096;
+  EntryState::DeviceBuffer &arena = state.deviceArena;
+  if (!arena.handle || arena.bytes < bytes) {
+    releaseCrops(d, state);
+    freeDeviceBuffer(d, arena.handle);
+    arena = {};
+    if (attn_status s =
+            allocateDevice(d, bytes, arena.handle,
+                           "the temporaries of entry '" +
+                               std::string(entry.name) + "' (their arena)");
+        s != ATTN_OK)
+      return s;
+    arena.bytes = bytes;
+  }
+  if (!state.tempCrops.empty() && state.cropSymbols == plan.symbols)
+    return ATTN_OK;
+  releaseCrops(d, state);
+  state.tempCrops.assign(entry.num_buffers, 0);
+  for (const TempLifetime &life : state.lifetimes) {
+    const attn_model_buffer &buf = entry.buffers[life.buffer];
+    uint64_t tempBytes = std::max<uint64_t>(
+        bytesOf(buf.dtype, plan.bufferDims[life.buffer]), 64);
+    DeviceCall call;
+    if (d.device_api->crop(&call.context, arena.handle,
+                           plan.offsets[life.buffer], tempBytes,
+                           &state.tempCrops[life.buffer]) != 0 ||
+        !state.tempCrops[life.buffer]) {
+      state.tempCrops[life.buffer] = 0;
+      return fail(ATTN_ERROR_KERNEL_FAILED,
+                  "model '" + std::string(d.model_name) +
+                      "': cannot place temporary buffer " +
+                      std::to_string(life.buffer) + " of entry '" + entry.name +
+                      "' in its arena on the device: " + call.message());
+    }
+  }
+  state.cropSymbols = plan.symbols;
+  return ATTN_OK;
+}
+
+} // namespace
+
+void releaseDeviceBuffers(const attn_model_desc &desc, EntryState &state) {
+  releaseCrops(desc, state);
+  freeDeviceBuffer(desc, state.deviceArena.handle);
+  state.deviceArena = {};
+  for (const EntryState::DeviceBuffer &buffer : state.device)
+    freeDeviceBuffer(desc, buffer.handle);
+  state.device.clear();
+}
+
 attn_status uploadConstants(attn_model &model) {
   const attn_model_desc &d = *model.desc;
   if (deviceOf(d) == ATTN_MODEL_DEVICE_HOST)
@@ -116,18 +197,21 @@ attn_status bindDeviceBuffers(const attn_model &model,
   // A workspace serves any entry (prefill, then decode): its buffers are
   // indexed by the entry's buffers, so another entry starts afresh.
   if (state.deviceEntry != &entry) {
-    for (const EntryState::DeviceBuffer &buffer : state.device)
-      freeDeviceBuffer(d, buffer.handle);
-    state.device.clear();
+    releaseDeviceBuffers(d, state);
     state.hostCopies.clear();
     state.deviceEntry = &entry;
   }
+  const bool arena = sharesDeviceArena(d);
+  if (arena)
+    if (attn_status s = placeTemps(d, entry, state, plan); s != ATTN_OK)
+      return s;
   state.device.resize(entry.num_buffers);
   state.callerHandles.assign(entry.num_buffers, 0);
   for (int32_t b = 0; b < entry.num_buffers; ++b) {
     const attn_model_buffer &buf = entry.buffers[b];
     if (buf.kind == ATTN_MODEL_BUFFER_CONSTANT ||
-        buf.kind == ATTN_MODEL_BUFFER_WEIGHT)
+        buf.kind == ATTN_MODEL_BUFFER_WEIGHT ||
+        (arena && buf.kind == ATTN_MODEL_BUFFER_TEMP))
       continue;
     uint64_t bytes = bytesOf(buf.dtype, plan.bufferDims[b]);
     if (callerOnDevice(buf, binding)) {
@@ -203,7 +287,9 @@ attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
     [[fallthrough]]; // the caller's data is on the device: no host copy
   default:
     handle = state.callerHandles[b] ? state.callerHandles[b]
-                                    : state.device[b].handle;
+             : buf.kind == ATTN_MODEL_BUFFER_TEMP && !state.tempCrops.empty()
+                 ? state.tempCrops[b]
+                 : state.device[b].handle;
     if (read && buf.dtype == ATTN_MODEL_I32) {
       std::vector<uint8_t> &hostCopy = state.hostCopies[b];
       uint64_t bytes = bytesOf(buf.dtype, plan.bufferDims[b]);

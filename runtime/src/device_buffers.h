@@ -3,8 +3,10 @@
 // A library whose kernels run on a GPU (model ABI 3, `device` not HOST)
 // keeps the buffers of its runs on that device, in allocations of its
 // device_api: the constants block's pieces and the weights its kernels read
-// are uploaded once at load; each workspace holds its temps, inputs, states
-// and outputs there; only inputs and states go in, and outputs and states
+// are uploaded once at load; each workspace holds its inputs, states and
+// outputs there, and its temps in one arena planned by lifetime as on the
+// host (ABI 4; one allocation each before); only inputs and states go in,
+// and outputs and states
 // come out, once per run (runSteps), unless the caller gave them in device
 // memory (ABI 4, attn_run_options.device_tensors): then the kernels read
 // and write them where they are. The "init" entry runs on host views,
@@ -20,6 +22,11 @@ namespace attn::rt {
 
 /// Whether `entry` of `model` runs on device buffers.
 bool runsOnDevice(const attn_model &model, const attn_model_entry &entry);
+
+/// Where the temps of `entry` start in its arena: 64 bytes on the host; in
+/// a device arena (ABI 4), 4096, a multiple of every OpenCL device's
+/// sub-buffer alignment (CL_DEVICE_MEM_BASE_ADDR_ALIGN) and of CUDA's 256.
+uint64_t arenaAlignment(const attn_model &model, const attn_model_entry &entry);
 
 /// Uploads the constants and weights that the entries other than "init"
 /// read, once; after "init" filled the constants block.
@@ -37,6 +44,9 @@ attn_status bindDeviceBuffers(const attn_model &model,
 
 /// Forgets the handles bindDeviceBuffers wrapped for a run.
 void releaseCallerHandles(const attn_model_desc &desc, EntryState &state);
+
+/// Frees the workspace's device buffers: crops, the arena, the others.
+void releaseDeviceBuffers(const attn_model_desc &desc, EntryState &state);
 
 /// The view of buffer `b` of `entry` on the device, into `view`; `read`:
 /// the step reads it (an input of its kernel).

@@ -6,16 +6,6 @@
 namespace attn::rt {
 namespace {
 
-/// The library's message for a failed device call, or a stand-in.
-struct DeviceCall {
-  char error[1024] = "";
-  attn_model_context context{error, sizeof error};
-  std::string message() {
-    error[sizeof error - 1] = '\0';
-    return *error ? error : "it gave no message";
-  }
-};
-
 std::string modelName(const attn_model_desc &d) {
   return "model '" + std::string(d.model_name) + "'";
 }

@@ -14,6 +14,17 @@
 
 namespace attn::rt {
 
+/// The context of one call into the device_api, and the library's message
+/// when it fails (or a stand-in).
+struct DeviceCall {
+  char error[1024] = "";
+  attn_model_context context{error, sizeof error};
+  std::string message() {
+    error[sizeof error - 1] = '\0';
+    return *error ? error : "it gave no message";
+  }
+};
+
 /// The descriptor's device: HOST for an ABI 2 library, which has no field.
 int32_t deviceOf(const attn_model_desc &desc);
 

@@ -66,12 +66,14 @@ struct ArenaPlan {
 std::vector<TempLifetime> tempLifetimes(const attn_model_entry &entry);
 
 /// Sizes every buffer of `entry` under `binding` and places its temps in one
-/// arena, greedy by size: largest first, each at the lowest 64-byte aligned
-/// offset that overlaps no placed temp whose lifetime intersects its own.
+/// arena, greedy by size: largest first, each at the lowest offset, a
+/// multiple of `alignment` (a power of two: 64 on the host, more on a
+/// device), that overlaps no placed temp whose lifetime intersects its own.
 attn_status planArena(const attn_model_desc &desc,
                       const attn_model_entry &entry,
                       const std::vector<TempLifetime> &lifetimes,
-                      const std::vector<int64_t> &symbols, ArenaPlan &plan);
+                      const std::vector<int64_t> &symbols, uint64_t alignment,
+                      ArenaPlan &plan);
 
 /// What executing one entry point needs besides the model: an arena for its
 /// temps, the plans of the last bindings, and storage for the views of a
@@ -95,6 +97,12 @@ struct EntryState {
     uint64_t handle = 0, bytes = 0;
   };
   std::vector<DeviceBuffer> device;
+  /// A library of ABI 4 or later: the temps' one allocation (the arena on
+  /// the device), grown to the largest plan, and a crop of it per temp
+  /// (per buffer index, 0 for others) for the plan of `cropSymbols`.
+  DeviceBuffer deviceArena;
+  std::vector<uint64_t> tempCrops;
+  std::vector<int64_t> cropSymbols;
   const attn_model_desc *deviceOwner = nullptr;
   /// The entry `device` and `hostCopies` are laid out for.
   const attn_model_entry *deviceEntry = nullptr;

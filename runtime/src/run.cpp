@@ -353,7 +353,7 @@ constexpr std::size_t PlanCacheSize = 4;
 /// new one that evicts the least recently used.
 attn_status findPlan(const attn_model_desc &d, const attn_model_entry &entry,
                      EntryState &state, const Binding &binding,
-                     const ArenaPlan *&out) {
+                     uint64_t alignment, const ArenaPlan *&out) {
   if (state.entry != &entry) {
     state.entry = &entry;
     state.lifetimes = tempLifetimes(entry);
@@ -367,8 +367,8 @@ attn_status findPlan(const attn_model_desc &d, const attn_model_entry &entry,
       return ATTN_OK;
     }
   ArenaPlan plan;
-  if (attn_status s =
-          planArena(d, entry, state.lifetimes, binding.symbols, plan);
+  if (attn_status s = planArena(d, entry, state.lifetimes, binding.symbols,
+                                alignment, plan);
       s != ATTN_OK)
     return s;
   if (plans.size() == PlanCacheSize)
@@ -442,7 +442,9 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
                      const char *what) {
   const attn_model_desc &d = *model.desc;
   const ArenaPlan *plan = nullptr;
-  if (attn_status s = findPlan(d, entry, state, binding, plan); s != ATTN_OK)
+  if (attn_status s = findPlan(d, entry, state, binding,
+                               arenaAlignment(model, entry), plan);
+      s != ATTN_OK)
     return s;
   // On a GPU library's device, every buffer of the run lives there: only
   // inputs and states cross in here, outputs and states out at the end.
@@ -640,7 +642,7 @@ attn_status planWorkspace(const attn_model &model, const attn_tensor *inputs,
       s != ATTN_OK)
     return s;
   return planArena(*model.desc, *model.run, tempLifetimes(*model.run),
-                   binding.symbols, plan);
+                   binding.symbols, arenaAlignment(model, *model.run), plan);
 }
 
 } // namespace attn::rt

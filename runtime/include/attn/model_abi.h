@@ -26,7 +26,8 @@
  *
  * ABI 4 (attnc 0.4): the device memory functions gain, at their end, what
  * zero-copy runs need: the caller's own device memory as a handle (wrap,
- * unwrap), a handle's native memory, and the API context the kernels run in.
+ * unwrap), a handle's native memory, and the API context the kernels run in;
+ * and crops of an allocation, which the temps of a run share.
  * The runtime reads them only from a descriptor of ABI 4 or later.
  *
  *===----------------------------------------------------------------------===*/
@@ -227,6 +228,12 @@ typedef struct attn_model_device_api {
    * its default stream (NULL); OpenCL, a cl_context and cl_command_queue. */
   int32_t (*native_context)(attn_model_context *context, void **api_context,
                             void **queue);
+  /* `bytes` of allocation `handle` from byte `offset` (a multiple of 4096),
+   * as a handle of their own until release_crop: the runtime places the
+   * temps of a run in one allocation, as on the host. */
+  int32_t (*crop)(attn_model_context *context, uint64_t handle, uint64_t offset,
+                  uint64_t bytes, uint64_t *cropped);
+  void (*release_crop)(attn_model_context *context, uint64_t cropped);
 } attn_model_device_api;
 
 typedef struct attn_model_desc {

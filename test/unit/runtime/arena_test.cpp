@@ -279,7 +279,8 @@ TEST(ConcurrentRunTest, ErrorsStayWithTheirThread) {
 /// The fake device's counts: allocations, frees, copies to the device and
 /// to the host (fake_arena_model.c, FAKE_DEVICE).
 struct DeviceCounts {
-  int allocs = 0, frees = 0, toDevice = 0, toHost = 0, wraps = 0, unwraps = 0;
+  int allocs = 0, frees = 0, toDevice = 0, toHost = 0, wraps = 0, unwraps = 0,
+      crops = 0, releasedCrops = 0;
 };
 
 DeviceCounts deviceCounts() {
@@ -287,19 +288,22 @@ DeviceCounts deviceCounts() {
   EXPECT_NE(handle, nullptr);
   auto counts = reinterpret_cast<void (*)(int *)>(
       handle ? ::dlsym(handle, "fake_device_counts") : nullptr);
-  int c[6] = {0, 0, 0, 0, 0, 0};
+  int c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   if (counts)
     counts(c);
   if (handle)
     ::dlclose(handle);
-  return {c[0], c[1], c[2], c[3], c[4], c[5]};
+  return {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]};
 }
 
 // A library whose kernels run on a device keeps every buffer of a run there
 // (the fake checks every view is a device view): the constant goes up once
 // at load, each run copies its input in and its output out, and nothing
 // else crosses; the buffers are allocated once per workspace and grow only
-// for a larger binding; attn_model_free releases them all.
+// for a larger binding; the temps are crops of one arena, placed by
+// lifetime (the fake's kernels refuse an argument that overlaps their
+// result, and a crop off a 4096-byte boundary); attn_model_free releases
+// them all.
 TEST(DeviceBuffersTest, OnlyTheEdgesCrossAndEverythingIsFreed) {
   attn_model *m = nullptr;
   ASSERT_EQ(attn_model_load(FAKE_DEVICE, &m), ATTN_OK) << attn_last_error();
@@ -313,22 +317,39 @@ TEST(DeviceBuffersTest, OnlyTheEdgesCrossAndEverythingIsFreed) {
     ASSERT_EQ(c.run(m), ATTN_OK) << attn_last_error();
     c.expectResult(ArenaBias);
   }
+  // On the device each temp starts on a 4096-byte boundary: t0 and t2
+  // share the first slot, t1 has the second.
+  {
+    ArenaCase c(3, 0);
+    auto in = c.inputs();
+    uint64_t arena = 0;
+    ASSERT_EQ(
+        attn_model_workspace_size(m, in.data(), 1, &arena, nullptr, nullptr),
+        ATTN_OK);
+    EXPECT_EQ(arena, 8192u);
+  }
   DeviceCounts three = deviceCounts();
-  // x, t0, t1, t2 and y: once, in the first run.
-  EXPECT_EQ(three.allocs - load.allocs, 5);
+  // x, the temps' arena and y: once, in the first run; a crop per temp.
+  EXPECT_EQ(three.allocs - load.allocs, 3);
+  EXPECT_EQ(three.crops, 3);
   EXPECT_EQ(three.toDevice - load.toDevice, 3); // x, per run
   EXPECT_EQ(three.toHost, 3);                   // y, per run
   EXPECT_EQ(three.frees, 0);
 
-  // A longer sequence grows each buffer once; a shorter one reuses them.
+  // A longer sequence grows x and y once; a shorter one reuses them. The
+  // temps' arena keeps its size: each temp starts on a 4096-byte boundary,
+  // and this model's are smaller than that.
   ArenaCase longer(7, 5), shorter(2, 6);
   ASSERT_EQ(longer.run(m), ATTN_OK) << attn_last_error();
   longer.expectResult(ArenaBias);
   ASSERT_EQ(shorter.run(m), ATTN_OK) << attn_last_error();
   shorter.expectResult(ArenaBias);
   DeviceCounts grown = deviceCounts();
-  EXPECT_EQ(grown.allocs - three.allocs, 5);
-  EXPECT_EQ(grown.frees, 5);
+  EXPECT_EQ(grown.allocs - three.allocs, 2);
+  EXPECT_EQ(grown.frees, 2);
+  // Crops for each new binding, the previous binding's released first.
+  EXPECT_EQ(grown.crops - three.crops, 6);
+  EXPECT_EQ(grown.releasedCrops, 6);
   EXPECT_EQ(grown.toDevice - three.toDevice, 2);
   EXPECT_EQ(grown.toHost - three.toHost, 2);
 
@@ -353,6 +374,7 @@ TEST(DeviceBuffersTest, OnlyTheEdgesCrossAndEverythingIsFreed) {
   attn_model_free(m);
   DeviceCounts freed = deviceCounts();
   EXPECT_EQ(freed.frees, freed.allocs);
+  EXPECT_EQ(freed.releasedCrops, freed.crops);
   ::dlclose(keep);
 }
 
@@ -389,7 +411,7 @@ TEST(DeviceBuffersTest, TensorsOnTheDeviceCrossNothing) {
   DeviceCounts after = deviceCounts();
   EXPECT_EQ(after.toDevice - before.toDevice, 0);
   EXPECT_EQ(after.toHost - before.toHost, 0);
-  EXPECT_EQ(after.allocs - before.allocs, 3); // t0, t1, t2 only
+  EXPECT_EQ(after.allocs - before.allocs, 1); // the temps' arena only
   EXPECT_EQ(after.wraps - before.wraps, 0);   // ours, found by address
   ASSERT_EQ(attn_model_copy_to_host(m, c.y.data(), y, yBytes), ATTN_OK);
   c.expectResult(ArenaBias);
@@ -461,6 +483,7 @@ TEST(DeviceBuffersTest, TensorsOnTheDeviceCrossNothing) {
   attn_model_free(m);
   DeviceCounts freed = deviceCounts();
   EXPECT_EQ(freed.frees, freed.allocs);
+  EXPECT_EQ(freed.releasedCrops, freed.crops);
   ::dlclose(keep);
 }
 

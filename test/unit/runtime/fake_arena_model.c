@@ -47,7 +47,8 @@
 /* A device buffer is 64-byte aligned host memory; its handle its address,
  * its native memory (what an application holds) the address + 1, so a
  * runtime that mixes the two up hands a kernel a misaligned pointer. */
-static atomic_int allocs, frees, to_device, to_host, wraps, unwraps;
+static atomic_int allocs, frees, to_device, to_host, wraps, unwraps, crops,
+    released_crops;
 
 __attribute__((visibility("default"))) void fake_device_counts(int *counts) {
   counts[0] = atomic_load(&allocs);
@@ -56,6 +57,8 @@ __attribute__((visibility("default"))) void fake_device_counts(int *counts) {
   counts[3] = atomic_load(&to_host);
   counts[4] = atomic_load(&wraps);
   counts[5] = atomic_load(&unwraps);
+  counts[6] = atomic_load(&crops);
+  counts[7] = atomic_load(&released_crops);
 }
 
 static int32_t device_alloc(attn_model_context *ctx, uint64_t bytes,
@@ -125,10 +128,32 @@ static int32_t native_context(attn_model_context *ctx, void **api_context,
   return 0;
 }
 
+/* A crop is the address `offset` bytes in; the runtime must keep it 4096
+ * aligned. */
+static int32_t device_crop(attn_model_context *ctx, uint64_t handle,
+                           uint64_t offset, uint64_t bytes, uint64_t *cropped) {
+  (void)bytes;
+  if (offset % 4096) {
+    snprintf(ctx->error, ctx->error_size, "crop at offset %llu",
+             (unsigned long long)offset);
+    return -1;
+  }
+  *cropped = handle + offset;
+  atomic_fetch_add(&crops, 1);
+  return 0;
+}
+
+static void device_release_crop(attn_model_context *ctx, uint64_t cropped) {
+  (void)ctx;
+  (void)cropped;
+  atomic_fetch_add(&released_crops, 1);
+}
+
 #if FAKE_ABI_VERSION >= 4
 static const attn_model_device_api device_api = {
-    device_alloc, device_free,   copy_to_device, copy_to_host,  synchronize,
-    device_wrap,  device_unwrap, device_native,  native_context};
+    device_alloc,   device_free, copy_to_device,     copy_to_host,
+    synchronize,    device_wrap, device_unwrap,      device_native,
+    native_context, device_crop, device_release_crop};
 #else
 /* As an ABI 3 library has it: the runtime must not read past synchronize. */
 static const attn_model_device_api device_api = {
