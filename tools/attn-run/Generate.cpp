@@ -1,6 +1,6 @@
 //===- tools/attn-run/Generate.cpp - greedy decoding with a KV cache ------===//
 #include "Generate.h"
-#include "DeviceMemory.h"
+#include "Device.h"
 #include "Profile.h"
 
 #include <fmt/core.h>
@@ -123,7 +123,7 @@ int generate(attn_model *model, const GenerateOptions &o) {
   // caches never cross to the host.
   int32_t n = attn_model_num_states(model);
   const int32_t device = modelDevice(model);
-  std::vector<DeviceMemory> onDevice;
+  std::vector<attn::DeviceMemory> onDevice;
   std::vector<std::vector<float>> memory(n);
   std::vector<std::vector<int64_t>> dims(n);
   std::vector<attn_tensor> states;

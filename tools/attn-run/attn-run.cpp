@@ -14,7 +14,7 @@
 // alone loads the model only to describe it, so needs no weights file.
 //
 //===----------------------------------------------------------------------===//
-#include "DeviceMemory.h"
+#include "Device.h"
 #include "Profile.h"
 #include "attn/attn.h"
 #include "attn/dtypes.h"
@@ -620,7 +620,7 @@ int run(const Options &o) {
 
   // --device-memory: the inputs go to the device once, and the outputs stay
   // there until every run is done.
-  std::vector<attn::run::DeviceMemory> deviceMemory;
+  std::vector<attn::DeviceMemory> deviceMemory;
   std::vector<attn_tensor> runInputs = inputs, runOutputs = outputTensors;
   attn_run_options runOptions{};
   runOptions.size = sizeof runOptions;
@@ -747,7 +747,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "attn-run: error: %s\n", e.what());
   } catch (const HeatmapError &e) {
     std::fprintf(stderr, "attn-run: error: %s\n", e.what());
-  } catch (const attn::run::DeviceError &e) {
+  } catch (const attn::Error &e) {
     std::fprintf(stderr, "attn-run: error: %s\n", e.what());
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "attn-run: error: out of memory\n");

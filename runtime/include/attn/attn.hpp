@@ -41,6 +41,42 @@ struct WorkspaceSize {
   uint64_t tempBytes = 0;        ///< one buffer per temporary
 };
 
+/// Memory on the device of a model built for a GPU
+/// (attn_model_device_alloc), freed with this object, which must not outlive
+/// its model. Move-only. get() is what an attn_tensor on the device holds.
+class DeviceMemory {
+public:
+  DeviceMemory(attn_model *model, uint64_t bytes) : model(model) {
+    check(attn_model_device_alloc(model, bytes, &memory));
+  }
+  DeviceMemory(DeviceMemory &&other) noexcept
+      : model(other.model), memory(std::exchange(other.memory, nullptr)) {}
+  DeviceMemory &operator=(DeviceMemory &&other) noexcept {
+    std::swap(model, other.model);
+    std::swap(memory, other.memory);
+    return *this;
+  }
+  DeviceMemory(const DeviceMemory &) = delete;
+  DeviceMemory &operator=(const DeviceMemory &) = delete;
+  ~DeviceMemory() {
+    if (memory)
+      attn_model_device_free(model, memory);
+  }
+
+  void *get() const { return memory; }
+  /// Copies `bytes` from the host to its start, or from its start back.
+  void upload(const void *host, uint64_t bytes) {
+    check(attn_model_copy_to_device(model, memory, host, bytes));
+  }
+  void download(void *host, uint64_t bytes) const {
+    check(attn_model_copy_to_host(model, host, memory, bytes));
+  }
+
+private:
+  attn_model *model;
+  void *memory = nullptr;
+};
+
 /// A loaded model; unloaded when the last owner goes. Move-only. Runs may be
 /// concurrent (see attn.h).
 class Model {
@@ -120,6 +156,25 @@ public:
     check(attn_model_run(model, inputs.data(),
                          static_cast<int32_t>(inputs.size()), outputs.data(),
                          static_cast<int32_t>(outputs.size())));
+  }
+  /// An entry point, states, tensors on the device: attn_run_options.
+  void run(const std::vector<attn_tensor> &inputs,
+           const std::vector<attn_tensor> &outputs,
+           const attn_run_options &options) {
+    check(attn_model_run_with_options(
+        model, &options, inputs.data(), static_cast<int32_t>(inputs.size()),
+        outputs.data(), static_cast<int32_t>(outputs.size())));
+  }
+  /// Where the kernels run, and the GPU API's context and queue.
+  attn_device_info device() const {
+    attn_device_info i{};
+    i.size = sizeof i;
+    check(attn_model_device_info(model, &i));
+    return i;
+  }
+  /// `bytes` of memory on the model's device (a GPU library only).
+  DeviceMemory deviceAlloc(uint64_t bytes) const {
+    return DeviceMemory(model, bytes);
   }
   attn_model *get() const { return model; }
 

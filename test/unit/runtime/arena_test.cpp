@@ -546,4 +546,33 @@ TEST(DeviceBuffersTest, Abi3LibrariesRunButRefuseDeviceMemory) {
   attn_model_free(m);
 }
 
+// attn.hpp's side of the same: device(), deviceAlloc and a run with
+// options, its errors as attn::Error with the status.
+TEST(DeviceBuffersTest, CppWrapperRunsOnDeviceMemory) {
+  attn::Model m(FAKE_DEVICE);
+  EXPECT_EQ(m.device().device, ATTN_DEVICE_CUDA);
+  ArenaCase c(6, 7);
+  uint64_t xBytes = c.x.size() * sizeof(float);
+  uint64_t yBytes = c.y.size() * sizeof(float);
+  attn::DeviceMemory x = m.deviceAlloc(xBytes), y = m.deviceAlloc(yBytes);
+  x.upload(c.x.data(), xBytes);
+  attn_run_options options{};
+  options.size = sizeof options;
+  options.device_tensors = ATTN_ON_DEVICE_INPUTS | ATTN_ON_DEVICE_OUTPUTS;
+  m.run({{"x", ATTN_F32, 2, c.xDims.data(), x.get()}},
+        {{"y", ATTN_F32, 2, c.yDims.data(), y.get()}}, options);
+  y.download(c.y.data(), yBytes);
+  c.expectResult(ArenaBias);
+
+  attn::Model host(FAKE_ARENA);
+  EXPECT_EQ(host.device().device, ATTN_DEVICE_HOST);
+  try {
+    host.deviceAlloc(64);
+    FAIL() << "a host model allocated device memory";
+  } catch (const attn::Error &e) {
+    EXPECT_EQ(e.status(), ATTN_ERROR_INVALID_ARGUMENT);
+    EXPECT_THAT(e.what(), HasSubstr("runs on the host"));
+  }
+}
+
 } // namespace
