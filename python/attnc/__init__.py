@@ -32,6 +32,18 @@ fork it, keep several for several sequences):
     logits = m.prefill({"ids": prompt}, states)["logits"]
     logits = m.decode({"ids": [[token]]}, states, position=len(prompt))["logits"]
 
+A model built for a GPU (attnc --target=host-cuda, host-opencl) runs on it,
+its inputs and outputs copied at the edges of each run; arrays already in
+its device memory are read and written there, with no copy:
+`Model.device_array(a)` makes one (`.numpy()` copies it back), and on CUDA any
+object with `__cuda_array_interface__` (a torch.cuda tensor, a CuPy array)
+is taken as it is. With tensors on the device every output is given in
+`out=`:
+
+    y = m.device_array((1, 128, 768), np.float32)    # uninitialised
+    m.run({"x": m.device_array(x)}, out={"y": y})
+    print(y.numpy())
+
 The GIL is released while a model loads and runs, so other
 Python threads go on, and several threads may run models at once (runs on one
 model are serialised by the runtime; load a model twice to run it twice at
@@ -50,7 +62,7 @@ from . import _attnc
 
 __all__ = [
     "ABIMismatchError", "ArgumentError", "CompileError", "Dim", "DimOutOfBoundsError",
-    "DTypeError", "Error", "FileError", "InvalidLibraryError", "KernelError", "Model",
+    "DeviceArray", "DTypeError", "Error", "FileError", "InvalidLibraryError", "KernelError", "Model",
     "ModelInfo", "NoDeviceError", "OutOfMemoryError", "ShapeError", "TensorInfo",
     "UnsupportedCPUError", "compile", "find_attnc", "init_weights", "load",
 ]
@@ -161,6 +173,7 @@ try:  # pragma: no cover - optional
 except ImportError:
     pass
 _KNOWN_DTYPES = frozenset(_NUMPY_DTYPES.values())
+_ATTN_CODES = {v: k for k, v in _NUMPY_DTYPES.items()}
 _ATTN_NAMES = {0: "f32", 1: "i32", 2: "bf16", 3: "f16"}
 
 
@@ -223,6 +236,67 @@ def _tensor_info(raw):
 
 # The entry points a library may have (attn_model_has_entry).
 _ENTRIES = ("run", "prefill", "decode")
+# attn_device -> Model.device.
+_DEVICES = {0: "host", 1: "cuda", 2: "opencl"}
+# The ATTN_ON_DEVICE_* bit of each group of a run's tensors.
+_ON_DEVICE = {"inputs": 1, "outputs": 2, "states": 4}
+
+
+class DeviceArray:
+    """An array in the memory of a GPU model's device (Model.device_array).
+    Given as an input, output or state, the kernels read or write it where
+    it is. numpy() copies it to the host, copy_from(a) from the host. Its
+    memory is freed by free(), when it is collected, or when its model
+    closes; it belongs to its model."""
+
+    def __init__(self, model, shape, dtype):
+        self.model = model
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in _ATTN_CODES:
+            raise DTypeError(f"a device array of {self.dtype}: the runtime keeps f32, i32, "
+                             "f16 and bf16", 6)
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        self.ptr = model._m.device_alloc(self.nbytes)
+
+    def copy_from(self, a):
+        """Copies array `a` (of this shape; made this dtype) in; returns self."""
+        a = np.ascontiguousarray(a, dtype=self.dtype)
+        if a.shape != self.shape:
+            raise ShapeError(f"cannot copy an array of shape {a.shape} into a device array "
+                             f"of shape {self.shape}", 5)
+        self.model._m.copy_to_device(self.ptr, a)
+        return self
+
+    def numpy(self):
+        """A new numpy array with the contents."""
+        a = np.empty(self.shape, dtype=self.dtype)
+        self.model._m.copy_to_host(a, self.ptr)
+        return a
+
+    def free(self):
+        """Frees the memory now (idempotent; nothing once the model closed)."""
+        ptr, self.ptr = getattr(self, "ptr", 0), 0
+        if ptr:
+            self.model._m.device_free(ptr)
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:  # noqa: BLE001 - never from a finaliser
+            pass
+
+    @property
+    def __cuda_array_interface__(self):
+        if self.model.device != "cuda":
+            raise AttributeError("__cuda_array_interface__: the array is on "
+                                 f"{self.model.device}, not CUDA")
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
+                "strides": None, "version": 3}
+
+    def __repr__(self):
+        return (f"<attnc.DeviceArray {self.dtype} {list(self.shape)} on {self.model.device} "
+                f"at {self.ptr:#x}>")
 
 
 class Model:
@@ -246,6 +320,8 @@ class Model:
         self.states = [_tensor_info(t) for t in self._m.states()]
         self._state_dtypes = {t.name: t.dtype for t in self.states}
         self.entries = tuple(e for e in _ENTRIES if self._m.has_entry(e))
+        # Where the kernels run: "host", "cuda" or "opencl".
+        self.device = _DEVICES.get(self._m.device()[0], "unknown")
         if "decode" in self.entries:
             self._in_dtypes.setdefault("position", np.dtype(np.int32))
         if threads is not None:
@@ -268,6 +344,9 @@ class Model:
         array, each state once; see new_state) are the KV caches "prefill"
         and "decode" read and write in place; "decode" also takes the input
         `position` (i32 [B]; decode() makes it from an int)."""
+        groups = {"inputs": inputs, "outputs": out or {}, "states": states or {}}
+        if any(_on_device(v) for g in groups.values() for v in g.values()):
+            return self._run_on_device(groups, entry)
         ins = [(name, self._input(name, value)) for name, value in inputs.items()]
         sts = [(name, self._state(name, a)) for name, a in (states or {}).items()]
         if not out:
@@ -276,6 +355,71 @@ class Model:
         result = self._m.run(ins, outs, entry, sts)
         result.update(outs)
         return {t.name: result[t.name] for t in self.outputs if t.name in result}
+
+    def device_array(self, array_or_shape, dtype=np.float32):
+        """A DeviceArray in this GPU model's device memory: a copy of a
+        numpy array, or an uninitialised one of a shape and dtype."""
+        if isinstance(array_or_shape, np.ndarray):
+            a = array_or_shape
+            return DeviceArray(self, a.shape, a.dtype).copy_from(a)
+        return DeviceArray(self, array_or_shape, dtype)
+
+    def _run_on_device(self, groups, entry):
+        """run() with tensors on the device: each group (inputs, outputs,
+        states) wholly on the device or wholly on the host, every output
+        given."""
+        bits, raw, keep = 0, {}, []
+        for group, values in groups.items():
+            where = [_on_device(v) for v in values.values()]
+            if any(where) and not all(where):
+                raise ArgumentError(
+                    f"the {group} mix host and device arrays: the runtime takes each group "
+                    "(inputs, outputs, states) in one place; make them all device arrays "
+                    "(Model.device_array) or all host arrays", 4)
+            if where and all(where):
+                bits |= _ON_DEVICE[group]
+            raw[group] = [self._raw(group, name, v, keep) for name, v in values.items()]
+        missing = [t.name for t in self.outputs if t.name not in groups["outputs"]]
+        if missing:
+            raise ArgumentError("with tensors on the device, give every output in out= "
+                                f"(Model.device_array makes them): missing {', '.join(missing)}",
+                                4)
+        self._m.run_raw(raw["inputs"], raw["outputs"], entry, raw["states"], bits)
+        return {t.name: groups["outputs"][t.name] for t in self.outputs}
+
+    def _raw(self, group, name, value, keep):
+        """(name, address, attn dtype, shape) of one tensor; host arrays made
+        go into `keep`, alive for the run."""
+        if isinstance(value, DeviceArray):
+            if value.model is not self:
+                raise ArgumentError(f"{group[:-1]} '{name}' is a device array of another "
+                                    "model: device arrays belong to the model that made "
+                                    "them", 4)
+            if not value.ptr:
+                raise ArgumentError(f"{group[:-1]} '{name}' is a freed device array", 4)
+            return (name, value.ptr, _ATTN_CODES[value.dtype], list(value.shape))
+        if hasattr(value, "__cuda_array_interface__"):
+            if self.device != "cuda":
+                raise ArgumentError(f"{group[:-1]} '{name}' is CUDA memory, but model "
+                                    f"'{self.info.name}' runs on {self.device}", 4)
+            iface = value.__cuda_array_interface__
+            dtype = np.dtype(iface["typestr"])
+            shape = tuple(iface["shape"])
+            strides = iface.get("strides")
+            dense = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) * dtype.itemsize
+                          for i in range(len(shape)))
+            if dtype not in _ATTN_CODES or (strides is not None and tuple(strides) != dense):
+                raise ArgumentError(f"{group[:-1]} '{name}': CUDA memory must be C-contiguous "
+                                    "f32, i32, f16 or bf16 (.contiguous() it)", 4)
+            return (name, int(iface["data"][0]), _ATTN_CODES[dtype], list(shape))
+        if group == "inputs":
+            a = self._input(name, value)
+        elif group == "states":
+            a = self._state(name, value)
+        else:
+            a = self._output(name, value)
+        keep.append(a)
+        return (name, a.ctypes.data, _ATTN_CODES[a.dtype], list(a.shape))
 
     def has_entry(self, name):
         """True when the library has the entry point `name`: "run" always;
@@ -412,6 +556,11 @@ class Model:
     def __repr__(self):
         state = "closed" if self.closed else f"inputs {self.inputs}, outputs {self.outputs}"
         return f"<attnc.Model {self.info.name!r} from {self.path!r}: {state}>"
+
+
+def _on_device(value):
+    """Whether a run argument is device memory."""
+    return isinstance(value, DeviceArray) or hasattr(value, "__cuda_array_interface__")
 
 
 def load(path, weights=None, threads=None):

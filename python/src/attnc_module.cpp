@@ -1,7 +1,8 @@
 //===- python/src/attnc_module.cpp - attnc._attnc, the runtime's binding --===//
 //
 // A thin nanobind layer over the C API of libattnrt (attn/attn.h) and nothing
-// else: load, describe, set threads, run (any entry point, with states).
+// else: load, describe, set threads, run (any entry point, with states),
+// device memory of a GPU model and runs on it.
 // Policy (which arrays are accepted, names, Python-side types) lives in
 // attnc/__init__.py; what reaches this module is checked again here only as
 // far as memory safety needs.
@@ -24,6 +25,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
@@ -33,6 +35,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -314,6 +317,94 @@ public:
     return result;
   }
 
+  /// (attn_device, context, queue) of attn_model_device_info.
+  nb::tuple device() const {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    attn_device_info i{};
+    i.size = sizeof i;
+    check(attn_model_device_info(live(), &i));
+    return nb::make_tuple(i.device, reinterpret_cast<uintptr_t>(i.context),
+                          reinterpret_cast<uintptr_t>(i.queue));
+  }
+
+  /// attn_model_device_alloc; the memory as an integer.
+  uintptr_t deviceAlloc(uint64_t bytes) {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    void *memory = nullptr;
+    check(attn_model_device_alloc(live(), bytes, &memory));
+    return reinterpret_cast<uintptr_t>(memory);
+  }
+
+  /// attn_model_device_free; nothing once the model is closed (which freed
+  /// it).
+  void deviceFree(uintptr_t memory) {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    if (model)
+      check(attn_model_device_free(model, reinterpret_cast<void *>(memory)));
+  }
+
+  /// The whole of `host` to the start of device memory `memory`.
+  void copyToDevice(uintptr_t memory, const InArray &host) {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    check(attn_model_copy_to_device(live(), reinterpret_cast<void *>(memory),
+                                    host.data(), host.nbytes()));
+  }
+
+  /// The start of device memory `memory` into the whole of `host`.
+  void copyToHost(const OutArray &host, uintptr_t memory) {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    check(attn_model_copy_to_host(
+        live(), host.data(), reinterpret_cast<void *>(memory), host.nbytes()));
+  }
+
+  /// A run whose tensors are (name, address, attn dtype, shape): host
+  /// arrays the caller keeps alive, or device memory where
+  /// `deviceTensors` (ATTN_ON_DEVICE_* bits) says so. Every output is
+  /// given.
+  using RawTensor =
+      std::tuple<std::string, uintptr_t, int32_t, std::vector<int64_t>>;
+  void runRaw(const std::vector<RawTensor> &inputs,
+              const std::vector<RawTensor> &outputs,
+              std::optional<std::string> entry,
+              const std::vector<RawTensor> &states, uint32_t deviceTensors) {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    live();
+    auto slotsOf = [](const std::vector<RawTensor> &raw) {
+      std::vector<Slot> slots(raw.size());
+      for (size_t i = 0; i < raw.size(); ++i) {
+        const auto &[name, address, dtype, dims] = raw[i];
+        slots[i].name = name;
+        slots[i].dims = dims;
+        slots[i].tensor.dtype = dtype;
+        slots[i].tensor.rank = static_cast<int32_t>(dims.size());
+        slots[i].tensor.data = reinterpret_cast<void *>(address);
+      }
+      return slots;
+    };
+    std::vector<Slot> inSlots = slotsOf(inputs), outSlots = slotsOf(outputs),
+                      stateSlots = slotsOf(states);
+    std::vector<attn_tensor> in = tensorsOf(inSlots), out = tensorsOf(outSlots),
+                             st = tensorsOf(stateSlots);
+    attn_status status;
+    std::string message;
+    {
+      nb::gil_scoped_release release;
+      attn_run_options options{};
+      options.size = sizeof options;
+      options.entry = entry ? entry->c_str() : nullptr;
+      options.states = st.data();
+      options.num_states = static_cast<int32_t>(st.size());
+      options.device_tensors = deviceTensors;
+      status = attn_model_run_with_options(
+          model, &options, in.data(), static_cast<int32_t>(in.size()),
+          out.data(), static_cast<int32_t>(out.size()));
+      if (status != ATTN_OK)
+        message = attn_last_error();
+    }
+    if (status != ATTN_OK)
+      raiseStatus(status, message);
+  }
+
 private:
   /// Taken with the GIL released: a run in flight holds the lock while it
   /// waits for the GIL to return its outputs.
@@ -360,5 +451,13 @@ NB_MODULE(_attnc, m) {
       .def("has_entry", &Model::hasEntry)
       .def("run", &Model::run, nb::arg("inputs"), nb::arg("out"),
            nb::arg("entry").none() = nb::none(),
-           nb::arg("states") = std::vector<std::pair<std::string, OutArray>>());
+           nb::arg("states") = std::vector<std::pair<std::string, OutArray>>())
+      .def("device", &Model::device)
+      .def("device_alloc", &Model::deviceAlloc)
+      .def("device_free", &Model::deviceFree)
+      .def("copy_to_device", &Model::copyToDevice)
+      .def("copy_to_host", &Model::copyToHost)
+      .def("run_raw", &Model::runRaw, nb::arg("inputs"), nb::arg("out"),
+           nb::arg("entry").none(), nb::arg("states"),
+           nb::arg("device_tensors"));
 }
