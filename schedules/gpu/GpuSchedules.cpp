@@ -5,8 +5,9 @@
 // reduction, flash attention with a block per query tile and a thread per
 // query row, flash decoding with a thread per run of key tiles), and
 // nothing was tuned: no GPU has run these schedules yet
-// (docs/gpu.md). Keys and values are read from global memory through the
-// cache, not staged in shared memory.
+// (docs/gpu.md). Flash attention stages each key tile's keys and values in
+// shared memory; GEMM operands and decode's keys are read from global
+// memory through the cache.
 //
 //===----------------------------------------------------------------------===//
 #include "schedules/gpu/GpuSchedules.h"
@@ -20,6 +21,9 @@ namespace {
 
 /// Threads of a 1-D block, and of a side of a 2-D one.
 constexpr int kThreads1D = 128, kThreads2D = 16;
+/// Shared memory a block may take: the 48 KiB every CUDA device (and
+/// OpenCL's usual local memory) gives without asking for more.
+constexpr int64_t kSharedBytes = 48 * 1024;
 /// A GEMM block's output tile (features x rows) and each thread's part.
 constexpr int kGemmTileX = 64, kGemmTileY = 32, kGemmThreadX = 4,
               kGemmThreadY = 4;
@@ -171,9 +175,13 @@ void scheduleNorm(Func out, const std::vector<Var> &v, NormStage &n) {
 }
 
 /// Flash attention over a prefill: one block per (query tile, head,
-/// batch), one thread per query row; each thread keeps its row's state
-/// (running max, sum and headDim outputs) and folds in the key tiles the
-/// tile's rows may see, in order (the algorithm skips the others).
+/// batch), one thread per query row keeping its row's state (running max,
+/// sum and headDim outputs). The block walks the key tiles its rows may see
+/// in order (the algorithm skips the others): its threads first copy the
+/// tile's keys and values into shared memory together, then each folds the
+/// tile into its row's state, so a key is read from global memory once per
+/// block instead of once per row. Where a tile's keys, values and the
+/// states do not fit kSharedBytes, each thread reads them itself.
 void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   Var h("h"), c("c"), it("it"), ii("ii");
   out.split(v[0], h, c, a.headDim)
@@ -184,12 +192,37 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   else
     out.gpu_blocks(it, h);
   out.gpu_threads(ii);
-  a.queries.compute_at(out, ii);
-  a.state.compute_at(out, ii);
-  // The key tiles outside the head dims, so each tile is visited once.
-  a.state.update().reorder(a.state.args()[0], a.tiles.x);
-  for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
-    g.compute_at(a.state, a.tiles.x);
+  int64_t shared = int64_t(sizeof(float)) *
+                   (AttentionStage::kKeyTile * (a.keyHeadDim + a.headDim) +
+                    a.queryTile * (a.headDim + 2));
+  if (shared > kSharedBytes) {
+    a.queries.compute_at(out, ii);
+    a.state.compute_at(out, ii);
+    // The key tiles outside the head dims, so each tile is visited once.
+    a.state.update().reorder(a.state.args()[0], a.tiles.x);
+    for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
+      g.compute_at(a.state, a.tiles.x);
+    return;
+  }
+  // The states of the block's rows in shared memory, a thread per row.
+  std::vector<Var> sv = a.state.args(); // c, ii, it, h, ...
+  a.state.compute_at(out, it).gpu_threads(sv[1]);
+  a.state.update().reorder(sv[0], sv[1], a.tiles.x).gpu_threads(sv[1]);
+  // Per key tile, before the rows fold it: its keys and values, copied by
+  // every thread of the block (the fused features x keys, a strip each).
+  Func keys = a.keySource.in(a.dot), values = a.valueSource.in(a.tileOut);
+  for (Func f : {keys, values}) {
+    std::vector<Var> fv = f.args(); // c, j, batch...
+    Var o("o"), t("t");
+    f.compute_at(a.state, a.tiles.x)
+        .store_in(MemoryType::GPUShared)
+        .split(fv[1], o, t, a.queryTile, TailStrategy::GuardWithIf)
+        .reorder(fv[0], t, o)
+        .gpu_threads(t);
+  }
+  // A row's part of the tile in the thread folding it.
+  for (Func g : {a.queries, a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
+    g.compute_at(a.state, sv[1]);
 }
 
 /// Flash decoding: one block per (head, query row); each of its threads
