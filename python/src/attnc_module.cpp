@@ -235,7 +235,6 @@ public:
       fillSlot(inSlots[i], inputs[i].first, "input", inputs[i].second,
                const_cast<void *>(inputs[i].second.data()));
     std::vector<attn_tensor> in = tensorsOf(inSlots);
-    int32_t numIn = static_cast<int32_t>(in.size());
     // Output dims follow from the inputs of "run": "decode"'s extra
     // `position` is left out of that question (the run itself checks it).
     std::vector<attn_tensor> runIn;
@@ -296,24 +295,7 @@ public:
       outSlots.push_back(std::move(slot));
     }
     std::vector<attn_tensor> outTensors = tensorsOf(outSlots);
-
-    attn_status status;
-    std::string message;
-    {
-      nb::gil_scoped_release release;
-      attn_run_options options{};
-      options.size = sizeof options;
-      options.entry = entry ? entry->c_str() : nullptr;
-      options.states = stateTensors.data();
-      options.num_states = static_cast<int32_t>(stateTensors.size());
-      status = attn_model_run_with_options(
-          model, &options, in.data(), numIn, outTensors.data(),
-          static_cast<int32_t>(outTensors.size()));
-      if (status != ATTN_OK)
-        message = attn_last_error();
-    }
-    if (status != ATTN_OK)
-      raiseStatus(status, message);
+    runReleased(entry, in, outTensors, stateTensors, 0);
     return result;
   }
 
@@ -383,8 +365,18 @@ public:
     };
     std::vector<Slot> inSlots = slotsOf(inputs), outSlots = slotsOf(outputs),
                       stateSlots = slotsOf(states);
-    std::vector<attn_tensor> in = tensorsOf(inSlots), out = tensorsOf(outSlots),
-                             st = tensorsOf(stateSlots);
+    runReleased(entry, tensorsOf(inSlots), tensorsOf(outSlots),
+                tensorsOf(stateSlots), deviceTensors);
+  }
+
+private:
+  /// attn_model_run_with_options with the GIL released (the caller holds
+  /// the shared lock); raises its error.
+  void runReleased(const std::optional<std::string> &entry,
+                   const std::vector<attn_tensor> &in,
+                   const std::vector<attn_tensor> &out,
+                   const std::vector<attn_tensor> &states,
+                   uint32_t deviceTensors) {
     attn_status status;
     std::string message;
     {
@@ -392,8 +384,8 @@ public:
       attn_run_options options{};
       options.size = sizeof options;
       options.entry = entry ? entry->c_str() : nullptr;
-      options.states = st.data();
-      options.num_states = static_cast<int32_t>(st.size());
+      options.states = states.data();
+      options.num_states = static_cast<int32_t>(states.size());
       options.device_tensors = deviceTensors;
       status = attn_model_run_with_options(
           model, &options, in.data(), static_cast<int32_t>(in.size()),
@@ -405,7 +397,6 @@ public:
       raiseStatus(status, message);
   }
 
-private:
   /// Taken with the GIL released: a run in flight holds the lock while it
   /// waits for the GIL to return its outputs.
   std::shared_lock<std::shared_mutex> lockShared() const {
