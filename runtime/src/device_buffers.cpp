@@ -207,6 +207,7 @@ attn_status bindDeviceBuffers(const attn_model &model,
       return s;
   state.device.resize(entry.num_buffers);
   state.callerHandles.assign(entry.num_buffers, 0);
+  state.copiedInputs.clear();
   for (int32_t b = 0; b < entry.num_buffers; ++b) {
     const attn_model_buffer &buf = entry.buffers[b];
     if (buf.kind == ATTN_MODEL_BUFFER_CONSTANT ||
@@ -292,12 +293,17 @@ attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
                  : state.device[b].handle;
     if (read && buf.dtype == ATTN_MODEL_I32) {
       std::vector<uint8_t> &hostCopy = state.hostCopies[b];
+      // An input stays as it is for the whole run: one copy serves every
+      // step that reads it (a position read by each layer's cache write).
+      bool fresh = buf.kind == ATTN_MODEL_BUFFER_INPUT &&
+                   !state.copiedInputs.insert(b).second;
       uint64_t bytes = bytesOf(buf.dtype, plan.bufferDims[b]);
       hostCopy.resize(bytes);
-      if (attn_status s = copyDevice(d, false, handle, hostCopy.data(), bytes,
-                                     bufferName(entry, b));
-          s != ATTN_OK)
-        return s;
+      if (!fresh)
+        if (attn_status s = copyDevice(d, false, handle, hostCopy.data(), bytes,
+                                       bufferName(entry, b));
+            s != ATTN_OK)
+          return s;
       host = hostCopy.data();
     }
     break;

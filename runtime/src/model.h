@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,8 @@ struct EntryState {
   /// buffer index (0: the buffer is in `device`), and those wrapped for it.
   std::vector<uint64_t> callerHandles;
   std::vector<uint64_t> wrapped;
+  /// The inputs on the device whose host copy this run already made.
+  std::set<int32_t> copiedInputs;
 
   EntryState() = default;
   EntryState(const EntryState &) = delete;
