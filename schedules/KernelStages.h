@@ -28,6 +28,9 @@ struct GemmStage {
   /// to whole weight panels when the last one is padded with zeros (a
   /// schedule then computes whole panels and stores the real outputs).
   int64_t paddedFeatures;
+  /// The operands as `func` reads them: input(k, rows...) (rows clamped to
+  /// the last) and weight(n, k); inlined unless a schedule places them.
+  Halide::Func input, weight;
 };
 
 /// An op computed row by row from statistics of each row (a layer norm's

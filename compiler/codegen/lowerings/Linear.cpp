@@ -34,11 +34,6 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
     }
     llvm_unreachable("unknown weight layout");
   };
-  // Rows are clamped to the last one so a schedule may compute whole row
-  // tiles past it (constant-size register blocks); those rows are never
-  // stored.
-  std::vector<Expr> row = b.args(rank, 0, r.x);
-  row[1] = min(v[1], in.extents[1] - 1);
   // Padded panels: whole panels may be computed past the last output, with
   // the bias clamped to it.
   int64_t padded = n;
@@ -49,10 +44,20 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
     if (padded != n)
       biasAt = min(v[0], int(n) - 1);
   }
+  // The operands as Funcs of their own (inlined unless a schedule places
+  // them: GPU schedules stage their k-tiles in shared memory). Rows are
+  // clamped to the last one so a schedule may compute whole row tiles past
+  // it (constant-size register blocks); those rows are never stored.
+  std::vector<Expr> clamped(v.begin(), v.end());
+  clamped[1] = min(v[1], in.extents[1] - 1);
+  Func lhs(b.name("gemm_in")), rhs(b.name("gemm_w"));
+  lhs(v) = in.func(clamped);
+  rhs(v[0], v[1]) = weight(v[0], v[1]);
   Func gemm(b.name("gemm"));
   gemm(v) = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
-  gemm(v) += in.func(row) * weight(v[0], r.x);
-  b.stages.stages.push_back(schedules::GemmStage{gemm, r, k, n, padded});
+  gemm(v) += lhs(b.args(rank, 0, r.x)) * rhs(v[0], r.x);
+  b.stages.stages.push_back(
+      schedules::GemmStage{gemm, r, k, n, padded, lhs, rhs});
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
   b.define(op.getResult(), {gemm, extents});
