@@ -34,6 +34,8 @@ bool TargetDesc::storesHalfAsBits() const {
           !halide_.has_feature(Halide::Target::CLHalf));
 }
 
+bool TargetDesc::warpShuffles() const { return device() == Device::Cuda; }
+
 int TargetDesc::gemmPanelWidth() const {
   return isGpu() ? 0 : cpuGemmPanelWidth(halide_);
 }

@@ -51,6 +51,12 @@ public:
   /// code generator cannot widen bf16.
   bool storesHalfAsBits() const;
 
+  /// GPU schedules' loops over a warp's lanes (gpu_lanes) keep each lane's
+  /// values in its registers and read a neighbour's with a warp shuffle:
+  /// CUDA. Halide 21's OpenCL back end refuses gpu_lanes; there the same
+  /// loops run over threads with those values in shared memory.
+  bool warpShuffles() const;
+
 private:
   Halide::Target halide_;
 };

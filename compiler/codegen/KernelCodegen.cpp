@@ -210,7 +210,7 @@ FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
   switch (schedule) {
   case ScheduleKind::Hand:
     if (desc.isGpu())
-      schedules::scheduleGpu(stages);
+      schedules::scheduleGpu(stages, desc);
     else
       schedules::scheduleHand(stages, halideTarget);
     break;

@@ -1,13 +1,14 @@
 //===- schedules/gpu/GpuSchedules.cpp - schedules for GPUs ----------------===//
 //
-// Correct first: each anchor has the block and thread structure the issue
-// asks for (GEMM register tiles, a block per norm row with a block
-// reduction, flash attention with a block per query tile and a thread per
-// query row, flash decoding with a thread per run of key tiles), and
-// nothing was tuned: no GPU has run these schedules yet
-// (docs/gpu.md). Flash attention stages each key tile's keys and values in
-// shared memory; GEMM operands and decode's keys are read from global
-// memory through the cache.
+// Each anchor has the block and thread structure the issue asks for: GEMMs
+// in blocks of one warp whose lanes keep their partial sums in registers
+// while the block stages k-tiles of both operands in shared memory; norms
+// as a warp per row, the last row statistic folded with warp shuffles;
+// flash attention with a block per query tile, a thread per query row and
+// each key tile staged in shared memory; flash decoding with a thread per
+// run of key tiles. Nothing was tuned: no GPU has run these schedules yet
+// (docs/gpu.md). CUDA and OpenCL share every loop; only where a warp's
+// lanes keep their values differs (Warp).
 //
 //===----------------------------------------------------------------------===//
 #include "schedules/gpu/GpuSchedules.h"
@@ -24,9 +25,12 @@ constexpr int kThreads1D = 128, kThreads2D = 16;
 /// Shared memory a block may take: the 48 KiB every CUDA device (and
 /// OpenCL's usual local memory) gives without asking for more.
 constexpr int64_t kSharedBytes = 48 * 1024;
-/// A GEMM block's output tile (features x rows) and each thread's part.
-constexpr int kGemmTileX = 64, kGemmTileY = 32, kGemmThreadX = 4,
-              kGemmThreadY = 4;
+/// Lanes of a warp.
+constexpr int kWarp = 32;
+/// A GEMM block is one warp: kWarp x kGemmLaneCols features by kGemmRows
+/// rows, whose partial sums stay in its lanes (kGemmLaneCols x kGemmRows
+/// each) over the whole reduction, taken kGemmKTile at a time.
+constexpr int kGemmLaneCols = 4, kGemmRows = 8, kGemmKTile = 32;
 
 /// The largest power of two <= min(`limit`, `extent`), at least 1.
 int powerOfTwoUpTo(int64_t extent, int limit) {
@@ -35,6 +39,29 @@ int powerOfTwoUpTo(int64_t extent, int limit) {
     p *= 2;
   return p;
 }
+
+/// Loops over a warp's lanes, the same on every GPU: on CUDA Halide's lanes,
+/// whose values stay in each lane's registers (a lane reading another's is
+/// a warp shuffle); elsewhere threads, with those values in shared memory
+/// (TargetDesc::warpShuffles). So PoCL runs the structure CUDA runs.
+class Warp {
+public:
+  explicit Warp(const TargetDesc &target) : shuffles_(target.warpShuffles()) {}
+
+  void lanes(Halide::Stage s, const VarOrRVar &v) const {
+    if (shuffles_)
+      s.gpu_lanes(v);
+    else
+      s.gpu_threads(v);
+  }
+  /// Where a Func computed over the lanes of a block of one warp lives.
+  MemoryType laneMemory() const {
+    return shuffles_ ? MemoryType::Register : MemoryType::GPUShared;
+  }
+
+private:
+  bool shuffles_;
+};
 
 /// The pure vars of definition `update` of `f` (-1: the pure definition),
 /// innermost first: those its left-hand side names at their own positions.
@@ -97,17 +124,34 @@ void gpuRoot(Func f) {
 /// which code on a GPU cannot call.
 void onHost(Func f) { f.compute_root(); }
 
-/// Register-tiled GEMM: a block computes a kGemmTileX x kGemmTileY tile of
-/// outputs (features x rows, batch dims as a third block dim), each thread a
-/// kGemmThreadX x kGemmThreadY part of it whose partial sums stay in
-/// registers over the whole reduction. Threads of a warp read neighbouring
-/// pieces of each weight row. A decode's GEMVs (few rows) take a thread
-/// per output feature instead: a row tile would be padding.
+/// GEMM: a block is one warp computing a tile of kWarp x kGemmLaneCols
+/// features by kGemmRows rows (batch dims a third block dim); each lane's
+/// kGemmLaneCols x kGemmRows partial sums stay in its registers over the
+/// whole reduction. The reduction walks k-tiles of kGemmKTile: for each,
+/// the lanes first copy the tile's inputs (kGemmKTile x kGemmRows) and
+/// weights (the features x kGemmKTile) into shared memory together, each
+/// copy reading consecutive addresses across the lanes, then each lane folds
+/// the tile into its sums (the weights it reads are consecutive across the
+/// lanes, the inputs the same for all: no bank conflicts). A decode's GEMVs
+/// (few rows) take a thread per output feature instead (a row tile would be
+/// padding), as do GEMMs narrower than a warp.
 void scheduleGemm(Func out, const std::vector<Var> &v, int64_t features,
-                  GemmStage &g, bool fewRows) {
+                  GemmStage &g, bool fewRows, const Warp &warp) {
+  // An epilogue that folds several GEMM features into one output (a gated
+  // unit's glu: 2, adjacent) gets a tile that many times narrower, so the
+  // GEMM's tile keeps kGemmLaneCols features per lane; a lane keeps the
+  // features its outputs read (a stride of `fold` across the lanes).
+  int64_t fold = g.outFeatures > features && g.outFeatures % features == 0
+                     ? g.outFeatures / features
+                     : 1;
+  int tileX = powerOfTwoUpTo(
+      features, std::max<int>(1, kWarp * kGemmLaneCols / int(fold)));
   Func gemm = g.func;
-  Var xo("xo"), xi("xi"), tx("tx"), rx("rx");
-  if (v.size() < 2 || fewRows) {
+  Var xo("xo"), xi("xi");
+  // Tiles narrower than a warp (small test models) take the GEMV's
+  // schedule too: a lane's part of a tile must start a multiple of the warp
+  // apart from the next one's for Halide to keep it in registers.
+  if (v.size() < 2 || fewRows || tileX < kWarp) {
     int tile = powerOfTwoUpTo(features, kThreads1D);
     out.split(v[0], xo, xi, tile, TailStrategy::GuardWithIf);
     std::vector<VarOrRVar> blocks = {xo};
@@ -123,33 +167,73 @@ void scheduleGemm(Func out, const std::vector<Var> &v, int64_t features,
     return;
   }
   // Whole tiles along the features (ShiftInwards: a tile past the end moves
-  // back over computed outputs), so a thread's part is a constant-size
+  // back over computed outputs), so a lane's part is a constant-size
   // register block; rows past the last are computed from the clamped last
   // row (lowerings/Linear.cpp) and never stored.
-  int tileX = powerOfTwoUpTo(features, kGemmTileX);
-  int partX = std::min(kGemmThreadX, tileX);
-  Var yo("yo"), yi("yi"), ty("ty"), ry("ry");
+  Var xj("xj"), xl("xl"), yo("yo"), yi("yi");
   out.split(v[0], xo, xi, tileX, TailStrategy::ShiftInwards)
-      .split(v[1], yo, yi, kGemmTileY, TailStrategy::GuardWithIf)
-      .split(xi, tx, rx, partX)
-      .split(yi, ty, ry, kGemmThreadY)
-      .reorder(rx, ry, tx, ty, xo, yo);
+      .split(v[1], yo, yi, kGemmRows, TailStrategy::GuardWithIf)
+      .split(xi, xj, xl, kWarp)
+      .reorder(xj, yi, xl, xo, yo)
+      .unroll(xj)
+      .unroll(yi);
   if (v.size() > 2)
     out.gpu_blocks(xo, yo, fuseOuter(out, v, 2));
   else
     out.gpu_blocks(xo, yo);
-  out.gpu_threads(tx, ty).unroll(rx).unroll(ry);
-  gemm.compute_at(out, tx)
-      .bound_extent(v[1], kGemmThreadY)
-      .unroll(v[0])
-      .unroll(v[1]);
-  gemm.update().reorder(v[0], v[1], g.k.x).unroll(v[0]).unroll(v[1]);
+  warp.lanes(out, xl);
+  // The sums of the block, a lane's in its registers (shared memory where
+  // lanes are threads).
+  Var gj("gj"), gi("gi"), gl("gl"), gf("gf");
+  gemm.compute_at(out, xo)
+      .store_in(warp.laneMemory())
+      .bound_extent(v[1], kGemmRows);
+  RVar ko("ko"), ki("ki");
+  int kTile = powerOfTwoUpTo(g.inFeatures, kGemmKTile);
+  for (int d = -1; d < 1; ++d) {
+    Halide::Stage st = d < 0 ? Halide::Stage(gemm) : gemm.update();
+    st.split(v[0], gj, gi, kWarp * int(fold))
+        .split(gi, gl, gf, int(fold));
+    if (d < 0)
+      st.reorder(gf, gj, v[1], gl);
+    else
+      st.split(g.k.x, ko, ki, kTile, TailStrategy::GuardWithIf)
+          .reorder(gf, gj, v[1], ki, gl, ko);
+    st.unroll(gf).unroll(gj).unroll(v[1]);
+    warp.lanes(st, gl);
+  }
+  // Per k-tile: the inputs, a lane per k (rows, batch in the lane)...
+  std::vector<Var> iv = g.input.args(); // k, row, batch...
+  std::vector<VarOrRVar> inputOrder(iv.begin() + 1, iv.end());
+  inputOrder.push_back(iv[0]);
+  g.input.compute_at(gemm, ko).store_in(MemoryType::GPUShared).reorder(
+      inputOrder);
+  warp.lanes(g.input, iv[0]);
+  // ...and the weights, a lane per feature. Halide puts barriers in a block
+  // only where it has a loop over threads, and a warp's lanes are not
+  // synchronous without them (since Volta): the copy runs in one such loop,
+  // of one thread.
+  std::vector<Var> wv = g.weight.args(); // n, k
+  Var wo("wo"), wl("wl"), wt("wt"), wk("wk");
+  g.weight.compute_at(gemm, ko)
+      .store_in(MemoryType::GPUShared)
+      .split(wv[0], wo, wl, kWarp)
+      .split(wv[1], wt, wk, kTile)
+      .reorder(wo, wk, wl, wt)
+      .unroll(wo)
+      .gpu_threads(wt);
+  warp.lanes(g.weight, wl);
 }
 
-/// A norm (or softmax) per row: one block per row, its threads over the
-/// features; each row statistic is a block reduction, every thread folding
-/// a strided part of the row (rfactor) before one thread folds the parts.
-void scheduleNorm(Func out, const std::vector<Var> &v, NormStage &n) {
+/// A norm (or softmax) per row: a block (one warp) per row, its lanes over
+/// the features. Each row statistic is a warp reduction: every lane folds a
+/// strided part of the row (rfactor), then the parts are folded. The last
+/// statistic, which only the output reads, is folded by every lane where it
+/// writes its outputs, from the lanes' parts (warp shuffles on CUDA); an
+/// earlier one, which later statistics' parts read too, once per row in
+/// shared memory.
+void scheduleNorm(Func out, const std::vector<Var> &v, NormStage &n,
+                  const Warp &warp) {
   if (v.size() < 2) {
     gpuRoot(out);
     for (Func stat : n.rowStats)
@@ -157,20 +241,38 @@ void scheduleNorm(Func out, const std::vector<Var> &v, NormStage &n) {
     return;
   }
   Var row = fuseOuter(out, v, 1), fo("fo"), fi("fi");
-  int threads = powerOfTwoUpTo(n.features, kThreads1D);
-  out.split(v[0], fo, fi, threads, TailStrategy::GuardWithIf)
+  int lanes = powerOfTwoUpTo(n.features, kWarp);
+  out.split(v[0], fo, fi, lanes, TailStrategy::GuardWithIf)
       .reorder(fo, fi, row)
-      .gpu_blocks(row)
-      .gpu_threads(fi);
-  for (Func stat : n.rowStats) {
-    stat.compute_at(out, row);
-    if (threads == 1)
+      .gpu_blocks(row);
+  warp.lanes(out, fi);
+  // One row of each: the bounds of the fused row's dims are not constant.
+  auto oneRow = [](Func f, const Var &except) {
+    for (const Var &arg : f.args())
+      if (arg.name() != except.name())
+        f.bound_extent(arg, 1);
+  };
+  for (size_t i = 0; i < n.rowStats.size(); ++i) {
+    Func stat = n.rowStats[i];
+    bool last = i + 1 == n.rowStats.size();
+    stat.compute_at(out, last ? fi : row);
+    oneRow(stat, Var());
+    if (lanes == 1)
       continue;
     RVar ko("ko"), ki("ki");
     Var u("u");
-    Func partial = stat.update().split(n.k.x, ko, ki, threads).rfactor(ki, u);
-    partial.compute_at(out, row).gpu_threads(u);
-    partial.update().gpu_threads(u);
+    Func partial = stat.update().split(n.k.x, ko, ki, lanes).rfactor(ki, u);
+    // Unrolled, each part is a shuffle from a lane known at compile time;
+    // a fold in shared memory stays a loop (outside the lanes, Halide would
+    // put a barrier between unrolled steps).
+    if (last)
+      stat.update().unroll(ki);
+    partial.compute_at(out, row).store_in(last ? warp.laneMemory()
+                                               : MemoryType::GPUShared);
+    oneRow(partial, u);
+    warp.lanes(partial, u);
+    partial.update().reorder(ko, u);
+    warp.lanes(partial.update(), u);
   }
 }
 
@@ -276,7 +378,8 @@ void scheduleCacheWrite(CacheWriteStage &c) {
 
 } // namespace
 
-void scheduleGpu(KernelStages &s) {
+void scheduleGpu(KernelStages &s, const TargetDesc &target) {
+  Warp warp(target);
   // Intermediates other kernels also read, and lookup tables, are
   // computed whole; a cache written in place is scheduled by its stage.
   auto isCacheResult = [&](Func f) {
@@ -302,9 +405,9 @@ void scheduleGpu(KernelStages &s) {
     std::visit(Overloaded{
                    [&](GemmStage &g) {
                      scheduleGemm(out, vars, last ? s.features : g.outFeatures,
-                                  g, s.fewRows);
+                                  g, s.fewRows, warp);
                    },
-                   [&](NormStage &n) { scheduleNorm(out, vars, n); },
+                   [&](NormStage &n) { scheduleNorm(out, vars, n, warp); },
                    [&](AttentionStage &a) {
                      if (a.keyLengths.defined())
                        onHost(a.keyLengths);

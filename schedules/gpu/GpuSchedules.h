@@ -10,6 +10,7 @@
 #define ATTNC_SCHEDULES_GPU_GPUSCHEDULES_H
 
 #include "schedules/KernelStages.h"
+#include "schedules/TargetDesc.h"
 
 namespace attnc::schedules {
 
@@ -23,7 +24,7 @@ constexpr int kGpuQueryTile = 32;
 constexpr int kGpuDecodeKeyChunks = 16;
 
 /// The hand schedule for a GPU target (CUDA or OpenCL).
-void scheduleGpu(KernelStages &stages);
+void scheduleGpu(KernelStages &stages, const TargetDesc &target);
 
 /// A kernel that only moves data (the "init" entry's weight layouts): one
 /// thread per output element, in 2-D tiles.

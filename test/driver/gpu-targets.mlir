@@ -8,6 +8,7 @@
 // RUN: attnc %S/Inputs/block.mlir --target=host-opencl --emit=device-code | FileCheck %s --check-prefix=OPENCL
 // RUN: attnc %S/Inputs/block.mlir --target=host-cuda-cuda_capability_80 --emit=device-code | FileCheck %s --check-prefix=PTX
 // RUN: attnc %S/Inputs/block.mlir --target=host-cuda --emit=device-code | FileCheck %s --check-prefix=DEFAULT-CAPABILITY
+// RUN: attnc %models/gpt2_block.attn --target=host-cuda-cuda_capability_80 --emit=device-code | FileCheck %s --check-prefix=CUDA-SCHEDULES
 // RUN: not ls %t.so
 
 // METAL: attnc: error: unknown target 'host-metal': attnc has no schedules for metal; use 'host',
@@ -27,3 +28,26 @@
 
 // host-cuda alone means capability 7.5, the oldest CUDA 13 assembles for.
 // DEFAULT-CAPABILITY: .target sm_75
+
+// The CUDA schedules' structure (docs/gpu.md), which ptxas alone would not
+// notice losing, on the GPT-2 block (GEMMs narrower than a warp, as the
+// small block's, take the GEMV's schedule): a norm folds its last row
+// statistic with warp shuffles; a GEMM copies k-tiles of its operands into
+// shared memory between barriers and keeps its sums in registers (no local
+// memory, where Halide puts a lane's values it cannot keep in registers).
+// CUDA-SCHEDULES-LABEL: // kernel @k0_layer_norm
+// CUDA-SCHEDULES: shfl.sync
+// CUDA-SCHEDULES-LABEL: // kernel @k1_linear
+// CUDA-SCHEDULES-NOT: .local
+// CUDA-SCHEDULES: bar.sync
+// CUDA-SCHEDULES: ld.shared
+// CUDA-SCHEDULES-LABEL: // kernel @k2_sdpa
+// CUDA-SCHEDULES-LABEL: // kernel @k3_linear_add
+// CUDA-SCHEDULES-NOT: .local
+// CUDA-SCHEDULES: ld.shared
+// CUDA-SCHEDULES-LABEL: // kernel @k5_linear_gelu
+// CUDA-SCHEDULES-NOT: .local
+// CUDA-SCHEDULES: ld.shared
+// CUDA-SCHEDULES-LABEL: // kernel @k6_linear_add
+// CUDA-SCHEDULES-NOT: .local
+// CUDA-SCHEDULES: ld.shared
