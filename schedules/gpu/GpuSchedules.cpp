@@ -183,25 +183,29 @@ void scheduleGemm(Func out, const std::vector<Var> &v, int64_t features,
     out.gpu_blocks(xo, yo);
   warp.lanes(out, xl);
   // The sums of the block, a lane's in its registers (shared memory where
-  // lanes are threads).
+  // lanes are threads): per lane, groups of `fold` adjacent features
+  // kWarp * fold apart (kGemmLaneCols features in all) by kGemmRows rows,
+  // unrolled so that each sum is a register of its own.
   Var gj("gj"), gi("gi"), gl("gl"), gf("gf");
+  auto laneParts = [&](Halide::Stage st) {
+    st.split(v[0], gj, gi, kWarp * int(fold)).split(gi, gl, gf, int(fold));
+  };
   gemm.compute_at(out, xo)
       .store_in(warp.laneMemory())
       .bound_extent(v[1], kGemmRows);
+  laneParts(gemm);
+  gemm.reorder(gf, gj, v[1], gl).unroll(gf).unroll(gj).unroll(v[1]);
+  warp.lanes(gemm, gl);
   RVar ko("ko"), ki("ki");
   int kTile = powerOfTwoUpTo(g.inFeatures, kGemmKTile);
-  for (int d = -1; d < 1; ++d) {
-    Halide::Stage st = d < 0 ? Halide::Stage(gemm) : gemm.update();
-    st.split(v[0], gj, gi, kWarp * int(fold))
-        .split(gi, gl, gf, int(fold));
-    if (d < 0)
-      st.reorder(gf, gj, v[1], gl);
-    else
-      st.split(g.k.x, ko, ki, kTile, TailStrategy::GuardWithIf)
-          .reorder(gf, gj, v[1], ki, gl, ko);
-    st.unroll(gf).unroll(gj).unroll(v[1]);
-    warp.lanes(st, gl);
-  }
+  laneParts(gemm.update());
+  gemm.update()
+      .split(g.k.x, ko, ki, kTile, TailStrategy::GuardWithIf)
+      .reorder(gf, gj, v[1], ki, gl, ko)
+      .unroll(gf)
+      .unroll(gj)
+      .unroll(v[1]);
+  warp.lanes(gemm.update(), gl);
   // Per k-tile: the inputs, a lane per k (rows, batch in the lane)...
   std::vector<Var> iv = g.input.args(); // k, row, batch...
   std::vector<VarOrRVar> inputOrder(iv.begin() + 1, iv.end());
