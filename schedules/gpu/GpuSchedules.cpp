@@ -250,17 +250,18 @@ void scheduleNorm(Func out, const std::vector<Var> &v, NormStage &n,
       .reorder(fo, fi, row)
       .gpu_blocks(row);
   warp.lanes(out, fi);
-  // One row of each: the bounds of the fused row's dims are not constant.
-  auto oneRow = [](Func f, const Var &except) {
+  // One row of each (all dims but a partial's lanes): the bounds of the
+  // fused row's dims are not constant.
+  auto oneRow = [](Func f, const std::string &lanes = "") {
     for (const Var &arg : f.args())
-      if (arg.name() != except.name())
+      if (arg.name() != lanes)
         f.bound_extent(arg, 1);
   };
   for (size_t i = 0; i < n.rowStats.size(); ++i) {
     Func stat = n.rowStats[i];
     bool last = i + 1 == n.rowStats.size();
     stat.compute_at(out, last ? fi : row);
-    oneRow(stat, Var());
+    oneRow(stat);
     if (lanes == 1)
       continue;
     RVar ko("ko"), ki("ki");
@@ -273,7 +274,7 @@ void scheduleNorm(Func out, const std::vector<Var> &v, NormStage &n,
       stat.update().unroll(ki);
     partial.compute_at(out, row).store_in(last ? warp.laneMemory()
                                                : MemoryType::GPUShared);
-    oneRow(partial, u);
+    oneRow(partial, u.name());
     warp.lanes(partial, u);
     partial.update().reorder(ko, u);
     warp.lanes(partial.update(), u);
