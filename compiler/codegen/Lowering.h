@@ -83,6 +83,13 @@ private:
   llvm::DenseMap<mlir::TypeID, LowerFn> fns;
 };
 
+/// exp(x) as IEEE and PyTorch give it at the ends: NaN for NaN, +Inf for
+/// +Inf, 0 for -Inf. Halide's vector exp (a polynomial scaled by 2^k, k an
+/// integer) gives 0 for NaN and +Inf, which turned a NaN score or input into
+/// a plausible number. The checks are strict (is_finite), as Halide builds
+/// the rest with fast-math flags that let LLVM assume finite values.
+Halide::Expr ieeeExp(Halide::Expr x);
+
 /// tanh(x) through exp, which Halide vectorises (its `tanh` is a scalar libm
 /// call per lane); absolute error ~1e-7.
 Halide::Expr vectorTanh(Halide::Expr x);

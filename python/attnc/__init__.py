@@ -63,7 +63,7 @@ from . import _attnc
 __all__ = [
     "ABIMismatchError", "ArgumentError", "CompileError", "Dim", "DimOutOfBoundsError",
     "DeviceArray", "DTypeError", "Error", "FileError", "InvalidLibraryError", "KernelError", "Model",
-    "ModelInfo", "NoDeviceError", "OutOfMemoryError", "ShapeError", "TensorInfo",
+    "ModelInfo", "NoDeviceError", "NonFiniteError", "OutOfMemoryError", "ShapeError", "TensorInfo",
     "UnsupportedCPUError", "compile", "find_attnc", "init_weights", "load",
 ]
 
@@ -150,10 +150,15 @@ class CompileError(Error):
     """The attnc executable failed; the message is its stderr."""
 
 
+class NonFiniteError(Error, ValueError):
+    """ATTN_ERROR_NON_FINITE: a weight holds NaN or Inf (check_weights)."""
+    status = 12
+
+
 _BY_STATUS = {cls.status: cls for cls in (
     FileError, InvalidLibraryError, ABIMismatchError, ArgumentError, ShapeError, DTypeError,
     DimOutOfBoundsError, KernelError, OutOfMemoryError, UnsupportedCPUError,
-    NoDeviceError)}
+    NoDeviceError, NonFiniteError)}
 
 
 def _error(status, message):
@@ -304,10 +309,10 @@ class Model:
     `m(x=a)` or `m.run({"x": a})`, which return a dict name -> numpy array.
     close() (or leaving a `with` block) unloads it."""
 
-    def __init__(self, path, weights=None, threads=None):
+    def __init__(self, path, weights=None, threads=None, check_weights=False):
         path = os.fspath(path)
         weights = None if weights is None else os.fspath(weights)
-        self._m = _attnc._Model(path, weights)
+        self._m = _attnc._Model(path, weights, bool(check_weights))
         self.path = path
         self.weights = weights
         self.info = ModelInfo(*self._m.info())
@@ -563,12 +568,13 @@ def _on_device(value):
     return isinstance(value, DeviceArray) or hasattr(value, "__cuda_array_interface__")
 
 
-def load(path, weights=None, threads=None):
+def load(path, weights=None, threads=None, check_weights=False):
     """Loads the model library at `path`. `weights`: the safetensors file of
     a library that reads its weights at load (attnc without --weights), None
     for one that embeds them. `threads`: the thread pool's size (default: the
-    library's)."""
-    return Model(path, weights=weights, threads=threads)
+    library's). `check_weights`: scan the weights for NaN and Inf first,
+    raising NonFiniteError at the first (ATTN_LOAD_CHECK_WEIGHTS)."""
+    return Model(path, weights=weights, threads=threads, check_weights=check_weights)
 
 
 # ------------------------------------------------------------------ compiler

@@ -143,10 +143,12 @@ nb::tuple dimsInfo(const attn_tensor_info &t) {
 
 class Model {
 public:
-  Model(const std::string &path, std::optional<std::string> weights) {
+  Model(const std::string &path, std::optional<std::string> weights,
+        bool checkWeights) {
     attn_load_options options{};
     options.size = sizeof options;
     options.weights = weights ? weights->c_str() : nullptr;
+    options.flags = checkWeights ? ATTN_LOAD_CHECK_WEIGHTS : 0;
     attn_status status;
     std::string message;
     {
@@ -429,8 +431,9 @@ NB_MODULE(_attnc, m) {
   m.def("runtime_abi_version", &attn_runtime_abi_version);
 
   nb::class_<Model>(m, "_Model")
-      .def(nb::init<const std::string &, std::optional<std::string>>(),
-           nb::arg("path"), nb::arg("weights").none())
+      .def(nb::init<const std::string &, std::optional<std::string>, bool>(),
+           nb::arg("path"), nb::arg("weights").none(),
+           nb::arg("check_weights") = false)
       .def("close", &Model::close)
       .def_prop_ro("closed", &Model::closed)
       .def("info", &Model::info)

@@ -240,6 +240,27 @@ def test_weights_of_another_model(tiny, big):
         attnc.load(tiny.lib, weights=big.weights)
 
 
+@pytest.mark.parametrize("name, index, value, shown", [
+    ("fc.weight", (3, 5), np.nan, "NaN at [3, 5]"),
+    ("ln.bias", (11,), -np.inf, "-Inf at [11]"),
+    ("emb", (9, 0), np.inf, "+Inf at [9, 0]"),
+])
+def test_check_weights(tiny, tmp_path, name, index, value, shown):
+    weights = safetensors_io.load(tiny.weights)
+    # The clean file passes the check and runs as without it.
+    attnc.load(tiny.lib, weights=tiny.weights, check_weights=True).close()
+    weights[name] = weights[name].copy()
+    weights[name][index] = value
+    bad = tmp_path / "bad.safetensors"
+    safetensors_io.save(bad, weights)
+    with pytest.raises(attnc.NonFiniteError) as e:
+        attnc.load(tiny.lib, weights=bad, check_weights=True)
+    assert str(e.value).startswith(f"weight '{name}' in '{bad}' holds {shown} (shape ")
+    assert e.value.status_name == "non-finite weight"
+    # Without the check the load succeeds: the kernels propagate the value.
+    attnc.load(tiny.lib, weights=bad).close()
+
+
 def test_missing_library(tmp_path):
     with pytest.raises(attnc.FileError,
                        match="cannot open model library .*: No such file or directory"):

@@ -53,7 +53,8 @@ attn_status tensorInfo(const attn_model *model, int32_t index, bool input,
 /// Refuses flags this runtime does not know (a newer caller's request it
 /// would silently ignore) and a weights file given to a describe-only load.
 attn_status checkLoadFlags(const attn_load_options &o, const char *fn) {
-  if (uint32_t unknown = o.flags & ~ATTN_LOAD_DESCRIBE_ONLY)
+  if (uint32_t unknown =
+          o.flags & ~(ATTN_LOAD_DESCRIBE_ONLY | ATTN_LOAD_CHECK_WEIGHTS))
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 std::string(fn) + ": options->flags has bits " +
                     std::to_string(unknown) +
@@ -67,6 +68,12 @@ attn_status checkLoadFlags(const attn_load_options &o, const char *fn) {
                     o.weights +
                     "': give the weights file to run the model, or the flag "
                     "to only describe it");
+  if ((o.flags & ATTN_LOAD_DESCRIBE_ONLY) &&
+      (o.flags & ATTN_LOAD_CHECK_WEIGHTS))
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) +
+                    ": ATTN_LOAD_DESCRIBE_ONLY reads no weights, so "
+                    "ATTN_LOAD_CHECK_WEIGHTS has none to check: give one flag");
   return ATTN_OK;
 }
 
@@ -149,6 +156,8 @@ ATTN_API const char *attn_status_string(attn_status status) {
     return "unsupported CPU";
   case ATTN_ERROR_NO_DEVICE:
     return "no device";
+  case ATTN_ERROR_NON_FINITE:
+    return "non-finite weight";
   }
   return "unknown status";
 }
@@ -183,9 +192,8 @@ ATTN_API attn_status attn_model_load_with_options(
   }
   if (attn_status s = checkLoadFlags(o, fn); s != ATTN_OK)
     return s;
-  bool describeOnly = o.flags & ATTN_LOAD_DESCRIBE_ONLY;
-  return guarded(
-      fn, [&] { return loadModel(path, o.weights, describeOnly, *model); });
+  return guarded(fn,
+                 [&] { return loadModel(path, o.weights, o.flags, *model); });
 }
 
 ATTN_API void attn_model_free(attn_model *model) { delete model; }

@@ -565,8 +565,9 @@ const attn_model_entry *findEntry(const attn_model_desc &desc,
   return nullptr;
 }
 
-attn_status loadModel(const char *path, const char *weights, bool describeOnly,
+attn_status loadModel(const char *path, const char *weights, uint32_t flags,
                       attn_model *&out) {
+  const bool describeOnly = flags & ATTN_LOAD_DESCRIBE_ONLY;
   std::string p = path;
   struct stat st;
   if (::stat(path, &st) != 0)
@@ -664,7 +665,9 @@ attn_status loadModel(const char *path, const char *weights, bool describeOnly,
   // its runs are refused (run.cpp), its queries need neither.
   model->describeOnly = describeOnly;
   if (!describeOnly) {
-    if (attn_status s = loadWeights(*model, weights); s != ATTN_OK)
+    if (attn_status s =
+            loadWeights(*model, weights, flags & ATTN_LOAD_CHECK_WEIGHTS);
+        s != ATTN_OK)
       return s;
     if (attn_status s = uploadConstants(*model); s != ATTN_OK)
       return s;

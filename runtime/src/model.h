@@ -192,8 +192,9 @@ namespace attn::rt {
 
 /// dlopens `path`, checks magic, ABI and every table of the descriptor, then
 /// reads the weights from `weights` (nullptr: none given) and runs "init";
-/// with `describeOnly`, skips both: the model can be described, not run.
-attn_status loadModel(const char *path, const char *weights, bool describeOnly,
+/// `flags` are attn_load_options' (ATTN_LOAD_DESCRIBE_ONLY skips both: the
+/// model can be described, not run).
+attn_status loadModel(const char *path, const char *weights, uint32_t flags,
                       attn_model *&out);
 
 /// Checks every count, index, name and byte range of `desc` (magic and ABI
@@ -207,8 +208,10 @@ void adoptDescriptor(attn_model &model, const attn_model_desc &desc);
 
 /// Checks the weights file at `weights` against the model's weights table,
 /// records where each tensor's data is, allocates the constants block and
-/// runs the "init" entry.
-attn_status loadWeights(attn_model &model, const char *weights);
+/// runs the "init" entry; with `checkFinite`, first fails on the first NaN
+/// or Inf of a float weight (ATTN_LOAD_CHECK_WEIGHTS).
+attn_status loadWeights(attn_model &model, const char *weights,
+                        bool checkFinite);
 
 /// The entry of `desc` called `name`, or nullptr.
 const attn_model_entry *findEntry(const attn_model_desc &desc,

@@ -4,7 +4,8 @@
 // weights table) and computes its constants block from them with its "init"
 // entry. Here the safetensors file is mapped, every tensor of the table is
 // checked by name, dtype and shape (all problems reported at once, so one
-// export fixes them all), and "init" runs once.
+// export fixes them all), optionally scanned for NaN and Inf, and "init" runs
+// once.
 //
 //===----------------------------------------------------------------------===//
 #include "model.h"
@@ -145,7 +146,78 @@ attn_status placeWeight(attn_model &model, const attn_model_weight &w,
   return ATTN_OK;
 }
 
-attn_status readWeightsFile(attn_model &model, const std::string &path) {
+/// The flat index of the first NaN or Inf among `count` elements of float
+/// dtype `dtype` at `data`, or -1. By bits: all-ones exponent.
+int64_t firstNonFinite(const void *data, int64_t count, int32_t dtype) {
+  auto scan = [&](auto bits, auto exponent) {
+    using Bits = decltype(bits);
+    const auto *p = static_cast<const Bits *>(data);
+    for (int64_t i = 0; i < count; ++i) {
+      Bits b;
+      std::memcpy(&b, p + i, sizeof b); // the mapping may be misaligned
+      if ((b & exponent) == exponent)
+        return i;
+    }
+    return int64_t(-1);
+  };
+  switch (dtype) {
+  case ATTN_MODEL_F32:
+    return scan(uint32_t(0), uint32_t(0x7f800000u));
+  case ATTN_MODEL_BF16:
+    return scan(uint16_t(0), uint16_t(0x7f80u));
+  case ATTN_MODEL_F16:
+    return scan(uint16_t(0), uint16_t(0x7c00u));
+  default:
+    return -1; // integers are always finite
+  }
+}
+
+/// "NaN" or "+Inf" / "-Inf" for element `i` of a float tensor.
+std::string nonFiniteName(const void *data, int64_t i, int32_t dtype) {
+  const auto *bytes = static_cast<const uint8_t *>(data);
+  if (dtype == ATTN_MODEL_F32) {
+    uint32_t b;
+    std::memcpy(&b, bytes + 4 * i, 4);
+    return (b & 0x007fffffu) ? "NaN" : (b >> 31) ? "-Inf" : "+Inf";
+  }
+  uint16_t b;
+  std::memcpy(&b, bytes + 2 * i, 2);
+  uint16_t mantissa = dtype == ATTN_MODEL_BF16 ? 0x007f : 0x03ff;
+  return (b & mantissa) ? "NaN" : (b >> 15) ? "-Inf" : "+Inf";
+}
+
+/// Fails on the first NaN or Inf of the weights the model reads, in the
+/// order of its weights table, naming the tensor, the index and the value.
+attn_status checkFinite(const attn_model_desc &d, const st::File &file) {
+  for (int32_t w = 0; w < d.num_weights; ++w) {
+    const attn_model_weight &weight = d.weights[w];
+    const st::Tensor &t = *file.find(weight.name);
+    int64_t count = 1;
+    for (int32_t r = 0; r < weight.rank; ++r)
+      count *= weight.dims[r];
+    int64_t i = firstNonFinite(t.data, count, weight.dtype);
+    if (i < 0)
+      continue;
+    std::string index;
+    int64_t flat = i;
+    for (int32_t r = weight.rank - 1; r >= 0; --r) {
+      index.insert(0, std::to_string(flat % weight.dims[r]) +
+                          (r + 1 < weight.rank ? ", " : ""));
+      flat /= weight.dims[r];
+    }
+    return fail(ATTN_ERROR_NON_FINITE,
+                "weight '" + std::string(weight.name) + "' in '" + file.path() +
+                    "' holds " + nonFiniteName(t.data, i, weight.dtype) +
+                    " at [" + index + "] (shape " +
+                    dimsString(weight.dims, weight.rank) +
+                    "): the checkpoint is damaged; export it again from a "
+                    "model whose weights are finite");
+  }
+  return ATTN_OK;
+}
+
+attn_status readWeightsFile(attn_model &model, const std::string &path,
+                            bool checkNonFinite) {
   const attn_model_desc &d = *model.desc;
   st::Expected<st::File> file = st::File::open(path);
   if (!file)
@@ -166,6 +238,9 @@ attn_status readWeightsFile(attn_model &model, const std::string &path) {
       message += "\n  and " + std::to_string(problems.more) + " more";
     return fail(problems.status, message);
   }
+  if (checkNonFinite)
+    if (attn_status s = checkFinite(d, *file); s != ATTN_OK)
+      return s;
   for (int32_t i = 0; i < d.num_weights; ++i)
     if (attn_status s =
             placeWeight(model, d.weights[i], *file->find(d.weights[i].name));
@@ -210,7 +285,8 @@ void *alignedAlloc(std::size_t bytes) {
   return ::posix_memalign(&p, 64, rounded) == 0 ? p : nullptr;
 }
 
-attn_status loadWeights(attn_model &model, const char *weights) {
+attn_status loadWeights(attn_model &model, const char *weights,
+                        bool checkNonFinite) {
   const attn_model_desc &d = *model.desc;
   std::string m =
       "model '" + std::string(d.model_name) + "' ('" + model.path + "')";
@@ -227,8 +303,17 @@ attn_status loadWeights(attn_model &model, const char *weights) {
                           "without --weights to read them at load"
                     : m + " reads no weights: load it without a weights "
                           "file");
+  if (checkNonFinite && !weights)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                d.constants
+                    ? m + " embeds its weights (built with attnc --weights), "
+                          "so there are none to check at load: check the "
+                          "file before embedding it (attn-run --check-weights "
+                          "on a library built without --weights)"
+                    : m + " reads no weights: there are none to check");
   if (weights)
-    if (attn_status s = readWeightsFile(model, weights); s != ATTN_OK)
+    if (attn_status s = readWeightsFile(model, weights, checkNonFinite);
+        s != ATTN_OK)
       return s;
 
   if (d.constants) {

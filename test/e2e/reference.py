@@ -137,13 +137,15 @@ def attention_core(q, k, v, heads, mask, mm=np.matmul):
 
 def masked_softmax(scores, seen):
     """Softmax over the last axis of the keys each row sees; a row that sees
-    no key gets zeros."""
+    no key gets zeros (PyTorch's SDPA). A NaN score the row sees makes the
+    row NaN, as in PyTorch (a `s > 0` test would make it zeros)."""
     scores = np.where(seen, scores, -np.inf)
-    m = scores.max(axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    e = np.exp(scores - m)
-    s = e.sum(axis=-1, keepdims=True)
-    return np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
+    with np.errstate(invalid="ignore"):
+        m = scores.max(axis=-1, keepdims=True)
+        m = np.where(np.isneginf(m), 0.0, m)
+        e = np.exp(scores - m)
+        s = e.sum(axis=-1, keepdims=True)
+        return np.where(s == 0, 0.0, e / np.where(s == 0, 1.0, s))
 
 
 def visible(B, Sq, Sk, causal, window, lengths):

@@ -456,7 +456,22 @@ def test_llm_attention():
           "multi-query attention reads the one key/value head for every head")
 
 
+def test_masked_softmax_nonfinite():
+    """A NaN score a row sees makes the row NaN; one it does not see changes
+    nothing; a row that sees no key is zeros (PyTorch's SDPA)."""
+    s = np.array([[1.0, np.nan, 2.0], [0.5, 1.5, np.nan], [3.0, 1.0, 2.0]])
+    seen = np.array([[True, True, True], [True, True, False], [False, False, False]])
+    p = ref.masked_softmax(s, seen)
+    check(np.isnan(p[0]).all(), "masked softmax: a seen NaN score makes the row NaN")
+    check(np.isfinite(p[1]).all() and np.isclose(p[1].sum(), 1.0) and p[1, 2] == 0.0,
+          "masked softmax: an unseen NaN score changes nothing")
+    check(np.array_equal(p[2], np.zeros(3)), "masked softmax: a row that sees no key is zeros")
+    p = ref.masked_softmax(np.array([[np.inf, 0.0]]), np.array([[True, True]]))
+    check(np.isnan(p).all(), "masked softmax: a seen +Inf score makes the row NaN (Inf - Inf)")
+
+
 def main():
+    test_masked_softmax_nonfinite()
     test_functions()
     test_sinusoidal()
     test_rms_norm_and_softcap()

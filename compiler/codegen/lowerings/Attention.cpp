@@ -218,6 +218,14 @@ Tuple foldSoftmax(Tuple old, Expr m, Expr sum, Expr out) {
                old[2] * keep + out * add);
 }
 
+/// `out / sum`, or 0 for a row that sees no key (its sum is exactly 0), as
+/// PyTorch's SDPA gives a fully masked row. A NaN sum (a NaN score, or an
+/// Inf one: exp(Inf - Inf)) stays NaN: a test `sum > 0` would turn the
+/// row of a damaged checkpoint into zeros.
+Expr normalise(Expr out, Expr sum) {
+  return select(sum == 0.0f, 0.0f, out / sum);
+}
+
 /// Flash attention: per (query tile, head), keys are visited one tile at a
 /// time; each key tile yields its own row maximum, row sum of exponentials and
 /// unnormalised output, and a running (max, sum, output) state folds the
@@ -264,8 +272,8 @@ LogicalResult lowerFlash(AttentionParts &a) {
   tileMax(a.with({ii, kt, it, h})) =
       max(tileMax(a.with({ii, kt, it, h})),
           select(visibleAt, score(kr.x), kLowest));
-  Expr prob =
-      select(visible, exp(score(jj) - tileMax(a.with({ii, kt, it, h}))), 0.0f);
+  Expr prob = select(
+      visible, ieeeExp(score(jj) - tileMax(a.with({ii, kt, it, h}))), 0.0f);
   if (a.checkedLengths.defined()) {
     // Only the tiles a sequence's length reaches pay for their exps.
     probs(a.with({ii, jj, kt, it, h})) = 0.0f;
@@ -321,8 +329,7 @@ LogicalResult lowerFlash(AttentionParts &a) {
   Tuple fin = (chunks > 1 ? merged : state)(
       a.with({v[0] % a.dv, v[1] % tq, v[1] / tq, v[0] / a.dv}));
   Func out(b.name("attention"));
-  // A query that sees no key gets zeros, not 0 / 0.
-  out(v) = select(fin[1] > 0.0f, fin[2] / fin[1], 0.0f);
+  out(v) = normalise(fin[2], fin[1]);
   b.stages.stages.push_back(AttentionStage{
       out,   a.keys,  a.values, queries, dot,     tileMax,
       probs, tileSum, tileOut,  state,   merged,  a.checkedLengths,
@@ -357,13 +364,12 @@ LogicalResult lowerWithWeights(AttentionParts &a) {
       max(rowMax(a.with({i, h})), select(a.visible(i, kr.x), sAt, kLowest));
   Func exps(b.name("exps"));
   exps(at(j, i, h)) =
-      select(a.visible(i, j), exp(s - rowMax(a.with({i, h}))), 0.0f);
+      select(a.visible(i, j), ieeeExp(s - rowMax(a.with({i, h}))), 0.0f);
   rowSum(a.with({i, h})) = 0.0f;
   rowSum(a.with({i, h})) += exps(at(kr.x, i, h));
   Func probs(b.name("weights"));
   // Masked entries are exactly 0; a row that sees no key is all zeros.
-  probs(at(j, i, h)) = select(rowSum(a.with({i, h})) > 0.0f,
-                              exps(at(j, i, h)) / rowSum(a.with({i, h})), 0.0f);
+  probs(at(j, i, h)) = normalise(exps(at(j, i, h)), rowSum(a.with({i, h})));
   const std::vector<Var> &v = a.v;
   Func out(b.name("attention"));
   out(v) = 0.0f;

@@ -24,14 +24,16 @@ Expr erfApprox(Expr x) {
       t * (0.254829592f +
            t * (-0.284496736f +
                 t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  Expr y = 1.0f - poly * exp(-ax * ax);
+  Expr y = 1.0f - poly * ieeeExp(-ax * ax);
   return select(x < 0.0f, -y, y);
 }
 
 /// The unary elementwise ops (BuiltinFunctionOpInterface), one line each.
 std::vector<std::pair<TypeID, Expr (*)(Expr)>> unaryOps() {
   return {
-      {TypeID::get<ReluOp>(), [](Expr x) { return max(x, 0.0f); }},
+      // max(NaN, 0) is 0 in Halide (a > b ? a : b); torch.relu keeps NaN.
+      {TypeID::get<ReluOp>(),
+       [](Expr x) { return select(is_nan(x), x, max(x, 0.0f)); }},
       {TypeID::get<GeluOp>(),
        [](Expr x) {
          return 0.5f * x * (1.0f + erfApprox(x * float(M_SQRT1_2)));
@@ -43,8 +45,8 @@ std::vector<std::pair<TypeID, Expr (*)(Expr)>> unaryOps() {
        }},
       {TypeID::get<TanhOp>(), [](Expr x) { return vectorTanh(x); }},
       {TypeID::get<SigmoidOp>(),
-       [](Expr x) { return 1.0f / (1.0f + exp(-x)); }},
-      {TypeID::get<SiluOp>(), [](Expr x) { return x / (1.0f + exp(-x)); }},
+       [](Expr x) { return 1.0f / (1.0f + ieeeExp(-x)); }},
+      {TypeID::get<SiluOp>(), [](Expr x) { return x / (1.0f + ieeeExp(-x)); }},
   };
 }
 
@@ -68,11 +70,17 @@ LogicalResult lowerMap(Operation *op, KernelBuilder &b,
 
 } // namespace
 
+Expr ieeeExp(Expr x) {
+  // A non-finite x is its own exp but for -Inf (sign bit set, not NaN).
+  Expr negativeInf = is_inf(x) && reinterpret<int32_t>(x) < 0;
+  return select(is_finite(x), exp(x), select(negativeInf, 0.0f, x));
+}
+
 /// tanh(x) = 1 - 2 / (exp(2x) + 1): Halide lowers `tanh` to a scalar libm
 /// call per lane, `exp` to a vector polynomial (GPT-2's tanh GELU ran at 60%
 /// of its GEMM's speed). Exp's overflow gives 1 and its underflow -1, the
-/// limits.
-Expr vectorTanh(Expr x) { return 1.0f - 2.0f / (exp(2.0f * x) + 1.0f); }
+/// limits; NaN stays NaN.
+Expr vectorTanh(Expr x) { return 1.0f - 2.0f / (ieeeExp(2.0f * x) + 1.0f); }
 
 /// act(in(2j)) * in(2j + 1), act one of unaryOps() found by its op name.
 static LogicalResult lowerGlu(GluOp op, KernelBuilder &b) {

@@ -48,6 +48,7 @@ typedef enum attn_status {
   ATTN_ERROR_OUT_OF_MEMORY = 9,
   ATTN_ERROR_UNSUPPORTED_CPU = 10, /* built for instructions this CPU lacks */
   ATTN_ERROR_NO_DEVICE = 11,       /* no device of the library's GPU API */
+  ATTN_ERROR_NON_FINITE = 12, /* a weight holds NaN or Inf (CHECK_WEIGHTS) */
 } attn_status;
 
 /* Element types; the values equal attn_model_dtype in model_abi.h. */
@@ -127,6 +128,16 @@ typedef struct attn_load_options {
  * attn_model_workspace_size work; attn_model_run refuses with
  * ATTN_ERROR_INVALID_ARGUMENT naming the weights file the model needs. */
 #define ATTN_LOAD_DESCRIBE_ONLY 1u
+
+/* Scan every weight the model reads for NaN and Inf once, before "init"
+ * runs: the first one found fails the load with ATTN_ERROR_NON_FINITE naming
+ * the tensor, the index and the value. NaN and Inf propagate through the
+ * kernels as through PyTorch, so a damaged checkpoint would otherwise give
+ * NaN outputs at run time, or nothing to notice. It reads every byte of the
+ * file once (GPT-2 small: docs/robustness.md). A library that embeds its
+ * weights (attnc --weights) is refused with this flag: check the file before
+ * embedding it. */
+#define ATTN_LOAD_CHECK_WEIGHTS 2u
 
 /* attn_model_load with options; NULL options equal attn_model_load. */
 ATTN_API attn_status attn_model_load_with_options(

@@ -997,6 +997,39 @@ TEST_F(WeightsTest, DescribeOnlyOfAnEmbeddingModel) {
                     HasSubstr("load it without ATTN_LOAD_DESCRIBE_ONLY")));
 }
 
+TEST_F(WeightsTest, CheckWeightsNamesTheFirstNonFiniteElement) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float scale[4] = {Scale[0], Scale[1], nan, -nan};
+  std::string path =
+      write({f32("bias", {4}, Bias, 4), f32("scale", {4}, scale, 4)});
+  attn_load_options options{};
+  options.size = sizeof options;
+  options.weights = path.c_str();
+  options.flags = ATTN_LOAD_CHECK_WEIGHTS;
+  EXPECT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
+            ATTN_ERROR_NON_FINITE);
+  EXPECT_EQ(model, nullptr);
+  EXPECT_EQ(std::string(attn_last_error()),
+            "weight 'scale' in '" + path +
+                "' holds NaN at [2] (shape [4]): the checkpoint is damaged; "
+                "export it again from a model whose weights are finite");
+  EXPECT_STREQ(attn_status_string(ATTN_ERROR_NON_FINITE), "non-finite weight");
+  // Without the flag the same file loads: the kernels propagate the value.
+  options.flags = 0;
+  ASSERT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
+            ATTN_OK)
+      << attn_last_error();
+  attn_model_free(model);
+  model = nullptr;
+  // The clean file passes the check.
+  options.flags = ATTN_LOAD_CHECK_WEIGHTS;
+  std::string clean = write(goodEntries(), "clean.safetensors");
+  options.weights = clean.c_str();
+  EXPECT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
+            ATTN_OK)
+      << attn_last_error();
+}
+
 TEST_F(WeightsTest, LoadFlagsAreChecked) {
   std::string path = write(goodEntries());
   attn_load_options options{};
@@ -1008,11 +1041,18 @@ TEST_F(WeightsTest, LoadFlagsAreChecked) {
   EXPECT_THAT(std::string(attn_last_error()),
               AllOf(HasSubstr("ATTN_LOAD_DESCRIBE_ONLY reads no weights"),
                     HasSubstr(path)));
-  options.flags = 6;
+  options.flags = ATTN_LOAD_DESCRIBE_ONLY | ATTN_LOAD_CHECK_WEIGHTS;
+  options.weights = nullptr;
   EXPECT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
             ATTN_ERROR_INVALID_ARGUMENT);
   EXPECT_THAT(std::string(attn_last_error()),
-              HasSubstr("options->flags has bits 6 this runtime does not "
+              HasSubstr("ATTN_LOAD_CHECK_WEIGHTS has none to check"));
+  options.weights = path.c_str();
+  options.flags = 12;
+  EXPECT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()),
+              HasSubstr("options->flags has bits 12 this runtime does not "
                         "know"));
   EXPECT_EQ(model, nullptr);
   // A caller built before `flags` existed passes the smaller size: whatever
