@@ -32,6 +32,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -470,12 +471,23 @@ struct Output {
 };
 
 /// Inputs made up for a quick try: each symbolic dim from `bound`, float
-/// data ~ N(0, 1) from a fixed seed (or bound["seed"]), i32 data all 0.
+/// data ~ N(0, 1) from a fixed seed (or bound["seed"]), i32 data all 0 (a
+/// warning for each input named like lengths).
 struct RandomInputs {
   std::vector<std::vector<int64_t>> dims;
   std::vector<std::vector<uint64_t>> data; // 8-byte words: aligned for all
   std::vector<attn_tensor> tensors;
 };
+
+/// Whether an input's name reads as lengths ("lengths", "src_lengths",
+/// "enc_len"). A library does not say what its inputs do, so --random's
+/// warning that lengths of 0 mask every key of a padding(...) mask goes by
+/// the name.
+bool namedLikeLengths(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return name.find("len") != std::string::npos;
+}
 
 void makeRandomInputs(const attn_model *model,
                       const std::map<std::string, int64_t> &bound,
@@ -517,6 +529,12 @@ void makeRandomInputs(const attn_model *model,
         static_cast<uint16_t *>(p)[e] = floatToF16(normal(rng));
     out.tensors.push_back({info.name, info.dtype, info.rank, out.dims[i].data(),
                            out.data[i].data()});
+    if (info.dtype == ATTN_I32 && namedLikeLengths(info.name))
+      std::fprintf(stderr,
+                   "attn-run: warning: --random makes i32 input '%s' all 0, "
+                   "which as key lengths (judged by its name) masks every "
+                   "key: give real lengths with --inputs FILE\n",
+                   info.name);
   }
 }
 
