@@ -13,6 +13,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
   build-essential cmake ninja-build python3 python3-venv python3-dev \
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools \
   libfmt-dev libgtest-dev nlohmann-json3-dev pkg-config libpng-dev \
+  libcli11-dev libxxhash-dev \
   pocl-opencl-icd ocl-icd-opencl-dev
 
 # Halide's official C++ SDK ships as a wheel (docs/dependencies.md says why

@@ -94,8 +94,13 @@ std::string checkElf(int fd, uint64_t fileSize) {
 std::string checkDigest(int fd, uint64_t fileSize) {
   unsigned char trailer[digest::kTrailerSize];
   if (fileSize < digest::kTrailerSize ||
-      !readAt(fd, trailer, sizeof trailer, fileSize - digest::kTrailerSize) ||
-      std::memcmp(trailer + 16, digest::kMagic, 8) != 0)
+      !readAt(fd, trailer, sizeof trailer, fileSize - digest::kTrailerSize))
+    return "it carries no attnc digest (attnc appends one to every library; "
+           "this one was made by another tool, or its end is cut off)";
+  if (std::memcmp(trailer + 16, digest::kOldMagic, 8) == 0)
+    return "its digest is in an older attnc's format (before XXH3), which "
+           "this runtime does not read";
+  if (std::memcmp(trailer + 16, digest::kMagic, 8) != 0)
     return "it carries no attnc digest (attnc appends one to every library; "
            "this one was made by another tool, or its end is cut off)";
   uint64_t covered = digest::getLE(trailer + 8);

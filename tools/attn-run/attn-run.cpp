@@ -12,6 +12,9 @@
 // prints a summary of them and of the memory its temporaries take. The
 // simplest way to run a model without writing C, and to time it. --info
 // alone loads the model only to describe it, so needs no weights file.
+// The command line is CLI11's (--opt value or --opt=value; --help); an
+// unknown option is answered as attnc answers one
+// (tools/common/OptionSuggest.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Device.h"
@@ -23,9 +26,13 @@
 #include "Generate.h"
 #include "Heatmap.h"
 
+#include "tools/common/OptionSuggest.h"
+
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -43,62 +50,6 @@ namespace st = attn::safetensors;
 using attn::run::HeatmapError;
 
 namespace {
-
-const char *Usage =
-    "usage: attn-run lib.so [--weights w.safetensors]\n"
-    "                [--inputs in.safetensors | --random B=1,S=128]\n"
-    "                [--outputs out.safetensors] [--threads N] [--bench N] "
-    "[--profile]\n"
-    "                [--info] [--version] [--device N] [--device-memory]\n"
-    "       attn-run lib.so --weights w.safetensors --generate N --prompt IDS\n"
-    "                [--cache ROWS] [--check]\n"
-    "  --weights F    read the model's weights from safetensors file F at "
-    "load\n"
-    "                 (for a model built without attnc --weights)\n"
-    "  --inputs F     read the model's inputs by name from safetensors file F\n"
-    "  --random DIMS  make the inputs: floats ~ N(0, 1), i32 all 0 (give ids "
-    "and\n"
-    "                 lengths with --inputs); DIMS binds each symbolic dim,\n"
-    "                 e.g. B=1,S=128, and seed=N picks another draw\n"
-    "  --outputs F    write the model's outputs by name to F (atomically);\n"
-    "                 without it a summary of each output is printed\n"
-    "  --threads N    size the model's thread pool (0: its default)\n"
-    "  --bench N      run N more times after one warm-up; print median and "
-    "min\n"
-    "                 and tokens/s (tokens: the first input's dynamic dims, "
-    "B x S)\n"
-    "  --profile      time every kernel of the --bench runs (or of one run) "
-    "and\n"
-    "                 print ms and % per kind of kernel\n"
-    "  --info         print the model's inputs and outputs; alone, without\n"
-    "                 --weights, the model is loaded only to be described\n"
-    "  --heatmap F.png  draw attention weights [B, H, S, T] (an output) as a\n"
-    "                 PNG: queries down, keys across, white to dark blue\n"
-    "                 scaled to the largest weight, exactly 0 (masked) white\n"
-    "  --heatmap-output NAME  the output to draw (default: the only rank-4\n"
-    "                 output, or the rank-4 one named weights)\n"
-    "  --batch N, --head N  the slice to draw (default 0 and 0)\n"
-    "  --tokens F     label the keys (and the queries, when S = T) with the\n"
-    "                 tokens of text file F, one a line; else numbers\n"
-    "  --version      print the version and the model ABI this runtime reads\n"
-    "  --device N     run on GPU N (0: the first) of the library's API; the\n"
-    "                 library's target decides between the host and a GPU\n"
-    "  --device-memory  keep the inputs and outputs in the GPU's memory, so\n"
-    "                 the runs copy nothing and --bench times the kernels\n"
-    "                 alone (--generate always keeps its KV caches there)\n"
-    "  --generate N   greedy decoding of N tokens after --prompt (ids, e.g.\n"
-    "                 1,2,3; batch 1) with a model that has a KV cache:\n"
-    "                 prefill, then one decode per token; prints the tokens\n"
-    "                 and tokens/s of prefill and decode\n"
-    "  --cache ROWS   the KV cache's capacity (default: prompt + N)\n"
-    "  --check        also run the whole sequence once and compare its\n"
-    "                 logits with those of prefill and decode\n"
-    "With --inputs or --random, the summary (and --info, --bench and\n"
-    "--profile) also gives the workspace: the arena the temporaries take,\n"
-    "planned by lifetime; the largest set of them alive at once; and their\n"
-    "sum (one buffer each).\n"
-    "Options take their value as the next argument or after '=' "
-    "(--threads=2).\n";
 
 /// A failure that ends the tool with `attn-run: error: <message>`.
 struct Failure {
@@ -144,98 +95,212 @@ std::map<std::string, int64_t> parseBindings(const std::string &text) {
   return bound;
 }
 
-int parseCount(const std::string &flag, const char *text, int min) {
-  char *end = nullptr;
-  long v = std::strtol(text, &end, 10);
-  if (!*text || *end || v < min || v > 1000000)
-    throw Failure{flag + " wants an integer >= " + std::to_string(min) +
-                  ", got '" + text + "'"};
-  return int(v);
+/// An integer option's check: at least `min` (and at most a million),
+/// "wants an integer >= 1, got '0'" otherwise.
+CLI::Validator countAtLeast(int min) {
+  return CLI::Validator(
+      [min](std::string &text) -> std::string {
+        char *end = nullptr;
+        long v = std::strtol(text.c_str(), &end, 10);
+        if (text.empty() || *end || v < min || v > 1000000)
+          return "wants an integer >= " + std::to_string(min) + ", got '" +
+                 text + "'";
+        return "";
+      },
+      "");
 }
+
+/// The message of a command line CLI11 refused: its own, except for the
+/// value a last option lacks ("--weights: 1 required FILE missing").
+std::string commandLineError(const CLI::App &app, const CLI::ParseError &e,
+                             int argc, char **argv) {
+  const CLI::Option *last =
+      argc > 1 ? app.get_option_no_throw(argv[argc - 1]) : nullptr;
+  if (dynamic_cast<const CLI::ArgumentMismatch *>(&e) && last &&
+      last->get_type_size() > 0)
+    return fmt::format("{0} needs a value: {0} {1}", argv[argc - 1],
+                       last->get_type_name());
+  return e.what();
+}
+
+const char *const Description =
+    "attn-run: run a model library that attnc built\n"
+    "  attn-run lib.so [--weights w.safetensors] --inputs in.safetensors\n"
+    "  attn-run lib.so [--weights w.safetensors] --random B=1,S=128 "
+    "[--bench N]\n"
+    "  attn-run lib.so --info\n"
+    "  attn-run lib.so --weights w.safetensors --generate N --prompt IDS\n";
+
+const char *const Footer =
+    "With --inputs or --random, the summary (and --info, --bench and\n"
+    "--profile) also gives the workspace: the arena the temporaries take,\n"
+    "planned by lifetime; the largest set of them alive at once; and their\n"
+    "sum (one buffer each).\n"
+    "Options take their value as the next argument or after '=' "
+    "(--threads 2,\n"
+    "--threads=2); flags take =true or =false.\n";
 
 Options parseArgs(int argc, char **argv) {
   Options o;
-  bool heatmapDetail = false; // an option that only --heatmap reads
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    // --name=value, as well as --name value.
-    std::string inlineValue;
-    bool hasInline = false;
-    if (size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != a.npos) {
-      inlineValue = a.substr(eq + 1);
-      hasInline = true;
-      a.resize(eq);
-    }
-    auto value = [&]() -> const char * {
-      if (hasInline) {
-        hasInline = false;
-        return inlineValue.c_str();
-      }
-      if (i + 1 >= argc)
-        throw Failure{a + " needs a value\n" + Usage};
-      return argv[++i];
-    };
-    if (a == "--weights")
-      o.weights = value();
-    else if (a == "--inputs")
-      o.inputs = value();
-    else if (a == "--outputs")
-      o.outputs = value();
-    else if (a == "--threads")
-      o.threads = parseCount(a, value(), 0);
-    else if (a == "--bench")
-      o.bench = parseCount(a, value(), 1);
-    else if (a == "--profile")
-      o.profile = true;
-    else if (a == "--random")
-      o.random = parseBindings(value());
-    else if (a == "--info")
-      o.info = true;
-    else if (a == "--device")
-      o.device = parseCount(a, value(), 0);
-    else if (a == "--device-memory")
-      o.deviceMemory = true;
-    else if (a == "--heatmap")
-      o.heatmap.path = value();
-    else if (a == "--heatmap-output") {
-      o.heatmap.output = value();
-      heatmapDetail = true;
-    } else if (a == "--batch") {
-      o.heatmap.batch = parseCount(a, value(), 0);
-      heatmapDetail = true;
-    } else if (a == "--head") {
-      o.heatmap.head = parseCount(a, value(), 0);
-      heatmapDetail = true;
-    } else if (a == "--tokens") {
-      o.heatmap.tokens = value();
-      heatmapDetail = true;
-    } else if (a == "--generate") {
-      o.generate.tokens = parseCount(a, value(), 1);
-    } else if (a == "--prompt") {
-      o.generate.prompt = attn::run::parsePrompt(value());
-    } else if (a == "--cache") {
-      o.generate.capacity = parseCount(a, value(), 1);
-    } else if (a == "--check") {
-      o.generate.check = true;
-    } else if (a == "--version") {
-      fmt::print("attn-run ({}), model ABI {}\n", ATTNC_VERSION_STRING,
-                 attn_runtime_abi_version());
-      std::exit(0);
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(Usage, stdout);
-      std::exit(0);
-    } else if (!a.empty() && a[0] == '-')
-      throw Failure{"unknown option '" + a + "'\n" + Usage};
-    else if (o.library.empty())
-      o.library = a;
-    else
-      throw Failure{"more than one model library given ('" + o.library +
-                    "' and '" + a + "')"};
-    if (hasInline)
-      throw Failure{a + " takes no value\n" + Usage};
+  CLI::App app(Description, "attn-run");
+  app.footer(Footer);
+  app.get_formatter()->column_width(24);
+  // As before CLI11: the last of a repeated option counts.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  // Unknown options are answered below, with a suggestion when one is close.
+  app.allow_extras();
+  app.set_version_flag("--version",
+                       fmt::format("attn-run ({}), model ABI {}",
+                                   ATTNC_VERSION_STRING,
+                                   attn_runtime_abi_version()),
+                       "Print the version and the model ABI this runtime "
+                       "reads");
+  app.add_option("lib.so", o.library, "The model library attnc built")
+      ->type_name("");
+
+  const char *run = "Running";
+  std::string random;
+  app.add_option("--weights", o.weights,
+                 "Read the model's weights from this safetensors file\n"
+                 "at load (a model built without attnc --weights)")
+      ->type_name("FILE")
+      ->group(run);
+  app.add_option("--inputs", o.inputs,
+                 "Read the model's inputs by name from this\n"
+                 "safetensors file")
+      ->type_name("FILE")
+      ->group(run);
+  CLI::Option *randomOption =
+      app.add_option("--random", random,
+                     "Make the inputs: floats ~ N(0, 1), i32 all 0 (give\n"
+                     "ids and lengths with --inputs); DIMS binds each\n"
+                     "symbolic dim, e.g. B=1,S=128, and seed=N picks\n"
+                     "another draw")
+          ->type_name("DIMS")
+          ->group(run);
+  app.add_option("--outputs", o.outputs,
+                 "Write the model's outputs by name to this file\n"
+                 "(atomically); without it a summary of each output\n"
+                 "is printed")
+      ->type_name("FILE")
+      ->group(run);
+  app.add_option("--threads", o.threads,
+                 "Size the model's thread pool (0: its default)")
+      ->type_name("N")
+      ->check(countAtLeast(0))
+      ->group(run);
+  app.add_option("--bench", o.bench,
+                 "Run N more times after one warm-up; print median\n"
+                 "and min and tokens/s (tokens: the first input's\n"
+                 "dynamic dims, B x S)")
+      ->type_name("N")
+      ->check(countAtLeast(1))
+      ->group(run);
+  app.add_flag("--profile", o.profile,
+               "Time every kernel of the --bench runs (or of one\n"
+               "run) and print ms and % per kind of kernel")
+      ->group(run);
+  app.add_flag("--info", o.info,
+               "Print the model's inputs and outputs; alone, without\n"
+               "--weights, the model is loaded only to be described")
+      ->group(run);
+  app.add_option("--device", o.device,
+                 "Run on GPU N (0: the first) of the library's API; the\n"
+                 "library's target decides between the host and a GPU")
+      ->type_name("N")
+      ->check(countAtLeast(0))
+      ->group(run);
+  app.add_flag("--device-memory", o.deviceMemory,
+               "Keep the inputs and outputs in the GPU's memory, so\n"
+               "the runs copy nothing and --bench times the kernels\n"
+               "alone (--generate always keeps its KV caches there)")
+      ->group(run);
+
+  const char *draw = "Heat maps";
+  app.add_option("--heatmap", o.heatmap.path,
+                 "Draw attention weights [B, H, S, T] (an output) as\n"
+                 "a PNG: queries down, keys across, white to dark\n"
+                 "blue scaled to the largest weight, exactly 0\n"
+                 "(masked) white")
+      ->type_name("FILE.png")
+      ->group(draw);
+  std::vector<CLI::Option *> heatmapDetails = {
+      app.add_option("--heatmap-output", o.heatmap.output,
+                     "The output to draw (default: the only rank-4\n"
+                     "output, or the rank-4 one named weights)")
+          ->type_name("NAME")
+          ->group(draw),
+      app.add_option("--batch", o.heatmap.batch,
+                     "The batch entry to draw (default 0)")
+          ->type_name("N")
+          ->check(countAtLeast(0))
+          ->group(draw),
+      app.add_option("--head", o.heatmap.head, "The head to draw (default 0)")
+          ->type_name("N")
+          ->check(countAtLeast(0))
+          ->group(draw),
+      app.add_option("--tokens", o.heatmap.tokens,
+                     "Label the keys (and the queries, when S = T) with the\n"
+                     "tokens of this text file, one a line; else numbers")
+          ->type_name("FILE")
+          ->group(draw)};
+
+  const char *decode = "Decoding";
+  std::string prompt;
+  app.add_option("--generate", o.generate.tokens,
+                 "Greedy decoding of N tokens after --prompt with a\n"
+                 "model that has a KV cache: prefill, then one decode\n"
+                 "per token; prints the tokens and tokens/s of prefill\n"
+                 "and decode")
+      ->type_name("N")
+      ->check(countAtLeast(1))
+      ->group(decode);
+  CLI::Option *promptOption =
+      app.add_option("--prompt", prompt,
+                     "The prompt's ids, e.g. 1,2,3 (batch 1)")
+          ->type_name("IDS")
+          ->group(decode);
+  app.add_option("--cache", o.generate.capacity,
+                 "The KV cache's capacity (default: prompt + N)")
+      ->type_name("ROWS")
+      ->check(countAtLeast(1))
+      ->group(decode);
+  app.add_flag("--check", o.generate.check,
+               "Also run the whole sequence once and compare its\n"
+               "logits with those of prefill and decode")
+      ->group(decode);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    if (e.get_exit_code() == 0) // --help, --version
+      std::exit(app.exit(e));
+    throw Failure{commandLineError(app, e, argc, argv)};
   }
+  std::vector<std::string> extra = app.remaining();
+  for (const std::string &arg : extra)
+    if (arg.size() > 1 && arg[0] == '-') {
+      std::vector<std::string> names;
+      for (const CLI::Option *option : app.get_options())
+        for (const std::string &name : option->get_lnames())
+          names.push_back(name);
+      std::string typed = arg.substr(arg.find_first_not_of('-'));
+      std::string closest =
+          attnc::tools::closestOption(typed.substr(0, typed.find('=')), names);
+      throw Failure{attnc::tools::unknownOptionMessage(
+          "attn-run", arg, closest.empty() ? "" : "--" + closest)};
+    }
+  if (!extra.empty())
+    throw Failure{"more than one model library given ('" + o.library +
+                  "' and '" + extra.front() + "')"};
   if (o.library.empty())
-    throw Failure{std::string("no model library given\n") + Usage};
+    throw Failure{"no model library given (see attn-run --help)"};
+  if (*randomOption)
+    o.random = parseBindings(random);
+  if (*promptOption)
+    o.generate.prompt = attn::run::parsePrompt(prompt);
+  bool heatmapDetail = std::any_of(heatmapDetails.begin(), heatmapDetails.end(),
+                                   [](CLI::Option *opt) { return bool(*opt); });
   if (o.generate.tokens) {
     if (o.generate.prompt.empty())
       throw Failure{"--generate needs --prompt IDS (e.g. --prompt 1,2,3)"};
@@ -252,9 +317,8 @@ Options parseArgs(int argc, char **argv) {
   if (!o.inputs.empty() && !o.random.empty())
     throw Failure{"give --inputs or --random, not both"};
   if (!running && !o.info)
-    throw Failure{std::string("nothing to do: give --inputs or --random (to "
-                              "run) or --info\n") +
-                  Usage};
+    throw Failure{"nothing to do: give --inputs or --random (to run) or "
+                  "--info (see attn-run --help)"};
   if (!running && (!o.outputs.empty() || o.bench || o.profile ||
                    !o.heatmap.path.empty() || o.deviceMemory))
     throw Failure{"--outputs, --bench, --profile, --heatmap and "
@@ -407,12 +471,23 @@ struct Output {
 };
 
 /// Inputs made up for a quick try: each symbolic dim from `bound`, float
-/// data ~ N(0, 1) from a fixed seed (or bound["seed"]), i32 data all 0.
+/// data ~ N(0, 1) from a fixed seed (or bound["seed"]), i32 data all 0 (a
+/// warning for each input named like lengths).
 struct RandomInputs {
   std::vector<std::vector<int64_t>> dims;
   std::vector<std::vector<uint64_t>> data; // 8-byte words: aligned for all
   std::vector<attn_tensor> tensors;
 };
+
+/// Whether an input's name reads as lengths ("lengths", "src_lengths",
+/// "enc_len"). A library does not say what its inputs do, so --random's
+/// warning that lengths of 0 mask every key of a padding(...) mask goes by
+/// the name.
+bool namedLikeLengths(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return name.find("len") != std::string::npos;
+}
 
 void makeRandomInputs(const attn_model *model,
                       const std::map<std::string, int64_t> &bound,
@@ -454,6 +529,12 @@ void makeRandomInputs(const attn_model *model,
         static_cast<uint16_t *>(p)[e] = floatToF16(normal(rng));
     out.tensors.push_back({info.name, info.dtype, info.rank, out.dims[i].data(),
                            out.data[i].data()});
+    if (info.dtype == ATTN_I32 && namedLikeLengths(info.name))
+      std::fprintf(stderr,
+                   "attn-run: warning: --random makes i32 input '%s' all 0, "
+                   "which as key lengths (judged by its name) masks every "
+                   "key: give real lengths with --inputs FILE\n",
+                   info.name);
   }
 }
 

@@ -19,6 +19,7 @@
 #include "compiler/passes/Passes.h"
 #include "dialects/attn/IR/AttnDialect.h"
 #include "dialects/attn/IR/AttnOps.h"
+#include "tools/common/OptionSuggest.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -308,6 +309,56 @@ int run() {
   return failed(attnc::driver::compileModel(*module, options));
 }
 
+/// The first argument that names no option, as llvm::cl reads them ("-o
+/// FILE", "--emit=mlir", "-emit mlir"), or "" when all do.
+llvm::StringRef unknownOption(int argc, char **argv) {
+  llvm::StringMap<cl::Option *> &options = cl::getRegisteredOptions();
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (arg == "--")
+      break;
+    if (!arg.starts_with("-") || arg == "-")
+      continue;
+    llvm::StringRef name =
+        arg.drop_front(arg.starts_with("--") ? 2 : 1).split('=').first;
+    auto it = options.find(name);
+    if (it == options.end())
+      return arg;
+    if (!arg.contains('=') &&
+        it->second->getValueExpectedFlag() == cl::ValueRequired)
+      ++i; // its value, which may start with '-'
+  }
+  return "";
+}
+
+/// Parses the command line; on an unknown option, says so in one line with
+/// a suggestion only when an option is close (tools/common/OptionSuggest.h)
+/// instead of llvm::cl's nearest option however far.
+bool parseCommandLine(int argc, char **argv) {
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  if (cl::ParseCommandLineOptions(
+          argc, argv, "attnc: attention models to shared libraries\n",
+          &errorStream))
+    return true;
+  llvm::StringRef unknown = unknownOption(argc, argv);
+  if (unknown.empty()) {
+    llvm::errs() << errors;
+    return false;
+  }
+  std::vector<std::string> visible;
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.getValue()->getOptionHiddenFlag() == cl::NotHidden)
+      visible.push_back(entry.getKey().str());
+  llvm::sort(visible); // the map's order is its hash's
+  std::string closest =
+      attnc::tools::closestOption(unknown.ltrim('-').split('=').first, visible);
+  if (!closest.empty())
+    closest.insert(0, closest.size() == 1 ? "-" : "--");
+  fail(attnc::tools::unknownOptionMessage("attnc", unknown, closest));
+  return false;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -320,7 +371,7 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << attnc::driver::getVersionString() << "\n";
   });
-  cl::ParseCommandLineOptions(argc, argv,
-                              "attnc: attention models to shared libraries\n");
+  if (!parseCommandLine(argc, argv))
+    return 1;
   return run();
 }

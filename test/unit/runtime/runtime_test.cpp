@@ -15,11 +15,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <elf.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -429,8 +431,16 @@ TEST(RuntimeLoadTest, DamagedLibrary) {
   attn_model *m = nullptr;
   ASSERT_EQ(attn_model_load(path.c_str(), &m), ATTN_OK) << attn_last_error();
   attn_model_free(m);
-  for (std::size_t at :
-       {bytes.size() / 3, bytes.size() * 3 / 4, bytes.size() - 30}) {
+  // The trailer: XXH3_64bits of every byte before it, their count, the magic.
+  const std::size_t body = bytes.size() - attn::digest::kTrailerSize;
+  const auto *data = reinterpret_cast<const unsigned char *>(bytes.data());
+  EXPECT_EQ(attn::digest::getLE(data + body), XXH3_64bits(data, body));
+  EXPECT_EQ(attn::digest::getLE(data + body + 8), body);
+  EXPECT_EQ(bytes.substr(body + 16), "ATTNXXH3");
+  // A flipped bit in the ELF header's padding (which the ELF check does not
+  // read), the code, the last byte hashed, or the stored hash itself.
+  for (std::size_t at : {std::size_t(EI_PAD), bytes.size() / 3,
+                         bytes.size() * 3 / 4, body - 1, body + 3}) {
     std::string flipped = bytes;
     flipped[at] ^= 0x10;
     write(flipped);
@@ -439,7 +449,7 @@ TEST(RuntimeLoadTest, DamagedLibrary) {
     EXPECT_THAT(msg, HasSubstr("do not match the digest")) << at;
   }
   std::string cut = bytes;
-  cut.erase(cut.size() - 25, 1); // one byte before the trailer
+  cut.erase(body - 1, 1); // one byte before the trailer
   write(cut);
   std::string msg;
   EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY);
@@ -447,6 +457,12 @@ TEST(RuntimeLoadTest, DamagedLibrary) {
   write(bytes.substr(0, bytes.size() - attn::digest::kTrailerSize));
   EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY);
   EXPECT_THAT(msg, HasSubstr("carries no attnc digest"));
+  // attnc's digest before XXH3 (magic ATTNDGST): named, not "damaged".
+  std::string older = bytes;
+  older.replace(body + 16, 8, "ATTNDGST");
+  write(older);
+  EXPECT_EQ(loadFails(path.c_str(), msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, HasSubstr("its digest is in an older attnc's format"));
   std::remove(path.c_str());
 }
 
