@@ -293,6 +293,31 @@ def test_find_attnc_env(monkeypatch, tmp_path):
         attnc.compile(tmp_path / "m.attn", tmp_path / "m.so")
 
 
+def fake_attnc(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_find_attnc_installed(monkeypatch, tmp_path):
+    """With no $ATTNC and none on PATH: next to this Python (a venv's bin/),
+    else in the prefix the package is installed in; else an error naming
+    the ways to give one."""
+    monkeypatch.delenv("ATTNC", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
+    package = tmp_path / "prefix" / "lib" / "python3.11" / "site-packages" / "attnc"
+    monkeypatch.setattr(attnc, "__file__", str(package / "__init__.py"))
+    with pytest.raises(attnc.CompileError, match="attnc not found: set [$]ATTNC"):
+        attnc.find_attnc()
+    in_prefix = fake_attnc(tmp_path / "prefix" / "bin" / "attnc")
+    assert attnc.find_attnc() == in_prefix
+    beside_python = fake_attnc(tmp_path / "venv" / "bin" / "attnc")
+    assert attnc.find_attnc() == beside_python
+
+
 # ------------------------------------------------------------------ threads
 
 
