@@ -32,6 +32,9 @@
 #ifndef ATTNC_AUTOSCHEDULER_PLUGIN
 #error "ATTNC_AUTOSCHEDULER_PLUGIN must be the plugin's path, or empty"
 #endif
+#ifndef ATTNC_INSTALL_PRIVATE_LIBDIR
+#error "ATTNC_INSTALL_PRIVATE_LIBDIR must be where an install keeps the plugin"
+#endif
 
 using namespace Halide;
 
@@ -43,18 +46,37 @@ namespace {
 /// 2 is the CI machine's count (16 measured no faster there, GPT-2 1x128).
 constexpr const char *kParallelism = "2";
 
-/// Overrides the plugin path baked in at build time.
+/// Overrides the installed plugin and the one found at build time.
 constexpr const char *kPluginEnv = "ATTNC_AUTOSCHEDULER_PLUGIN";
+
+/// The plugin installed with this attnc (tools/attnc/CMakeLists.txt):
+/// <prefix>/lib/attnc/<file> for <prefix>/bin/attnc, wherever the prefix
+/// was moved; empty when there is none (a build tree's attnc).
+std::string installedPlugin(const std::string &file) {
+  std::error_code ec;
+  std::filesystem::path exe =
+      std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    return {};
+  std::filesystem::path plugin =
+      exe.parent_path().parent_path() / ATTNC_INSTALL_PRIVATE_LIBDIR / file;
+  return std::filesystem::is_regular_file(plugin, ec) ? plugin.string()
+                                                      : std::string();
+}
 
 /// Loads the plugin once per process; returns the error message, if any.
 const std::string &loadPlugin() {
   static const std::string error = []() -> std::string {
-    const char *env = std::getenv(kPluginEnv);
-    bool fromEnv = env && *env;
-    std::string path = fromEnv ? env : ATTNC_AUTOSCHEDULER_PLUGIN;
     std::string file = "libautoschedule_" + std::string(ATTNC_AUTOSCHEDULER);
     for (char &c : file)
       c = char(std::tolower((unsigned char)c));
+    const char *env = std::getenv(kPluginEnv);
+    bool fromEnv = env && *env;
+    std::string installed =
+        fromEnv ? std::string() : installedPlugin(file + ".so");
+    std::string path = fromEnv              ? std::string(env)
+                       : !installed.empty() ? installed
+                                            : ATTNC_AUTOSCHEDULER_PLUGIN;
     std::string fix = "; set " + std::string(kPluginEnv) + " to the path of " +
                       file +
                       ".so (in the halide wheel's lib64), or reconfigure "
@@ -65,7 +87,8 @@ const std::string &loadPlugin() {
              std::string(ATTNC_AUTOSCHEDULER) +
              " autoscheduler (cmake did not find " + file + ".so)" + fix;
     std::string where = fromEnv ? std::string("(from ") + kPluginEnv + ")"
-                                : "(found when attnc was built)";
+                        : !installed.empty() ? "(installed with attnc)"
+                                             : "(found when attnc was built)";
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
       return "the " + std::string(ATTNC_AUTOSCHEDULER) +

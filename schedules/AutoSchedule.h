@@ -7,9 +7,10 @@
 // every input and output.
 //
 // The autoscheduler is a plugin of the Halide SDK; which one is chosen at
-// configure time (cmake/AttncHalide.cmake, ATTNC_AUTOSCHEDULER), and its path
-// is baked in (the environment variable ATTNC_AUTOSCHEDULER_PLUGIN overrides
-// it) and loaded at first use. Its schedule is then made safe for every
+// configure time (cmake/AttncHalide.cmake, ATTNC_AUTOSCHEDULER) and loaded at
+// first use: the environment variable ATTNC_AUTOSCHEDULER_PLUGIN's path, else
+// the copy installed beside attnc (<prefix>/lib/attnc), else the wheel's path
+// found at build time. Its schedule is then made safe for every
 // extent: the estimates are a guess, the library serves S = 1 to the bound.
 //
 //===----------------------------------------------------------------------===//

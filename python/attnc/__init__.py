@@ -581,10 +581,14 @@ def load(path, weights=None, threads=None, check_weights=False):
 
 
 def find_attnc():
-    """The attnc executable: $ATTNC; else `attnc` on PATH; else build/bin/attnc
-    beside the virtual environment this Python runs in (a clone's .venv next
-    to its build/, as scripts/setup.sh makes them) or beside this package's
-    source tree (python/attnc in a clone). Raises CompileError if none."""
+    """The attnc executable: $ATTNC; else `attnc` on PATH; else next to this
+    Python (a virtual environment's bin/, activated or not); else in the
+    prefix this package is installed in (<prefix>/bin/attnc for
+    <prefix>/lib/pythonX.Y/site-packages/attnc, e.g. `pip install --prefix`
+    into attnc's own install prefix); else build/bin/attnc beside the virtual
+    environment this Python runs in (a clone's .venv next to its build/, as
+    scripts/setup.sh makes them) or beside this package's source tree
+    (python/attnc in a clone). Raises CompileError if none."""
     env = os.environ.get("ATTNC")
     if env:
         return env
@@ -592,13 +596,20 @@ def find_attnc():
     if found:
         return found
     here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.path.join(os.path.dirname(sys.executable), "attnc")]
+    prefix = here
+    for _ in range(4):  # attnc -> site-packages -> pythonX.Y -> lib -> prefix
+        prefix = os.path.dirname(prefix)
+    candidates.append(os.path.join(prefix, "bin", "attnc"))
     for root in (os.path.dirname(os.path.abspath(sys.prefix)),
                  os.path.dirname(os.path.dirname(here))):
-        candidate = os.path.join(root, "build", "bin", "attnc")
-        if os.access(candidate, os.X_OK):
+        candidates.append(os.path.join(root, "build", "bin", "attnc"))
+    for candidate in candidates:
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
-    raise CompileError("attnc not found: set $ATTNC to the executable, put it on PATH, or "
-                       "build it (./scripts/setup.sh builds build/bin/attnc)")
+    raise CompileError("attnc not found: set $ATTNC to the executable, put its directory on "
+                       "PATH, install it next to this Python (cmake --install build --prefix "
+                       f"{sys.prefix}), or build it (./scripts/setup.sh builds build/bin/attnc)")
 
 
 def _run_attnc(args, what):

@@ -5,6 +5,7 @@ model runs, concurrent runs equal to serial ones."""
 
 import ctypes
 import os
+import re
 import sys
 import threading
 import time
@@ -216,9 +217,12 @@ def test_wrong_shape(model):
 def test_bad_token_id(model):
     ins = tiny_inputs()
     ins["ids"][1, 2] = 10
-    with pytest.raises(attnc.KernelError,
-                       match="token id 10 at batch 1 position 2 is outside 0 .. 9"):
+    with pytest.raises(attnc.KernelError) as e:
         model(**ins)
+    # The kernel's words right after "failed: ", none of Halide's
+    # "Requirement Failed: (false) 10 " before them.
+    assert re.search(r"\) failed: token id 10 at batch 1 position 2 is outside 0 \.\. 9$",
+                     str(e.value)), str(e.value)
 
 
 def test_missing_weights_file(tiny, tmp_path):
@@ -308,6 +312,31 @@ def test_find_attnc_env(monkeypatch, tmp_path):
     assert attnc.find_attnc() == str(tmp_path / "no-attnc")
     with pytest.raises(attnc.CompileError, match="cannot run"):
         attnc.compile(tmp_path / "m.attn", tmp_path / "m.so")
+
+
+def fake_attnc(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_find_attnc_installed(monkeypatch, tmp_path):
+    """With no $ATTNC and none on PATH: next to this Python (a venv's bin/),
+    else in the prefix the package is installed in; else an error naming
+    the ways to give one."""
+    monkeypatch.delenv("ATTNC", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
+    package = tmp_path / "prefix" / "lib" / "python3.11" / "site-packages" / "attnc"
+    monkeypatch.setattr(attnc, "__file__", str(package / "__init__.py"))
+    with pytest.raises(attnc.CompileError, match="attnc not found: set [$]ATTNC"):
+        attnc.find_attnc()
+    in_prefix = fake_attnc(tmp_path / "prefix" / "bin" / "attnc")
+    assert attnc.find_attnc() == in_prefix
+    beside_python = fake_attnc(tmp_path / "venv" / "bin" / "attnc")
+    assert attnc.find_attnc() == beside_python
 
 
 # ------------------------------------------------------------------ threads

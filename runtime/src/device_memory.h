@@ -19,10 +19,7 @@ namespace attn::rt {
 struct DeviceCall {
   char error[1024] = "";
   attn_model_context context{error, sizeof error};
-  std::string message() {
-    error[sizeof error - 1] = '\0';
-    return *error ? error : "it gave no message";
-  }
+  std::string message() { return kernelMessage(error, sizeof error); }
 };
 
 /// The descriptor's device: HOST for an ABI 2 library, which has no field.

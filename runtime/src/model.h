@@ -27,6 +27,13 @@ namespace attn::rt {
 /// Records `message` as this thread's last error and returns `status`.
 attn_status fail(attn_status status, std::string message);
 
+/// The message a kernel left in its context's `error` buffer (`size` bytes,
+/// not necessarily terminated) as a user should read it: a failed Halide
+/// require()'s own words without the "Requirement Failed: (false) <value> "
+/// Halide puts before them, no trailing newline; "it gave no message" for
+/// none.
+std::string kernelMessage(char *error, std::size_t size);
+
 /// "S + 1", "2*S", "4": one dim as the model declares it.
 std::string declaredDim(const attn_model_desc &desc, const attn_model_dim &dim);
 /// "[B, S + 1, 4]": a buffer's dims as the model declares them.

@@ -9,13 +9,42 @@
 #include "model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
 #include <new>
 #include <optional>
+#include <string_view>
 
 namespace attn::rt {
+
+std::string kernelMessage(char *error, std::size_t size) {
+  error[size - 1] = '\0';
+  std::string m = error;
+  // A failed Halide require(condition, value, words...) reads "Requirement
+  // Failed: (false) <value> <words...>": the condition is printed as its
+  // value at run time (always false here), then every argument of the
+  // message, the require's value first. attnc's requires say it all in
+  // their words ("attention key length 6 at batch index 1 is outside 0 ..
+  // 5"), so only those are kept.
+  constexpr std::string_view prefix = "Requirement Failed: (";
+  if (m.compare(0, prefix.size(), prefix) == 0) {
+    std::size_t i = prefix.size();
+    for (int depth = 1; i < m.size() && depth > 0; ++i)
+      depth += m[i] == '(' ? 1 : m[i] == ')' ? -1 : 0;
+    std::size_t value = m.find_first_not_of(' ', i);
+    std::size_t gap = m.find(' ', value == std::string::npos ? i : value);
+    std::size_t words =
+        m.find_first_not_of(" \n", gap == std::string::npos ? m.size() : gap);
+    if (words != std::string::npos)
+      m.erase(0, words);
+  }
+  while (!m.empty() && std::isspace(static_cast<unsigned char>(m.back())))
+    m.pop_back();
+  return m.empty() ? "it gave no message" : m;
+}
+
 namespace {
 
 /// The element count of `dims`, or -1 when it overflows int64.
@@ -519,14 +548,12 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
                             flops};
       model.stepCallback(model.stepUser, &event);
     }
-    if (status != 0) {
-      error[sizeof error - 1] = '\0';
+    if (status != 0)
       return fail(ATTN_ERROR_KERNEL_FAILED,
                   "model '" + std::string(d.model_name) + "': " + what + " '" +
                       d.kernels[step.kernel].name + "' (step " +
                       std::to_string(s) +
-                      ") failed: " + (*error ? error : "it gave no message"));
-    }
+                      ") failed: " + kernelMessage(error, sizeof error));
   }
   if (onDevice)
     return copyOutputsToHost(model, entry, state, *plan, binding, outputs);

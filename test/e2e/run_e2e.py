@@ -346,8 +346,10 @@ def run_graph(name, cfg, args, tally):
         p, err = run_cmd(attn_run_command(args, lib) + ["--inputs", in_path, "--outputs",
                           os.path.join(wd, "reject_out.safetensors")] + threads,
                          args.run_timeout)
-        if err or p.returncode <= 0 or message not in p.stderr:
-            tally.fail(f"{tag}: expected a refusal naming '{message}', got "
+        # The kernel's own words right after "failed: ", with nothing of
+        # Halide's ("Requirement Failed: (false) <value> ") before them.
+        if err or p.returncode <= 0 or f"failed: {message}" not in p.stderr:
+            tally.fail(f"{tag}: expected a refusal 'failed: {message}', got "
                        f"{err or describe_rc(p.returncode)}: {p.stderr.strip() if p else ''}")
         else:
             tally.ok(f"{tag}: refused: {p.stderr.strip().splitlines()[-1]}")

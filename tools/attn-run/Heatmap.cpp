@@ -1,9 +1,9 @@
 //===- tools/attn-run/Heatmap.cpp - Attention weights as a PNG ------------===//
 //
 // Draws an [S, T] slice of attention weights into an RGB buffer (cells, a
-// colour scale, labels in a built-in bitmap font, since libpng draws no text)
-// and writes it with libpng through a temporary file and rename(2). The
-// layout is described in Heatmap.h.
+// colour bar with its scale, a title, axis titles and labels in a built-in
+// bitmap font, since libpng draws no text) and writes it with libpng through a
+// temporary file and rename(2). The layout is described in Heatmap.h.
 //
 //===----------------------------------------------------------------------===//
 #include "Heatmap.h"
@@ -212,20 +212,20 @@ void drawText(Image &image, int x, int y, const std::string &text, int k,
 // Labels
 //===----------------------------------------------------------------------===//
 
-constexpr std::size_t MaxLabel = 12;
+constexpr std::size_t MaxLabel = 12, MaxTitle = 64;
 
 /// A token as the font can draw it: one '?' for each non-ASCII character
-/// (UTF-8 continuation bytes dropped) or control byte, cut to MaxLabel
+/// (UTF-8 continuation bytes dropped) or control byte, cut to `max`
 /// characters with a '~' marking the cut.
-std::string printable(const std::string &token) {
+std::string printable(const std::string &token, std::size_t max = MaxLabel) {
   std::string s;
   for (unsigned char ch : token) {
     if ((ch & 0xC0) == 0x80)
       continue;
     s += ch >= 0x20 && ch < 0x7F ? char(ch) : '?';
   }
-  if (s.size() > MaxLabel)
-    s = s.substr(0, MaxLabel - 1) + "~";
+  if (s.size() > max)
+    s = s.substr(0, max - 1) + "~";
   return s;
 }
 
@@ -270,30 +270,47 @@ std::size_t longest(const std::vector<std::string> &labels) {
 //===----------------------------------------------------------------------===//
 
 constexpr int Pad = 4, Gap = 4, MaxCell = 20, Span = 640;
+/// The colour bar: its width, its gap from the grid, and its least height
+/// (a grid of one query row still gets a bar long enough to read).
+constexpr int BarW = 12, BarGap = 12, MinBarH = 80;
 constexpr int64_t MaxPositions = 8192;
+
+/// Pixels a label of `chars` characters takes along its line.
+int textLength(std::size_t chars, int k) {
+  return chars ? int(chars) * Advance * k - k : 0;
+}
 
 struct Layout {
   int cell, scale, stride; ///< px a cell, font scale, label every stride-th
-  int x0, y0, width, height;
+  int x0, y0;              ///< the grid's top-left corner
+  int barX, barY, barH;    ///< the colour bar (BarW wide)
+  int width, height;
 };
 
+/// Top to bottom: the title, the axis title "key", the key labels, the
+/// grid; left to right: the axis title "query" (reading upward), the query
+/// labels, the grid, the colour bar and its scale's labels. Heatmap.h gives
+/// the same in numbers.
 Layout layout(int64_t rows, int64_t cols, std::size_t rowChars,
-              std::size_t colChars) {
+              std::size_t colChars, std::size_t titleChars,
+              std::size_t barChars) {
   Layout l;
   int64_t n = std::max(rows, cols);
   l.cell = int(std::clamp<int64_t>(Span / n, 1, MaxCell));
   l.scale = l.cell >= 16 ? 2 : 1;
   l.stride = (LineH * l.scale + l.cell - 1) / l.cell;
-  l.x0 = Pad + Advance * l.scale * int(rowChars) + Gap;
-  l.y0 = Pad + Advance * l.scale * int(colChars) + Gap;
-  l.width = l.x0 + int(cols) * l.cell + Pad;
-  l.height = l.y0 + int(rows) * l.cell + Pad;
+  int line = LineH * l.scale + Gap; // a line of text and the gap below it
+  l.x0 = Pad + line + Advance * l.scale * int(rowChars) + Gap;
+  l.y0 = Pad + 2 * line + Advance * l.scale * int(colChars) + Gap;
+  int gridW = int(cols) * l.cell, gridH = int(rows) * l.cell;
+  l.barX = l.x0 + gridW + BarGap;
+  l.barY = l.y0;
+  // At least as high as the grid, and as "query" centred on the grid.
+  l.barH = std::max(gridH, MinBarH);
+  l.width = std::max(l.barX + BarW + Gap + textLength(barChars, l.scale) + Pad,
+                     Pad + textLength(titleChars, l.scale) + Pad);
+  l.height = l.y0 + l.barH + Pad;
   return l;
-}
-
-/// Pixels a label of `chars` characters takes along its line.
-int textLength(std::size_t chars, int k) {
-  return chars ? int(chars) * Advance * k - k : 0;
 }
 
 /// A one-pixel line around the grid, in the gap between it and the labels.
@@ -303,6 +320,36 @@ void drawFrame(Image &image, const Layout &l, int rows, int cols) {
   image.fill(l.x0 - 1, l.y0 + h - 2, w, 1, Frame);
   image.fill(l.x0 - 1, l.y0 - 1, 1, h, Frame);
   image.fill(l.x0 + w - 2, l.y0 - 1, 1, h, Frame);
+}
+
+/// The title at the top, "key" centred over the key labels, "query" reading
+/// upward left of the query labels, centred on the rows.
+void drawTitles(Image &image, const Layout &l, int rows, int cols,
+                const std::string &title) {
+  int k = l.scale, line = LineH * k + Gap;
+  drawText(image, Pad, Pad, title, k, false);
+  int keyX = l.x0 + (cols * l.cell - textLength(3, k)) / 2;
+  drawText(image, std::max(keyX, Pad), Pad + line, "key", k, false);
+  int queryBottom = l.y0 + (rows * l.cell + textLength(5, k)) / 2;
+  drawText(image, Pad, queryBottom, "query", k, true);
+}
+
+/// The scale from the largest weight (top, darkest) down to just above 0
+/// (bottom, lightest), framed like the grid, each end labelled.
+void drawColourBar(Image &image, const Layout &l, double top,
+                   const std::string &topLabel) {
+  for (int y = 0; y < l.barH; ++y) {
+    // Row centres, so that the bottom row is above 0 (0 itself is white).
+    double v = top * (double(l.barH - y) - 0.5) / double(l.barH);
+    image.fill(l.barX, l.barY + y, BarW, 1, colourOf(v, top));
+  }
+  image.fill(l.barX - 1, l.barY - 1, BarW + 2, 1, Frame);
+  image.fill(l.barX - 1, l.barY + l.barH, BarW + 2, 1, Frame);
+  image.fill(l.barX - 1, l.barY - 1, 1, l.barH + 2, Frame);
+  image.fill(l.barX + BarW, l.barY - 1, 1, l.barH + 2, Frame);
+  int k = l.scale, x = l.barX + BarW + Gap;
+  drawText(image, x, l.barY, topLabel, k, false);
+  drawText(image, x, l.barY + l.barH - GlyphH * k, "0", k, false);
 }
 
 void drawLabels(Image &image, const Layout &l,
@@ -519,7 +566,13 @@ std::string writeHeatmap(const HeatmapOptions &options,
   // sequence's small probabilities still show; all zeros draw as background.
   double scaleTop = top > 0 ? top : 1.0;
 
-  Layout l = layout(rows, cols, longest(rowLabels), longest(colLabels));
+  std::string title =
+      printable(fmt::format("{}: batch {}, head {}", weights.name,
+                            options.batch, options.head),
+                MaxTitle);
+  std::string topLabel = fmt::format("{:.3g}", scaleTop);
+  Layout l = layout(rows, cols, longest(rowLabels), longest(colLabels),
+                    title.size(), topLabel.size());
   Image image(l.width, l.height);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
@@ -528,6 +581,8 @@ std::string writeHeatmap(const HeatmapOptions &options,
                           scaleTop));
   drawFrame(image, l, int(rows), int(cols));
   drawLabels(image, l, rowLabels, colLabels);
+  drawTitles(image, l, int(rows), int(cols), title);
+  drawColourBar(image, l, scaleTop, topLabel);
   writePngAtomically(options.path, image);
   return fmt::format(
       "heatmap: wrote '{}': {}[{}, {}] ({} queries x {} keys), "

@@ -8,7 +8,9 @@
       decodes the PNG and checks it against the weights attn-run wrote: the
       size the layout of tools/attn-run/Heatmap.h gives, every cell one
       colour, white (the background) exactly where the weight is 0 and at
-      every key >= n, a larger weight never lighter, labels in the margins.
+      every key >= n, a larger weight never lighter, labels in the margins,
+      the title and axis titles, and the colour bar (light to dark going up,
+      its ends labelled).
 
 Python's standard library only (zlib, struct, json): no numpy, no PIL.
 """
@@ -114,11 +116,25 @@ def labels(n, tokens):
     return [printable(tokens[i]) if i < len(tokens) else str(i) for i in range(n)]
 
 
-def layout(rows, cols, row_chars, col_chars):
+def text_length(chars, k):
+    return chars * 6 * k - k if chars else 0
+
+
+def top_label(top):
+    """C's "%.3g" of the largest weight, as the bar's top label."""
+    return "%.3g" % top
+
+
+def layout(rows, cols, row_chars, col_chars, title_chars, bar_chars):
     cell = max(1, min(20, 640 // max(rows, cols)))
     k = 2 if cell >= 16 else 1
-    x0, y0 = 4 + 6 * k * row_chars + 4, 4 + 6 * k * col_chars + 4
-    return cell, x0, y0, x0 + cols * cell + 4, y0 + rows * cell + 4
+    line = 8 * k + 4
+    x0, y0 = 4 + line + 6 * k * row_chars + 4, 4 + 2 * line + 6 * k * col_chars + 4
+    bar_x, bar_h = x0 + cols * cell + 12, max(rows * cell, 80)
+    width = max(bar_x + 12 + 4 + text_length(bar_chars, k) + 4,
+                4 + text_length(title_chars, k) + 4)
+    return dict(cell=cell, k=k, line=line, x0=x0, y0=y0, bar_x=bar_x, bar_h=bar_h,
+                width=width, height=y0 + bar_h + 4)
 
 
 def check(args):
@@ -132,7 +148,11 @@ def check(args):
             tokens = f.read().splitlines()
     col_chars = max(len(s) for s in labels(cols, tokens))
     row_chars = max(len(s) for s in labels(rows, tokens if rows == cols else []))
-    cell, x0, y0, want_w, want_h = layout(rows, cols, row_chars, col_chars)
+    top = max(v for v in values[base:base + rows * cols] if v == v)
+    title = "weights: batch %d, head %d" % (args.batch, args.head)
+    lay = layout(rows, cols, row_chars, col_chars, len(title), len(top_label(top)))
+    cell, x0, y0, k = lay["cell"], lay["x0"], lay["y0"], lay["k"]
+    want_w, want_h = lay["width"], lay["height"]
 
     width, height, pixel = decode_png(args.png)
     if (width, height) != (want_w, want_h):
@@ -165,11 +185,51 @@ def check(args):
         fail("the largest weight %g (%s) is not clearly darker than the smallest "
              "%g (%s)" % (top, cells[-1][1], cells[0][0], cells[0][1]))
     # Labels: ink left of the grid and above it, a white page corner.
-    ink = lambda xs, ys: any(pixel(x, y) == (0, 0, 0) for x in xs for y in ys)
-    if not ink(range(x0), range(y0, y0 + rows * cell)):
+    ink = lambda xs, ys: any(pixel(x, y) == (0, 0, 0) for x in xs for y in ys
+                             if 0 <= x < width and 0 <= y < height)
+    line = lay["line"]
+    if not ink(range(4 + line, x0), range(y0, y0 + rows * cell)):
         fail("no row labels left of the grid")
-    if not ink(range(x0, x0 + cols * cell), range(y0)):
+    if not ink(range(x0, x0 + cols * cell), range(4 + 2 * line, y0)):
         fail("no column labels above the grid")
+    # The title on the first line, "key" on the second (over the grid),
+    # "query" reading upward in the first column of text, beside the rows.
+    if not ink(range(4, 4 + text_length(len(title), k)), range(4, 4 + 7 * k)):
+        fail("no title at the top")
+    if ink(range(4 + text_length(len(title), k) + 1, width), range(4, 4 + 7 * k)):
+        fail("ink right of the title's %d characters" % len(title))
+    if not ink(range(x0 - 6 * k, x0 + cols * cell + 6 * k), range(4 + line, 4 + line + 7 * k)):
+        fail("no axis title 'key' above the column labels")
+    if not ink(range(4, 4 + 7 * k), range(y0 - 6 * k, y0 + rows * cell + 6 * k)):
+        fail("no axis title 'query' left of the row labels")
+    # The colour bar: each row one colour, none white, never lighter in any
+    # channel going up, from the scale's lightest step near the bottom to its
+    # darkest at the top, framed, its ends labelled on its right.
+    bar_x, bar_h = lay["bar_x"], lay["bar_h"]
+    bar = []
+    for y in range(y0, y0 + bar_h):
+        seen = {pixel(x, y) for x in range(bar_x, bar_x + 12)}
+        if len(seen) != 1:
+            fail("colour bar row %d has %d colours, want one" % (y, len(seen)))
+        bar.append(seen.pop())
+    if WHITE in bar:
+        fail("the colour bar has white, which is exactly 0, off its scale")
+    for y, (upper, lower) in enumerate(zip(bar, bar[1:])):
+        if any(u > l for u, l in zip(upper, lower)):
+            fail("colour bar row %d %s is lighter than the row below it %s" %
+                 (y0 + y, upper, lower))
+    near = lambda c, want: all(abs(a - b) <= 4 for a, b in zip(c, want))
+    if not near(bar[0], (8, 48, 107)) or not near(bar[-1], (222, 235, 247)):
+        fail("the colour bar runs from %s (top) to %s (bottom), not the scale's "
+             "dark blue to its light blue" % (bar[0], bar[-1]))
+    frame = (190, 190, 190)
+    if pixel(bar_x - 1, y0) != frame or pixel(bar_x + 12, y0 + bar_h - 1) != frame:
+        fail("the colour bar has no frame")
+    labels_x = range(bar_x + 12 + 4, bar_x + 12 + 4 + text_length(len(top_label(top)), k))
+    if not ink(labels_x, range(y0, y0 + 7 * k)):
+        fail("no label %r at the top of the colour bar" % top_label(top))
+    if not ink(range(bar_x + 16, bar_x + 16 + 5 * k), range(y0 + bar_h - 7 * k, y0 + bar_h)):
+        fail("no label '0' at the bottom of the colour bar")
     if pixel(0, 0) != WHITE or pixel(width - 1, height - 1) != WHITE:
         fail("the page is not white")
     print("heatmap_png.py: OK: %dx%d, %dx%d cells of %d px, %d masked" %
