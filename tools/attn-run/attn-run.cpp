@@ -65,6 +65,7 @@ struct Options {
   int bench = 0;
   bool profile = false;
   bool info = false;
+  bool checkWeights = false; ///< --check-weights
   int device = -1;           ///< --device: the GPU's ordinal
   bool deviceMemory = false; ///< --device-memory
   attn::run::HeatmapOptions heatmap;
@@ -178,6 +179,11 @@ Options parseArgs(int argc, char **argv) {
                      "another draw")
           ->type_name("DIMS")
           ->group(run);
+  app.add_flag("--check-weights", o.checkWeights,
+               "Scan the --weights file's tensors the model reads for\n"
+               "NaN and Inf at load; the first one fails the load,\n"
+               "named with its index")
+      ->group(run);
   app.add_option("--outputs", o.outputs,
                  "Write the model's outputs by name to this file\n"
                  "(atomically); without it a summary of each output\n"
@@ -313,12 +319,17 @@ Options parseArgs(int argc, char **argv) {
   }
   if (!o.generate.prompt.empty() || o.generate.capacity || o.generate.check)
     throw Failure{"--prompt, --cache and --check go with --generate N"};
+  if (o.checkWeights && o.weights.empty())
+    throw Failure{"--check-weights scans the weights a model reads at load: "
+                  "give them with --weights FILE (a library built with attnc "
+                  "--weights embeds them; check the file before embedding "
+                  "it)"};
   bool running = !o.inputs.empty() || !o.random.empty();
   if (!o.inputs.empty() && !o.random.empty())
     throw Failure{"give --inputs or --random, not both"};
-  if (!running && !o.info)
-    throw Failure{"nothing to do: give --inputs or --random (to run) or "
-                  "--info (see attn-run --help)"};
+  if (!running && !o.info && !o.checkWeights)
+    throw Failure{"nothing to do: give --inputs or --random (to run), "
+                  "--info or --check-weights (see attn-run --help)"};
   if (!running && (!o.outputs.empty() || o.bench || o.profile ||
                    !o.heatmap.path.empty() || o.deviceMemory))
     throw Failure{"--outputs, --bench, --profile, --heatmap and "
@@ -592,6 +603,8 @@ int run(const Options &o) {
       !o.inputs.empty() || !o.random.empty() || o.generate.tokens > 0;
   if (!running && !load.weights)
     load.flags = ATTN_LOAD_DESCRIBE_ONLY;
+  if (o.checkWeights)
+    load.flags |= ATTN_LOAD_CHECK_WEIGHTS;
   // The GPU a library's Halide runtime picks, read when its first kernel
   // (or "init", at load) starts.
   if (o.device >= 0)
@@ -610,6 +623,10 @@ int run(const Options &o) {
         o.device >= 0 ? "--device" : "--device-memory", o.library,
         info.target)};
   }
+  if (o.checkWeights)
+    std::printf("weights: the %d tensors the model reads from '%s' are "
+                "finite\n",
+                attn_model_num_weights(model.get()), o.weights.c_str());
   if (o.info)
     printInfo(model.get());
   if (o.generate.tokens) {
