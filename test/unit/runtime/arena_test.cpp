@@ -515,37 +515,6 @@ TEST(DeviceBuffersTest, HostModelsRefuseDeviceMemory) {
   attn_model_free(m);
 }
 
-// A GPU library of ABI 3 has no zero-copy functions: it runs with host
-// tensors, and device memory is refused naming the fix; the runtime never
-// reads past its device_api's synchronize (NULL here would crash).
-TEST(DeviceBuffersTest, Abi3LibrariesRunButRefuseDeviceMemory) {
-  attn_model *m = nullptr;
-  ASSERT_EQ(attn_model_load(FAKE_DEVICE_ABI3, &m), ATTN_OK)
-      << attn_last_error();
-  ArenaCase c(3, 4);
-  ASSERT_EQ(c.run(m), ATTN_OK) << attn_last_error();
-  c.expectResult(ArenaBias);
-  attn_device_info info{};
-  info.size = sizeof info;
-  ASSERT_EQ(attn_model_device_info(m, &info), ATTN_OK);
-  EXPECT_EQ(info.device, ATTN_DEVICE_CUDA);
-  EXPECT_EQ(info.context, nullptr);
-  void *memory = nullptr;
-  EXPECT_EQ(attn_model_device_alloc(m, 64, &memory),
-            ATTN_ERROR_INVALID_ARGUMENT);
-  EXPECT_THAT(attn_last_error(),
-              AllOf(HasSubstr("built for model ABI 3"),
-                    HasSubstr("rebuild it with this attnc")));
-  auto in = c.inputs();
-  attn_tensor out{"y", ATTN_F32, 2, c.yDims.data(), c.y.data()};
-  attn_run_options options{};
-  options.size = sizeof options;
-  options.device_tensors = ATTN_ON_DEVICE_OUTPUTS;
-  EXPECT_EQ(attn_model_run_with_options(m, &options, in.data(), 1, &out, 1),
-            ATTN_ERROR_INVALID_ARGUMENT);
-  attn_model_free(m);
-}
-
 // attn.hpp's side of the same: device(), deviceAlloc and a run with
 // options, its errors as attn::Error with the status.
 TEST(DeviceBuffersTest, CppWrapperRunsOnDeviceMemory) {
