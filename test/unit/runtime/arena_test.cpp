@@ -487,6 +487,20 @@ TEST(DeviceBuffersTest, TensorsOnTheDeviceCrossNothing) {
   ::dlclose(keep);
 }
 
+// A GPU library gives every device memory function of the ABI: one
+// without the crops its temps are placed with is corrupt, refused at load.
+TEST(DeviceBuffersTest, MissingDeviceFunctionsAreRefused) {
+  attn_model *m = nullptr;
+  EXPECT_EQ(attn_model_load(FAKE_DEVICE_NOCROP, &m),
+            ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_THAT(attn_last_error(),
+              AllOf(HasSubstr(FAKE_DEVICE_NOCROP), HasSubstr("is corrupt"),
+                    HasSubstr("its kernels run on a GPU but its device "
+                              "memory functions are missing"),
+                    HasSubstr("rebuild it with attnc")));
+}
+
 // A model on the host has no device memory: asking for it is refused with
 // the fix, and its device is the host.
 TEST(DeviceBuffersTest, HostModelsRefuseDeviceMemory) {

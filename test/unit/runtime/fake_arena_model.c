@@ -24,7 +24,8 @@
  * library whose kernels "run on a device" (device CUDA) that
  * is host memory behind a device_api counting its allocations and copies
  * (fake_device_counts, exported): every view its kernels get must be a
- * device view, so the runtime's device path is tested without a GPU.
+ * device view, so the runtime's device path is tested without a GPU; with
+ * FAKE_NO_CROP, its device_api lacks the crop functions.
  *
  *===----------------------------------------------------------------------===*/
 #define _POSIX_C_SOURCE 200112L
@@ -144,10 +145,17 @@ static void device_release_crop(attn_model_context *ctx, uint64_t cropped) {
   atomic_fetch_add(&released_crops, 1);
 }
 
+#ifdef FAKE_NO_CROP
+#define FAKE_CROP NULL
+#define FAKE_RELEASE_CROP NULL
+#else
+#define FAKE_CROP device_crop
+#define FAKE_RELEASE_CROP device_release_crop
+#endif
 static const attn_model_device_api device_api = {
-    device_alloc,   device_free, copy_to_device,     copy_to_host,
-    synchronize,    device_wrap, device_unwrap,      device_native,
-    native_context, device_crop, device_release_crop};
+    device_alloc,   device_free, copy_to_device,   copy_to_host,
+    synchronize,    device_wrap, device_unwrap,    device_native,
+    native_context, FAKE_CROP,   FAKE_RELEASE_CROP};
 #define DATA(v) ((void *)(uintptr_t)(v)->device_handle)
 #define FAKE_NAME "fake_device"
 #define FAKE_BIAS 0.5f, -1.0f, 2.0f, 0.0f
