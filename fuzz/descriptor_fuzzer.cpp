@@ -206,7 +206,7 @@ Targets walk(Desc &c) {
   Targets t;
   t.names = {&c.compilerVersion, &c.modelName, &c.target};
   t.u64(c.d.constants_size);
-  // ABI 3: a GPU device without memory functions, or an unknown one.
+  // A GPU device without memory functions, or an unknown one.
   t.i32(c.d.device);
   for (int32_t *n : {&c.d.num_symbols, &c.d.num_weights, &c.d.num_states,
                      &c.d.num_kernels, &c.d.num_entries})

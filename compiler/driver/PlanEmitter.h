@@ -1,9 +1,9 @@
 //===- compiler/driver/PlanEmitter.h - plan.c source ------------*- C++ -*-===//
 //
 // Writes the C source that defines a model library's descriptor tables
-// (model_abi.h) and its glue to the Halide kernels: run_kernel turns the
-// runtime's views into halide_buffer_t and calls each kernel's `_argv` entry
-// with the call's context as Halide's user context.
+// (model_abi.h), its kernels' `_argv` entries in kernel order, and its
+// descriptor, around the glue to the Halide kernels that every library
+// shares: the files of compiler/driver/glue/, pasted in as they are.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_COMPILER_DRIVER_PLANEMITTER_H
@@ -33,7 +33,8 @@ struct PlanSourceInfo {
   int32_t device = 0;
 };
 
-/// plan.c for `plan`; it includes "attn/model_abi.h" and "HalideRuntime.h".
+/// plan.c for `plan`; it includes "attn/model_abi.h" and Halide's runtime
+/// headers.
 std::string emitPlanSource(const Plan &plan, const PlanSourceInfo &info);
 
 } // namespace attnc::driver

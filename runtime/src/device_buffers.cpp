@@ -60,21 +60,12 @@ std::string callerName(const attn_model_desc &d, const attn_model_entry &entry,
 } // namespace
 
 bool runsOnDevice(const attn_model &model, const attn_model_entry &entry) {
-  return deviceOf(*model.desc) != ATTN_MODEL_DEVICE_HOST &&
-         &entry != model.init;
+  return model.desc->device != ATTN_MODEL_DEVICE_HOST && &entry != model.init;
 }
-
-namespace {
-
-/// Whether the library crops one allocation for the temps (ABI 4).
-bool sharesDeviceArena(const attn_model_desc &d) { return d.abi_version >= 4; }
-
-} // namespace
 
 uint64_t arenaAlignment(const attn_model &model,
                         const attn_model_entry &entry) {
-  return runsOnDevice(model, entry) && sharesDeviceArena(*model.desc) ? 4096
-                                                                      : 64;
+  return runsOnDevice(model, entry) ? 4096 : 64;
 }
 
 namespace {
@@ -147,7 +138,7 @@ void releaseDeviceBuffers(const attn_model_desc &desc, EntryState &state) {
 
 attn_status uploadConstants(attn_model &model) {
   const attn_model_desc &d = *model.desc;
-  if (deviceOf(d) == ATTN_MODEL_DEVICE_HOST)
+  if (d.device == ATTN_MODEL_DEVICE_HOST)
     return ATTN_OK;
   model.deviceWeights.assign(d.num_weights, 0);
   for (int32_t e = 0; e < d.num_entries; ++e) {
@@ -201,10 +192,8 @@ attn_status bindDeviceBuffers(const attn_model &model,
     state.hostCopies.clear();
     state.deviceEntry = &entry;
   }
-  const bool arena = sharesDeviceArena(d);
-  if (arena)
-    if (attn_status s = placeTemps(d, entry, state, plan); s != ATTN_OK)
-      return s;
+  if (attn_status s = placeTemps(d, entry, state, plan); s != ATTN_OK)
+    return s;
   state.device.resize(entry.num_buffers);
   state.callerHandles.assign(entry.num_buffers, 0);
   state.copiedInputs.clear();
@@ -212,7 +201,7 @@ attn_status bindDeviceBuffers(const attn_model &model,
     const attn_model_buffer &buf = entry.buffers[b];
     if (buf.kind == ATTN_MODEL_BUFFER_CONSTANT ||
         buf.kind == ATTN_MODEL_BUFFER_WEIGHT ||
-        (arena && buf.kind == ATTN_MODEL_BUFFER_TEMP))
+        buf.kind == ATTN_MODEL_BUFFER_TEMP)
       continue;
     uint64_t bytes = bytesOf(buf.dtype, plan.bufferDims[b]);
     if (callerOnDevice(buf, binding)) {
@@ -308,8 +297,8 @@ attn_status deviceView(const attn_model &model, const attn_model_entry &entry,
     }
     break;
   }
-  view = {host,        buf.dtype, buf.rank, plan.bufferDims[b].data(),
-          deviceOf(d), handle};
+  view = {host,     buf.dtype, buf.rank, plan.bufferDims[b].data(),
+          d.device, handle};
   return ATTN_OK;
 }
 

@@ -1,14 +1,13 @@
 //===- runtime/src/device_buffers.h - buffers on the device ----*- C++ -*-===//
 //
-// A library whose kernels run on a GPU (model ABI 3, `device` not HOST)
+// A library whose kernels run on a GPU (its descriptor's `device` not HOST)
 // keeps the buffers of its runs on that device, in allocations of its
 // device_api: the constants block's pieces and the weights its kernels read
 // are uploaded once at load; each workspace holds its inputs, states and
 // outputs there, and its temps in one arena planned by lifetime as on the
-// host (ABI 4; one allocation each before); only inputs and states go in,
-// and outputs and states
-// come out, once per run (runSteps), unless the caller gave them in device
-// memory (ABI 4, attn_run_options.device_tensors): then the kernels read
+// host; only inputs and states go in, and outputs and states come out, once
+// per run (runSteps), unless the caller gave them in device memory
+// (attn_run_options.device_tensors): then the kernels read
 // and write them where they are. The "init" entry runs on host views,
 // which the library copies per call: it runs once, at load.
 //
@@ -24,7 +23,7 @@ namespace attn::rt {
 bool runsOnDevice(const attn_model &model, const attn_model_entry &entry);
 
 /// Where the temps of `entry` start in its arena: 64 bytes on the host; in
-/// a device arena (ABI 4), 4096, a multiple of every OpenCL device's
+/// a device arena, 4096, a multiple of every OpenCL device's
 /// sub-buffer alignment (CL_DEVICE_MEM_BASE_ADDR_ALIGN) and of CUDA's 256.
 uint64_t arenaAlignment(const attn_model &model, const attn_model_entry &entry);
 

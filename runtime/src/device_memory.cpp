@@ -12,10 +12,6 @@ std::string modelName(const attn_model_desc &d) {
 
 } // namespace
 
-int32_t deviceOf(const attn_model_desc &desc) {
-  return desc.abi_version >= 3 ? desc.device : ATTN_MODEL_DEVICE_HOST;
-}
-
 attn_status allocateDevice(const attn_model_desc &d, uint64_t bytes,
                            uint64_t &handle, const std::string &what) {
   DeviceCall call;
@@ -53,19 +49,13 @@ attn_status copyDevice(const attn_model_desc &d, bool toDevice, uint64_t handle,
 
 attn_status checkNativeMemory(const attn_model &model, const std::string &fn) {
   const attn_model_desc &d = *model.desc;
-  if (deviceOf(d) == ATTN_MODEL_DEVICE_HOST)
+  if (d.device == ATTN_MODEL_DEVICE_HOST)
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 fn + ": " + modelName(d) + " runs on the host (target '" +
                     d.target +
                     "'), so it has no device memory: give its tensors in "
                     "host memory, or build it for a GPU (attnc "
                     "--target=host-cuda or host-opencl)");
-  if (d.abi_version < 4)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                fn + ": '" + model.path + "' was built for model ABI " +
-                    std::to_string(d.abi_version) +
-                    ", before device memory of the application's could be "
-                    "given to it: rebuild it with this attnc");
   if (model.describeOnly)
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 fn + ": " + modelName(d) +
@@ -133,12 +123,10 @@ attn_status checkDeviceTensors(const attn_model &model, uint32_t bits) {
 
 attn_status describeDevice(const attn_model &model, attn_device_info &info) {
   const attn_model_desc &d = *model.desc;
-  info.device = deviceOf(d);
+  info.device = d.device;
   info.context = info.queue = nullptr;
-  // A host model has no API objects, nor does one only described; a library
-  // of ABI 3 cannot name them.
-  if (info.device == ATTN_MODEL_DEVICE_HOST || model.describeOnly ||
-      d.abi_version < 4)
+  // A host model has no API objects, nor does one only described.
+  if (info.device == ATTN_MODEL_DEVICE_HOST || model.describeOnly)
     return ATTN_OK;
   DeviceCall call;
   if (d.device_api->native_context(&call.context, &info.context, &info.queue) !=

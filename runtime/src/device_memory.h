@@ -4,7 +4,7 @@
 // runtime's own buffers (device_buffers.h) and the application's device
 // memory (attn_model_device_alloc and friends) go through. A handle is the
 // library's; the application sees the API's native memory (a CUdeviceptr, a
-// cl_mem), which a library of ABI 4 or later maps to and from handles.
+// cl_mem), which the library maps to and from handles.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_DEVICE_MEMORY_H
@@ -22,9 +22,6 @@ struct DeviceCall {
   std::string message() { return kernelMessage(error, sizeof error); }
 };
 
-/// The descriptor's device: HOST for an ABI 2 library, which has no field.
-int32_t deviceOf(const attn_model_desc &desc);
-
 /// Allocates `bytes` (at least 64) on the device into `handle`; `what`
 /// names the buffer in the message.
 attn_status allocateDevice(const attn_model_desc &d, uint64_t bytes,
@@ -37,8 +34,8 @@ void freeDeviceBuffer(const attn_model_desc &desc, uint64_t handle);
 attn_status copyDevice(const attn_model_desc &d, bool toDevice, uint64_t handle,
                        void *host, uint64_t bytes, const std::string &what);
 
-/// Fails unless `model` runs on a GPU through a library that maps native
-/// memory (ABI 4 or later); `fn` names the caller in the message.
+/// Fails unless `model` runs on a GPU and was loaded to run; `fn` names the
+/// caller in the message.
 attn_status checkNativeMemory(const attn_model &model, const std::string &fn);
 
 /// The handle of the caller's native memory `native`: the allocation of

@@ -32,10 +32,22 @@ namespace {
 
 std::string quoted(const char *name) { return "'" + std::string(name) + "'"; }
 
-/// "reads ABI 2 to 3", for messages.
-std::string abiRange() {
-  return "reads ABI " + std::to_string(ATTN_MODEL_ABI_MIN_VERSION) + " to " +
-         std::to_string(ATTN_MODEL_ABI_VERSION);
+/// The entry symbols of earlier attncs and the model ABIs they stood for,
+/// known only to refuse those libraries by name: their descriptors have
+/// other layouts, so they are never called.
+struct EarlierEntry {
+  const char *symbol, *abis;
+};
+constexpr EarlierEntry kEarlierEntries[] = {
+    {"attn_model_descriptor_v1", "model ABI 1"},
+    {"attn_model_descriptor_v2", "model ABI 2 to 4"},
+};
+
+/// "this runtime reads model ABI 5 only: rebuild it with this attnc".
+std::string rebuildForThisAbi() {
+  return "this runtime reads model ABI " +
+         std::to_string(ATTN_MODEL_ABI_VERSION) +
+         " only: rebuild it with this attnc";
 }
 
 /// product(dims) * itemSize, or nullopt when it overflows (or a dim is
@@ -82,9 +94,9 @@ private:
                                                 ": rebuild it with attnc");
   }
 
-  /// ABI 3: a known device, and on a GPU every device memory function.
+  /// A known device, and on a GPU every device memory function.
   attn_status checkDevice() {
-    int32_t device = deviceOf(d);
+    int32_t device = d.device;
     if (device != ATTN_MODEL_DEVICE_HOST && device != ATTN_MODEL_DEVICE_CUDA &&
         device != ATTN_MODEL_DEVICE_OPENCL)
       return bad("its kernels run on device " + std::to_string(device) +
@@ -93,9 +105,9 @@ private:
       return ATTN_OK;
     const attn_model_device_api *api = d.device_api;
     if (!api || !api->alloc || !api->free || !api->copy_to_device ||
-        !api->copy_to_host || !api->synchronize ||
-        (d.abi_version >= 4 &&
-         (!api->wrap || !api->unwrap || !api->native || !api->native_context)))
+        !api->copy_to_host || !api->synchronize || !api->wrap || !api->unwrap ||
+        !api->native || !api->native_context || !api->crop ||
+        !api->release_crop)
       return bad("its kernels run on a GPU but its device memory functions "
                  "are missing");
     return ATTN_OK;
@@ -601,12 +613,13 @@ attn_status loadModel(const char *path, const char *weights, uint32_t flags,
   model->path = p;
   auto entry = reinterpret_cast<attn_model_entry_fn>(
       ::dlsym(handle, ATTN_MODEL_ENTRY_SYMBOL));
-  if (!entry && ::dlsym(handle, ATTN_MODEL_ENTRY_SYMBOL_V1))
-    return fail(ATTN_ERROR_ABI_MISMATCH,
-                "'" + p +
-                    "' was built by an older attnc for model ABI 1; this "
-                    "runtime " +
-                    abiRange() + ": rebuild it with this attnc");
+  if (!entry)
+    for (const EarlierEntry &earlier : kEarlierEntries)
+      if (::dlsym(handle, earlier.symbol))
+        return fail(ATTN_ERROR_ABI_MISMATCH,
+                    "'" + p + "' was built by an earlier attnc for " +
+                        earlier.abis + " (it exports " + earlier.symbol +
+                        "); " + rebuildForThisAbi());
   if (!entry)
     return fail(ATTN_ERROR_INVALID_LIBRARY,
                 "'" + p + "' is not an attnc model: it exports no " +
@@ -630,13 +643,11 @@ attn_status loadModel(const char *path, const char *weights, uint32_t flags,
                 "'" + p + "' is not an attnc model: its descriptor " +
                     (desc ? "has the wrong magic number" : "is NULL") +
                     ": build it with attnc");
-  if (desc->abi_version < ATTN_MODEL_ABI_MIN_VERSION ||
-      desc->abi_version > ATTN_MODEL_ABI_VERSION)
-    return fail(ATTN_ERROR_ABI_MISMATCH,
-                "'" + p + "' was built for model ABI " +
-                    std::to_string(desc->abi_version) + ", this runtime " +
-                    abiRange() +
-                    ": rebuild it with the attnc that matches this runtime");
+  if (desc->abi_version != ATTN_MODEL_ABI_VERSION)
+    return fail(ATTN_ERROR_ABI_MISMATCH, "'" + p +
+                                             "' was built for model ABI " +
+                                             std::to_string(desc->abi_version) +
+                                             "; " + rebuildForThisAbi());
   if (attn_status s = validateDescriptor(*desc, p); s != ATTN_OK)
     return s;
   // Before any kernel runs: one built for missing instructions would die of

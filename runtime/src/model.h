@@ -105,9 +105,9 @@ struct EntryState {
     uint64_t handle = 0, bytes = 0;
   };
   std::vector<DeviceBuffer> device;
-  /// A library of ABI 4 or later: the temps' one allocation (the arena on
-  /// the device), grown to the largest plan, and a crop of it per temp
-  /// (per buffer index, 0 for others) for the plan of `cropSymbols`.
+  /// On a GPU: the temps' one allocation (the arena on the device), grown
+  /// to the largest plan, and a crop of it per temp (per buffer index, 0 for
+  /// others) for the plan of `cropSymbols`.
   DeviceBuffer deviceArena;
   std::vector<uint64_t> tempCrops;
   std::vector<int64_t> cropSymbols;

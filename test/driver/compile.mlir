@@ -8,7 +8,7 @@
 // Only the entry point is exported: the kernels and the Halide runtime stay
 // hidden, so two models can share a process.
 // SYMS-NOT: {{ [TDBR] }}
-// SYMS: T attn_model_descriptor_v2
+// SYMS: T attn_model_descriptor{{$}}
 // SYMS-NOT: {{ [TDBR] }}
 
 // Names, symbols and bounds come from attn.name, attn.symbols and

@@ -10,25 +10,16 @@
  * buffers it touches and the kernel calls that compute it. "run" computes the
  * model's outputs from its inputs; "init", when present, runs once at load
  * and computes the constants block (weights packed, transposed, folded) from
- * the tensors of a weights file. Decoders will add "prefill" and "decode".
+ * the tensors of a weights file; a model with a KV cache adds "prefill" and
+ * "decode".
  *
  * Plain C, no dependencies: both sides include it.
  *
- * ABI 2 (attnc 0.2): weights read at load, entry points, affine dims, state
- * buffers, device-aware views, a context per kernel call. ABI 1 exported
- * "attn_model_descriptor_v1"; the runtime refuses such libraries by name.
- *
- * ABI 3 (attnc 0.3): the descriptor gains, at its end, the device its
- * kernels run on and, for a GPU, the device memory functions the runtime
- * keeps the buffers of its runs in. The entry symbol is unchanged; the
- * runtime reads those fields only from a descriptor of ABI 3 or later, so
- * ABI 2 libraries (host ones) still load.
- *
- * ABI 4 (attnc 0.4): the device memory functions gain, at their end, what
- * zero-copy runs need: the caller's own device memory as a handle (wrap,
- * unwrap), a handle's native memory, and the API context the kernels run in;
- * and crops of an allocation, which the temps of a run share.
- * The runtime reads them only from a descriptor of ABI 4 or later.
+ * Until attnc's first release this ABI changes without compatibility: any
+ * change to the structs below bumps ATTN_MODEL_ABI_VERSION, and the runtime
+ * loads only libraries of its own version. A library of an earlier attnc is
+ * refused, by its version or by the entry symbol it exports, with the fix:
+ * rebuild it with this attnc.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef ATTN_MODEL_ABI_H
@@ -42,15 +33,14 @@
 extern "C" {
 #endif
 
-/* Bump on any change to the structs below. The runtime refuses versions
- * outside ATTN_MODEL_ABI_MIN_VERSION .. ATTN_MODEL_ABI_VERSION. */
-#define ATTN_MODEL_ABI_VERSION 4u
-#define ATTN_MODEL_ABI_MIN_VERSION 2u
+/* Bump on any change to the structs below; the runtime loads this version
+ * only. */
+#define ATTN_MODEL_ABI_VERSION 5u
 /* First field of every descriptor: tells an attnc model from anything else. */
 #define ATTN_MODEL_MAGIC 0x434E5441u /* "ATNC" little-endian */
-#define ATTN_MODEL_ENTRY_SYMBOL "attn_model_descriptor_v2"
-/* What libraries of ABI 1 export; known only to refuse them clearly. */
-#define ATTN_MODEL_ENTRY_SYMBOL_V1 "attn_model_descriptor_v1"
+/* The one symbol a library exports: a function returning its descriptor,
+ * whose abi_version says which ABI it follows. */
+#define ATTN_MODEL_ENTRY_SYMBOL "attn_model_descriptor"
 
 /* Element types; rows of attn_dtype_table (dtypes.h). */
 typedef enum attn_model_dtype {
@@ -63,8 +53,8 @@ typedef enum attn_model_dtype {
 /* Where a view's memory is, and where a library's kernels run. */
 typedef enum attn_model_device {
   ATTN_MODEL_DEVICE_HOST = 0,
-  ATTN_MODEL_DEVICE_CUDA = 1,   /* ABI 3 */
-  ATTN_MODEL_DEVICE_OPENCL = 2, /* ABI 3 */
+  ATTN_MODEL_DEVICE_CUDA = 1,
+  ATTN_MODEL_DEVICE_OPENCL = 2,
 } attn_model_device;
 
 #define ATTN_MODEL_MAX_DIM_TERMS 2
@@ -198,7 +188,7 @@ typedef struct attn_model_context {
   uint32_t error_size;
 } attn_model_context;
 
-/* Device memory of a GPU library (ABI 3), in opaque handles, the ones its
+/* Device memory of a GPU library, in opaque handles, the ones its
  * views carry. Each function that returns a status returns 0 on success,
  * else nonzero with a message in context->error. Copies return when done. */
 typedef struct attn_model_device_api {
@@ -215,7 +205,7 @@ typedef struct attn_model_device_api {
   /* Returns when every kernel launched so far has finished. */
   int32_t (*synchronize)(attn_model_context *context);
 
-  /* ABI 4. Memory native to the device's API (a CUdeviceptr, a cl_mem) that
+  /* Memory native to the device's API (a CUdeviceptr, a cl_mem) that
    * the library did not allocate, as a handle views may carry until unwrap
    * forgets it; the memory stays its owner's. */
   int32_t (*wrap)(attn_model_context *context, uint64_t native,
@@ -273,7 +263,7 @@ typedef struct attn_model_desc {
   /* Sizes this library's own (hidden) Halide thread pool. */
   void (*set_num_threads)(int32_t threads);
 
-  /* ABI 3. Where the kernels run (attn_model_device): on the host, the
+  /* Where the kernels run (attn_model_device): on the host, the
    * runtime hands them host views; on a GPU, the buffers of "run" and of the
    * other entries but "init" live in `device_api` allocations, and only the
    * inputs, states and outputs cross to and from the host, once per run. */

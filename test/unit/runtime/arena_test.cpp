@@ -487,6 +487,20 @@ TEST(DeviceBuffersTest, TensorsOnTheDeviceCrossNothing) {
   ::dlclose(keep);
 }
 
+// A GPU library gives every device memory function of the ABI: one
+// without the crops its temps are placed with is corrupt, refused at load.
+TEST(DeviceBuffersTest, MissingDeviceFunctionsAreRefused) {
+  attn_model *m = nullptr;
+  EXPECT_EQ(attn_model_load(FAKE_DEVICE_NOCROP, &m),
+            ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_THAT(attn_last_error(),
+              AllOf(HasSubstr(FAKE_DEVICE_NOCROP), HasSubstr("is corrupt"),
+                    HasSubstr("its kernels run on a GPU but its device "
+                              "memory functions are missing"),
+                    HasSubstr("rebuild it with attnc")));
+}
+
 // A model on the host has no device memory: asking for it is refused with
 // the fix, and its device is the host.
 TEST(DeviceBuffersTest, HostModelsRefuseDeviceMemory) {
@@ -512,37 +526,6 @@ TEST(DeviceBuffersTest, HostModelsRefuseDeviceMemory) {
             ATTN_ERROR_INVALID_ARGUMENT);
   EXPECT_THAT(attn_last_error(),
               HasSubstr("build it for a GPU (attnc --target=host-cuda"));
-  attn_model_free(m);
-}
-
-// A GPU library of ABI 3 has no zero-copy functions: it runs with host
-// tensors, and device memory is refused naming the fix; the runtime never
-// reads past its device_api's synchronize (NULL here would crash).
-TEST(DeviceBuffersTest, Abi3LibrariesRunButRefuseDeviceMemory) {
-  attn_model *m = nullptr;
-  ASSERT_EQ(attn_model_load(FAKE_DEVICE_ABI3, &m), ATTN_OK)
-      << attn_last_error();
-  ArenaCase c(3, 4);
-  ASSERT_EQ(c.run(m), ATTN_OK) << attn_last_error();
-  c.expectResult(ArenaBias);
-  attn_device_info info{};
-  info.size = sizeof info;
-  ASSERT_EQ(attn_model_device_info(m, &info), ATTN_OK);
-  EXPECT_EQ(info.device, ATTN_DEVICE_CUDA);
-  EXPECT_EQ(info.context, nullptr);
-  void *memory = nullptr;
-  EXPECT_EQ(attn_model_device_alloc(m, 64, &memory),
-            ATTN_ERROR_INVALID_ARGUMENT);
-  EXPECT_THAT(attn_last_error(),
-              AllOf(HasSubstr("built for model ABI 3"),
-                    HasSubstr("rebuild it with this attnc")));
-  auto in = c.inputs();
-  attn_tensor out{"y", ATTN_F32, 2, c.yDims.data(), c.y.data()};
-  attn_run_options options{};
-  options.size = sizeof options;
-  options.device_tensors = ATTN_ON_DEVICE_OUTPUTS;
-  EXPECT_EQ(attn_model_run_with_options(m, &options, in.data(), 1, &out, 1),
-            ATTN_ERROR_INVALID_ARGUMENT);
   attn_model_free(m);
 }
 

@@ -21,11 +21,11 @@
  * the test at most n * 200 ms.
  *
  * Build variants: FAKE_VARIANT=2 (another name and bias); FAKE_DEVICE, a
- * library whose kernels "run on a device" (model ABI 4, device CUDA) that
+ * library whose kernels "run on a device" (device CUDA) that
  * is host memory behind a device_api counting its allocations and copies
  * (fake_device_counts, exported): every view its kernels get must be a
  * device view, so the runtime's device path is tested without a GPU; with
- * FAKE_ABI_VERSION=3u, as a library of ABI 3 (no zero-copy functions).
+ * FAKE_NO_CROP, its device_api lacks the crop functions.
  *
  *===----------------------------------------------------------------------===*/
 #define _POSIX_C_SOURCE 200112L
@@ -35,10 +35,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
-
-#ifndef FAKE_ABI_VERSION
-#define FAKE_ABI_VERSION ATTN_MODEL_ABI_VERSION
-#endif
 
 #ifdef FAKE_DEVICE
 #include <stdlib.h>
@@ -149,16 +145,17 @@ static void device_release_crop(attn_model_context *ctx, uint64_t cropped) {
   atomic_fetch_add(&released_crops, 1);
 }
 
-#if FAKE_ABI_VERSION >= 4
-static const attn_model_device_api device_api = {
-    device_alloc,   device_free, copy_to_device,     copy_to_host,
-    synchronize,    device_wrap, device_unwrap,      device_native,
-    native_context, device_crop, device_release_crop};
+#ifdef FAKE_NO_CROP
+#define FAKE_CROP NULL
+#define FAKE_RELEASE_CROP NULL
 #else
-/* As an ABI 3 library has it: the runtime must not read past synchronize. */
-static const attn_model_device_api device_api = {
-    device_alloc, device_free, copy_to_device, copy_to_host, synchronize};
+#define FAKE_CROP device_crop
+#define FAKE_RELEASE_CROP device_release_crop
 #endif
+static const attn_model_device_api device_api = {
+    device_alloc,   device_free, copy_to_device,   copy_to_host,
+    synchronize,    device_wrap, device_unwrap,    device_native,
+    native_context, FAKE_CROP,   FAKE_RELEASE_CROP};
 #define DATA(v) ((void *)(uintptr_t)(v)->device_handle)
 #define FAKE_NAME "fake_device"
 #define FAKE_BIAS 0.5f, -1.0f, 2.0f, 0.0f
@@ -347,7 +344,7 @@ static void set_num_threads(int32_t threads) { (void)threads; }
 
 static const attn_model_desc descriptor = {
     .magic = ATTN_MODEL_MAGIC,
-    .abi_version = FAKE_ABI_VERSION,
+    .abi_version = ATTN_MODEL_ABI_VERSION,
     .compiler_version = "fake-compiler 1.0",
     .model_name = FAKE_NAME,
     .target = "host",
@@ -368,6 +365,6 @@ static const attn_model_desc descriptor = {
 };
 
 __attribute__((visibility("default"))) const attn_model_desc *
-attn_model_descriptor_v2(void) {
+attn_model_descriptor(void) {
   return &descriptor;
 }

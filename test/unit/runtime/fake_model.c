@@ -10,7 +10,7 @@
  * views it is given, so a runtime that passes wrong views fails the tests.
  *
  * Build variants: FAKE_VARIANT=2 (another name and bias), FAKE_DEVICE_FIELD
- * (a value in the ABI 3 device field), FAKE_ABI_VERSION,
+ * (a value in the device field), FAKE_ABI_VERSION,
  * FAKE_MAGIC, FAKE_BAD_CONSTANT_OFFSET (a constant outside the block), and
  * corrupt tables: FAKE_NO_RUN_ENTRY, FAKE_WRITES_CONSTANT (a "run" step
  * writes a constant), FAKE_UNBOUND_SYMBOL (a temp dim no input binds).
@@ -188,12 +188,11 @@ static const attn_model_desc descriptor = {
     .run_kernel = run_kernel,
     .set_num_threads = set_num_threads,
 #ifdef FAKE_DEVICE_FIELD
-    /* Past the end of an ABI 2 descriptor: the runtime must not read it. */
     .device = FAKE_DEVICE_FIELD,
 #endif
 };
 
 __attribute__((visibility("default"))) const attn_model_desc *
-attn_model_descriptor_v2(void) {
+attn_model_descriptor(void) {
   return &descriptor;
 }

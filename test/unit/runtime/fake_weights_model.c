@@ -187,6 +187,6 @@ static const attn_model_desc descriptor = {
 };
 
 __attribute__((visibility("default"))) const attn_model_desc *
-attn_model_descriptor_v2(void) {
+attn_model_descriptor(void) {
   return &descriptor;
 }

@@ -1,6 +1,6 @@
 /*===- test/unit/runtime/not_a_model.c - A library that is no model -------===*
  *
- * A valid shared library without attn_model_descriptor_v2: the runtime must
+ * A valid shared library without attn_model_descriptor: the runtime must
  * refuse it by name rather than crash.
  *
  *===----------------------------------------------------------------------===*/
