@@ -38,13 +38,14 @@ inline const BuiltinRegistry &testBuiltins() {
   return builtins;
 }
 
-inline Loaded load(llvm::StringRef source) {
+inline Loaded load(llvm::StringRef source,
+                   const BuiltinRegistry &builtins = testBuiltins()) {
   Loaded result;
   result.sourceMgr = std::make_unique<llvm::SourceMgr>();
   unsigned id = result.sourceMgr->AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(source, "test.attn"), llvm::SMLoc());
   llvm::raw_string_ostream os(result.diags);
-  result.model = loadModel(*result.sourceMgr, id, os, testBuiltins());
+  result.model = loadModel(*result.sourceMgr, id, os, builtins);
   return result;
 }
 
