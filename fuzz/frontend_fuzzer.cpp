@@ -57,15 +57,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   std::string diags;
   llvm::raw_string_ostream diagOS(diags);
-  std::unique_ptr<attnc::ModelAST> ast = attnc::loadModel(
-      sourceMgr, bufferId, diagOS, attnc::getDialectFunctions(context));
+  attnc::BuiltinRegistry builtins = attnc::getBuiltinRegistry(context);
+  std::unique_ptr<attnc::ModelAST> ast =
+      attnc::loadModel(sourceMgr, bufferId, diagOS, builtins);
   if (!ast) {
     if (diags.find("error:") == std::string::npos)
       finding(kTarget, "the frontend rejected a model without an error");
     return 0;
   }
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      attnc::mlirGen(context, *ast, sourceMgr);
+      attnc::mlirGen(context, *ast, sourceMgr, builtins);
   if (!module) {
     if (!reportedError)
       finding(kTarget, "MLIRGen failed without an error");

@@ -10,7 +10,6 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
-#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -47,50 +46,23 @@ uint64_t hashName(StringRef name) {
   return h;
 }
 
-/// Which dim of the matrix `value` its consumer reads as input features,
-/// following weight expressions to the linear or attention that uses it.
-std::optional<unsigned> inFeaturesDim(Value value) {
-  for (OpOperand &use : value.getUses()) {
-    Operation *user = use.getOwner();
-    if (auto linear = dyn_cast<LinearOp>(user)) {
-      if (use.get() == linear.getWeight())
-        return linear.getLayout() == WeightLayout::out_in ? 1 : 0;
-    } else if (isa<SelfAttentionOp>(user)) {
-      if (use.getOperandNumber() != 0) // self_attention weights are [out, in]
-        return 1;
-    } else if (isa<TransposeOp>(user)) {
-      if (std::optional<unsigned> d = inFeaturesDim(user->getResult(0)))
-        return 1 - *d;
-    } else if (isa<ScaleOp, SliceOp, ConcatOp>(user)) {
-      if (std::optional<unsigned> d = inFeaturesDim(user->getResult(0)))
-        return d;
-    }
-  }
-  return std::nullopt;
-}
-
-bool isNormScale(WeightOp op) {
-  for (OpOperand &use : op->getUses())
-    if (auto norm = dyn_cast<LayerNormOp>(use.getOwner()))
-      return use.get() == norm.getGamma();
-  std::string name = op.getName().lower();
-  StringRef n(name);
-  return (n.contains("ln") || n.contains("norm")) &&
-         (n.ends_with("weight") || n.ends_with("gamma") ||
-          n.ends_with("scale"));
-}
-
+/// Drawn as the ops that read the weight say (WeightInitOpInterface); a
+/// weight no op speaks for is drawn as a matrix `[out, in]` or a bias.
 std::vector<float> randomTensor(WeightOp op, uint64_t seed) {
   ArrayRef<int64_t> shape = op.getType().getShape();
   int64_t count = op.getType().getNumElements();
   SplitMix64 rng(seed ^ hashName(op.getName()));
+  WeightInit init =
+      getWeightInit(op.getResult())
+          .value_or(shape.size() >= 2 ? WeightInit::fanIn(shape.size() - 1)
+                                      : WeightInit::nearZero());
   double lo = -0.02, hi = 0.02;
-  if (shape.size() >= 2) {
-    unsigned dim = inFeaturesDim(op.getResult()).value_or(shape.size() - 1);
-    double bound = 1.0 / std::sqrt(double(std::max<int64_t>(shape[dim], 1)));
+  if (init.kind == WeightInit::Kind::FanIn && init.fanInDim < shape.size()) {
+    double bound =
+        1.0 / std::sqrt(double(std::max<int64_t>(shape[init.fanInDim], 1)));
     lo = -bound;
     hi = bound;
-  } else if (isNormScale(op)) {
+  } else if (init.kind == WeightInit::Kind::NearOne) {
     lo = 0.9;
     hi = 1.1;
   }

@@ -15,12 +15,13 @@
 namespace attnc::driver {
 
 /// Writes one F32 tensor per distinct attn.weight name of `func` to `path`
-/// (atomically). Each tensor depends only on `seed` and its name and shape:
-///   - matrices: uniform in +-1/sqrt(fan_in), fan_in read off the linear or
-///     attention that consumes the weight (else the last dim, as [out, in]);
-///   - vectors named like a norm's scale ("ln", "norm" or "LayerNorm" in the
-///     name, ending in "weight", "gamma" or "scale"): uniform in 1 +- 0.1;
-///   - other vectors (biases, norm shifts): uniform in +-0.02.
+/// (atomically). Each tensor depends only on `seed` and its name and shape,
+/// drawn as the ops that read it say (mlir::attn::getWeightInit):
+///   - matrices: uniform in +-1/sqrt(fan_in), fan_in the dim the linear,
+///     attention or embedding contracts (else the last dim, as [out, in]);
+///   - a norm's scale: uniform in 1 +- 0.1;
+///   - other vectors (biases, norm shifts, Gemma's `1 + weight` scales):
+///     uniform in +-0.02.
 /// Reports a weight declared twice with two shapes at its second use.
 mlir::LogicalResult writeRandomWeights(mlir::func::FuncOp func,
                                        llvm::StringRef path, uint64_t seed);

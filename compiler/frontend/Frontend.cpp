@@ -14,13 +14,13 @@
 
 using namespace attnc;
 
-std::unique_ptr<ModelAST>
-attnc::loadModel(llvm::SourceMgr &sourceMgr, unsigned bufferId,
-                 llvm::raw_ostream &diagOS,
-                 llvm::ArrayRef<std::string> functions) {
+std::unique_ptr<ModelAST> attnc::loadModel(llvm::SourceMgr &sourceMgr,
+                                           unsigned bufferId,
+                                           llvm::raw_ostream &diagOS,
+                                           const BuiltinRegistry &builtins) {
   DiagnosticEngine diags(sourceMgr, diagOS);
   std::unique_ptr<ModelAST> model = parseModel(bufferId, diags);
-  if (!model || !checkModel(*model, diags, functions))
+  if (!model || !checkModel(*model, diags, builtins))
     return nullptr;
   return model;
 }
@@ -28,7 +28,7 @@ attnc::loadModel(llvm::SourceMgr &sourceMgr, unsigned bufferId,
 std::unique_ptr<ModelAST>
 attnc::loadModelFile(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
                      llvm::raw_ostream &diagOS,
-                     llvm::ArrayRef<std::string> functions) {
+                     const BuiltinRegistry &builtins) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (std::error_code ec = buffer.getError()) {
@@ -38,5 +38,5 @@ attnc::loadModelFile(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
   }
   unsigned bufferId =
       sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  return loadModel(sourceMgr, bufferId, diagOS, functions);
+  return loadModel(sourceMgr, bufferId, diagOS, builtins);
 }

@@ -9,6 +9,7 @@
 #define ATTNC_COMPILER_FRONTEND_FRONTEND_H
 
 #include "compiler/frontend/AST.h"
+#include "compiler/frontend/Builtins.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SourceMgr.h"
@@ -18,19 +19,19 @@
 
 namespace attnc {
 
-/// Parses and checks buffer `bufferId` of `sourceMgr`, with the dialect's
-/// `functions` as builtins (checkModel). Returns the checked model, or null
-/// if there was any error; diagnostics go to `diagOS`.
+/// Parses and checks buffer `bufferId` of `sourceMgr` with `builtins`
+/// (checkModel). Returns the checked model, or null if there was any error;
+/// diagnostics go to `diagOS`.
 std::unique_ptr<ModelAST> loadModel(llvm::SourceMgr &sourceMgr,
                                     unsigned bufferId,
                                     llvm::raw_ostream &diagOS,
-                                    llvm::ArrayRef<std::string> functions = {});
+                                    const BuiltinRegistry &builtins);
 
 /// Reads `path` into `sourceMgr` (`-` is stdin) and loads it as above.
-std::unique_ptr<ModelAST>
-loadModelFile(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
-              llvm::raw_ostream &diagOS,
-              llvm::ArrayRef<std::string> functions = {});
+std::unique_ptr<ModelAST> loadModelFile(llvm::StringRef path,
+                                        llvm::SourceMgr &sourceMgr,
+                                        llvm::raw_ostream &diagOS,
+                                        const BuiltinRegistry &builtins);
 
 } // namespace attnc
 

@@ -13,6 +13,7 @@
 #define ATTNC_COMPILER_FRONTEND_MLIRGEN_H
 
 #include "compiler/frontend/AST.h"
+#include "compiler/frontend/Builtins.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -24,14 +25,19 @@
 namespace attnc {
 
 /// The dialect's functions of one tensor (ops with
-/// BuiltinFunctionOpInterface), by their names in the language: the
-/// `functions` the frontend's checkModel takes.
+/// BuiltinFunctionOpInterface), by their names in the language.
 std::vector<std::string> getDialectFunctions(mlir::MLIRContext &context);
 
-/// Builds the module for `model`, which must have passed the semantic check.
+/// Every builtin of the language: the families of compiler/frontend/builtins
+/// and the dialect's functions of one tensor.
+BuiltinRegistry getBuiltinRegistry(mlir::MLIRContext &context);
+
+/// Builds the module for `model`, which must have passed the semantic check
+/// with `builtins`; each call is emitted by its builtin.
 mlir::OwningOpRef<mlir::ModuleOp> mlirGen(mlir::MLIRContext &context,
                                           const ModelAST &model,
-                                          const llvm::SourceMgr &sourceMgr);
+                                          const llvm::SourceMgr &sourceMgr,
+                                          const BuiltinRegistry &builtins);
 
 } // namespace attnc
 

@@ -1,8 +1,9 @@
 //===- Sema.h - Semantic check of a parsed model ----------------*- C++ -*-===//
 //
 // Part of attnc. Resolves names, infers the shape and element type of every
-// value, checks every builtin's arguments and weights, and replaces each call
-// and operator by a generic BuiltinExpr. Reports every error it can find.
+// value, checks every call with the builtin's own check (Builtins.h), and
+// replaces each call and operator by a generic BuiltinExpr. Reports every
+// error it can find.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,17 +11,17 @@
 #define ATTNC_COMPILER_FRONTEND_SEMA_H
 
 #include "compiler/frontend/AST.h"
+#include "compiler/frontend/Builtins.h"
 #include "compiler/frontend/Diagnostics.h"
 
 namespace attnc {
 
-/// Checks `model` in place. `functions` names the dialect's functions of one
-/// tensor (`tanh(x)`, ...; MLIRGen's getDialectFunctions), builtins beside
-/// the structural ones Sema knows. Returns true when there was no error
-/// (warnings, such as unused weights, do not fail the check). On failure the
-/// model may be partly resolved and must not be lowered.
+/// Checks `model` in place, each call by its builtin in `builtins`
+/// (makeBuiltinRegistry). Returns true when there was no error (warnings,
+/// such as unused weights, do not fail the check). On failure the model may
+/// be partly resolved and must not be lowered.
 bool checkModel(ModelAST &model, DiagnosticEngine &diags,
-                llvm::ArrayRef<std::string> functions = {});
+                const BuiltinRegistry &builtins);
 
 } // namespace attnc
 

@@ -152,8 +152,9 @@ std::unique_ptr<llvm::ToolOutputFile> openOutput() {
 OwningOpRef<ModuleOp> importAttnModel(MLIRContext &context,
                                       llvm::SourceMgr &sourceMgr,
                                       bool &printedAST) {
-  std::unique_ptr<attnc::ModelAST> ast = attnc::loadModelFile(
-      inputPath, sourceMgr, llvm::errs(), attnc::getDialectFunctions(context));
+  attnc::BuiltinRegistry builtins = attnc::getBuiltinRegistry(context);
+  std::unique_ptr<attnc::ModelAST> ast =
+      attnc::loadModelFile(inputPath, sourceMgr, llvm::errs(), builtins);
   if (!ast)
     return nullptr;
   if (emit == Emit::AST && initWeights.empty()) {
@@ -164,7 +165,7 @@ OwningOpRef<ModuleOp> importAttnModel(MLIRContext &context,
     }
     return nullptr;
   }
-  return attnc::mlirGen(context, *ast, sourceMgr);
+  return attnc::mlirGen(context, *ast, sourceMgr, builtins);
 }
 
 OwningOpRef<ModuleOp> loadInput(MLIRContext &context,

@@ -25,4 +25,18 @@ void mlir::attn::getBroadcastDimGroups(Operation *op,
   }
 }
 
+std::optional<WeightInit> mlir::attn::getWeightInit(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto reader = dyn_cast<WeightInitOpInterface>(user)) {
+      if (std::optional<WeightInit> init = reader.getWeightInit(use))
+        return init;
+    } else if (auto expr = dyn_cast<WeightExprOpInterface>(user)) {
+      if (std::optional<WeightInit> init = getWeightInit(user->getResult(0)))
+        return expr.getOperandWeightInit(use, *init);
+    }
+  }
+  return std::nullopt;
+}
+
 #include "dialects/attn/IR/AttnInterfaces.cpp.inc"

@@ -10,6 +10,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <vector>
 
 namespace mlir::attn {
@@ -45,6 +46,29 @@ enum class FusionRole {
   /// A view its consuming anchor reads in place (an activation slice).
   Prologue,
 };
+
+/// How random weights draw a weight (WeightInitOpInterface).
+struct WeightInit {
+  enum class Kind {
+    /// Uniform in +-1/sqrt(extent of dim `fanInDim`): a projection, a table.
+    FanIn,
+    /// Uniform in 1 +- 0.1: a norm's scale.
+    NearOne,
+    /// Uniform in +-0.02: a bias, a norm's shift, a scale added to one.
+    NearZero,
+  };
+  Kind kind = Kind::NearZero;
+  unsigned fanInDim = 0;
+
+  static WeightInit fanIn(unsigned dim) { return {Kind::FanIn, dim}; }
+  static WeightInit nearOne() { return {Kind::NearOne, 0}; }
+  static WeightInit nearZero() { return {Kind::NearZero, 0}; }
+};
+
+/// How the weight `value` (an attn.weight, or a weight expression of one) is
+/// drawn, asked of its users: the first op with WeightInitOpInterface that
+/// answers, through weight expressions; nothing when no user says.
+std::optional<WeightInit> getWeightInit(Value value);
 
 /// The default dim rule (numpy broadcasting by rank): for each dim of each
 /// result, that dim and the dims of the ranked operands aligned with it from

@@ -48,6 +48,38 @@ def Attn_WeightExprOpInterface : OpInterface<"WeightExprOpInterface"> {
       }], "void", "evaluate",
       (ins "::llvm::ArrayRef<const ::mlir::attn::HostTensor *>":$operands,
            "::mlir::attn::HostTensor &":$result)>,
+    InterfaceMethod<[{
+        How random weights (`attnc --init-weights`) draw the weight that
+        `operand` computes from, given how its result is drawn: the same by
+        default; a transpose swaps the fan-in dim.
+      }], "::mlir::attn::WeightInit", "getOperandWeightInit",
+      (ins "::mlir::OpOperand &":$operand,
+           "::mlir::attn::WeightInit":$resultInit), [{}],
+      [{ return resultInit; }]>,
+  ];
+}
+
+def Attn_WeightInitOpInterface : OpInterface<"WeightInitOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    An op that reads weights says how `attnc --init-weights` draws each of
+    them: a matrix uniform in +-1/sqrt(fan-in) with the fan-in read off the
+    dim the op contracts, a norm's scale near one, a bias or shift near
+    zero. The driver asks the users of each `attn.weight`
+    (`mlir::attn::getWeightInit`), through weight expressions, so a new op
+    with weights needs no list elsewhere.
+
+    ```mlir
+    %g = attn.weight "ln_f.weight" : tensor<768xf32>   // near one: a scale
+    %y = attn.rms_norm %x, %g {eps = 1.0e-06 : f32, offset = 0.0 : f32} ...
+    ```
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        How the weight read through `operand` is drawn, or nothing when the
+        operand is not one of the op's weights.
+      }], "std::optional<::mlir::attn::WeightInit>", "getWeightInit",
+      (ins "::mlir::OpOperand &":$operand)>,
   ];
 }
 

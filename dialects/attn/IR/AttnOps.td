@@ -62,7 +62,9 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_TransposeOp : Attn_Op<"transpose", [Pure, Attn_WeightExpr,
+def Attn_TransposeOp : Attn_Op<"transpose", [Pure,
+    DeclareOpInterfaceMethods<Attn_WeightExprOpInterface,
+                              ["getOperandWeightInit"]>,
     SameOperandsAndResultElementType]> {
   let summary = "transpose of a 2-D tensor";
   let description = [{
@@ -191,6 +193,7 @@ def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType,
 //===----------------------------------------------------------------------===//
 
 def Attn_LinearOp : Attn_Op<"linear", [Pure,
+    DeclareOpInterfaceMethods<Attn_WeightInitOpInterface>,
     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
     DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface, ["acceptsEpilogues"]>]> {
@@ -225,6 +228,7 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure,
 }
 
 def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure,
+    DeclareOpInterfaceMethods<Attn_WeightInitOpInterface>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface,
                               ["absorbsElementwiseProducer"]>]> {
   let summary = "layer normalisation of the last dim";
@@ -248,6 +252,7 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure,
 }
 
 def Attn_RmsNormOp : Attn_Op<"rms_norm", [Pure,
+    DeclareOpInterfaceMethods<Attn_WeightInitOpInterface>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface,
                               ["absorbsElementwiseProducer"]>]> {
   let summary = "root-mean-square normalisation of the last dim";
@@ -273,6 +278,7 @@ def Attn_RmsNormOp : Attn_Op<"rms_norm", [Pure,
 }
 
 def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure,
+    DeclareOpInterfaceMethods<Attn_WeightInitOpInterface>,
     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "rows of a table picked by integer ids";
@@ -556,7 +562,8 @@ def Attn_MulOp : Attn_BinaryOp<"mul", "elementwise product"> {
 
 def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     [Pure, AttrSizedOperandSegments,
-     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>]> {
+     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+     DeclareOpInterfaceMethods<Attn_WeightInitOpInterface>]> {
   let summary = "multi-head self-attention with its projections";
   let description = [{
     Projects `input` to queries, keys and values (three projections, or one
@@ -637,6 +644,7 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
 //===----------------------------------------------------------------------===//
 
 def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Attn_WeightInitOpInterface>,
     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
     DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {

@@ -28,17 +28,24 @@ struct Loaded {
 };
 
 /// Functions of one tensor as the dialect offers them to attnc (MLIRGen's
-/// getDialectFunctions; these tests stay free of MLIR, and the lit tests
-/// compile with the dialect's real list).
+/// getDialectFunctions; these tests check without a dialect loaded, and the
+/// lit tests compile with the dialect's real list).
 inline const std::vector<std::string> kFunctions = {"relu", "tanh", "silu"};
 
-inline Loaded load(llvm::StringRef source) {
+/// The language's builtins with kFunctions.
+inline const BuiltinRegistry &testBuiltins() {
+  static const BuiltinRegistry builtins = makeBuiltinRegistry(kFunctions);
+  return builtins;
+}
+
+inline Loaded load(llvm::StringRef source,
+                   const BuiltinRegistry &builtins = testBuiltins()) {
   Loaded result;
   result.sourceMgr = std::make_unique<llvm::SourceMgr>();
   unsigned id = result.sourceMgr->AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(source, "test.attn"), llvm::SMLoc());
   llvm::raw_string_ostream os(result.diags);
-  result.model = loadModel(*result.sourceMgr, id, os, kFunctions);
+  result.model = loadModel(*result.sourceMgr, id, os, builtins);
   return result;
 }
 

@@ -307,7 +307,7 @@ TEST(Sema, UnknownBuiltin) {
   EXPECT_TRUE(failsWith(
       model("  y = quantize(x)\n  output y"), "16:7",
       "unknown builtin 'quantize'; the builtins are linear, "
-      "layer_norm, gelu, rms_norm, softcap, dropout, embedding, positions, "
+      "layer_norm, rms_norm, gelu, softcap, dropout, embedding, positions, "
       "sinusoidal, "
       "self_attention, cross_attention, attention, relu, tanh, silu"));
 }

@@ -1,0 +1,190 @@
+//===- compiler/frontend/Builtins.h - The language's builtins ---*- C++ -*-===//
+//
+// Part of attnc. A builtin is described once, in the file of its family
+// under compiler/frontend/builtins/: its signature (positional arity, named
+// arguments, a usage line for errors), the check that turns a call of it
+// into a BuiltinExpr, and the emission of that BuiltinExpr as attn ops. The
+// families register their builtins in a BuiltinRegistry; Sema checks calls
+// and MLIRGen emits them through it, and neither knows any builtin by name.
+//
+// This header is free of MLIR: the checker (AttnFrontend) uses it without the
+// dialect, and the emit hooks only name mlir::Value and EmitContext.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_COMPILER_FRONTEND_BUILTINS_H
+#define ATTNC_COMPILER_FRONTEND_BUILTINS_H
+
+#include "compiler/frontend/AST.h"
+#include "compiler/frontend/Diagnostics.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class Value;
+} // namespace mlir
+
+namespace attnc {
+
+class EmitContext; // compiler/frontend/EmitContext.h
+
+/// The closest of `candidates` to `name` by edit distance, or "" if none is
+/// close enough to be a plausible typo (one-letter names never are).
+template <typename Range>
+std::string closestName(llvm::StringRef name, const Range &candidates) {
+  unsigned best = std::min<unsigned>(std::max<unsigned>(2, name.size() / 3),
+                                     name.empty() ? 0 : name.size() - 1) +
+                  1;
+  std::string result;
+  for (llvm::StringRef candidate : candidates) {
+    unsigned distance = name.edit_distance(candidate, true, best);
+    if (distance < best) {
+      best = distance;
+      result = candidate.str();
+    }
+  }
+  return result;
+}
+/// "; did you mean 'S'?", or "" when `suggestion` is empty.
+std::string didYouMean(llvm::StringRef suggestion);
+
+/// The arguments of one call, sorted into positional and named ones.
+struct CallArgs {
+  llvm::SmallVector<Argument *, 3> positional;
+  llvm::StringMap<Argument *> named;
+  Argument *get(llvm::StringRef name) const { return named.lookup(name); }
+};
+
+/// What a builtin's check sees of Sema: the declarations and values in
+/// scope, value checking, and the diagnostics; plus the checks that builtins
+/// share (an f32 input, a fixed feature size, a weight or projection of the
+/// right shape). Sema owns the scopes and fills them in.
+class CheckContext {
+public:
+  CheckContext(ModelAST &model, DiagnosticEngine &diags)
+      : model(model), diags(diags) {}
+  virtual ~CheckContext() = default;
+
+  /// Checks a value argument: a name, an operator or a nested call.
+  virtual ExprPtr checkValue(ExprPtr expr) = 0;
+
+  const ModelAST &getModel() const { return model; }
+  DiagnosticEngine &getDiags() { return diags; }
+  WeightDecl *getWeight(llvm::StringRef name) const {
+    return weights.lookup(name);
+  }
+  StateDecl *getState(llvm::StringRef name) const {
+    return states.lookup(name);
+  }
+  DimDecl *getDim(llvm::StringRef name) const { return dims.lookup(name); }
+  const llvm::StringMap<DimDecl *> &getDims() const { return dims; }
+  /// Whether `name` is a value in scope.
+  bool isValue(llvm::StringRef name) const { return values.count(name); }
+
+  void error(llvm::SMLoc loc, const llvm::Twine &msg,
+             llvm::ArrayRef<llvm::SMRange> ranges = {}) {
+    diags.error(loc, msg, ranges);
+  }
+  void errorAt(const Expr &expr, const llvm::Twine &msg) {
+    diags.error(expr.getLoc(), msg, expr.getRange());
+  }
+  void note(llvm::SMLoc loc, const llvm::Twine &msg) { diags.note(loc, msg); }
+
+  /// Checks `arg` as the f32 tensor input of `builtin`; null on an error.
+  ExprPtr checkActivationInput(Argument &arg, llvm::StringRef builtin);
+  /// The fixed last dim of `x` in `dim`; false (after an error, unless the
+  /// dim was reported where it was written) when it is symbolic.
+  bool getFeatureDim(const Expr &x, llvm::StringRef builtin, int64_t &dim);
+  /// The weight `arg` names, marked used; null after an error.
+  WeightDecl *lookupWeightArg(const Expr &arg, llvm::StringRef role);
+  void reportUnknownWeight(const NameExpr &name, llvm::StringRef role,
+                           bool prefixOnly);
+  /// A projection `P` (`P.weight` [out, in], optional `P.bias` [out]),
+  /// recorded on `call` as the weights `<arg>.weight` and `<arg>.bias`; `in`
+  /// < 0 when the input's features are unknown (an earlier error), `out` <
+  /// 0 when any number of outputs will do.
+  bool resolveProjection(Argument &arg, int64_t in, int64_t out,
+                         BuiltinExpr &call, llvm::StringRef inWhat = "d_model");
+  bool checkMatrix(const WeightDecl &weight, const Expr &at,
+                   llvm::StringRef role, int64_t in, int64_t out,
+                   llvm::StringRef inWhat);
+  bool checkVector(const WeightDecl &weight, const Expr &at,
+                   llvm::StringRef role, int64_t size, llvm::StringRef what);
+  /// The weight `P.weight` (or nn.MultiheadAttention's `P_weight`) of a
+  /// projection argument, or null.
+  WeightDecl *projectionWeight(const Argument &arg) const;
+
+protected:
+  ModelAST &model;
+  DiagnosticEngine &diags;
+  llvm::StringMap<DimDecl *> dims;
+  llvm::StringMap<WeightDecl *> weights;
+  llvm::StringMap<StateDecl *> states;
+  /// The current definition of each value name.
+  llvm::StringMap<ValueDecl *> values;
+};
+
+/// Checks a call whose arguments `sortArgs` has sorted and counted; returns
+/// the resolved expression (usually a BuiltinExpr), or null after errors.
+using CheckFn = ExprPtr (*)(CheckContext &ctx, CallExpr &call, CallArgs &args);
+/// Emits a checked BuiltinExpr whose operands are already emitted.
+using EmitFn = mlir::Value (*)(EmitContext &ctx, const BuiltinExpr &e,
+                               llvm::ArrayRef<mlir::Value> operands);
+/// For `a, w = call(...)`: checks that `call` can give a second result and
+/// sets `result`'s type (and what `call` must then compute); false after an
+/// error.
+using SecondResultFn = bool (*)(CheckContext &ctx, BuiltinExpr &call,
+                                ResultDecl &result);
+
+/// One builtin of the language.
+struct Builtin {
+  std::string name;
+  unsigned minPositional = 0, maxPositional = 0;
+  std::string usage; ///< e.g. "linear(x, P) or linear(x, W, b)"
+  std::vector<std::string> namedArgs;
+  /// Null for the BuiltinExprs Sema makes of operators (`add`, `scale`),
+  /// which cannot be called by name.
+  CheckFn check = nullptr;
+  EmitFn emit = nullptr;
+  /// Null when the builtin has one result.
+  SecondResultFn secondResult = nullptr;
+};
+
+/// Every builtin, in registration order (the order errors list them in).
+class BuiltinRegistry {
+public:
+  /// Registers `builtin`; its name must be new.
+  void add(Builtin builtin);
+  /// The builtin named `name` (callable or not), or null.
+  const Builtin *lookup(llvm::StringRef name) const;
+  /// The builtins a model may call, in registration order.
+  std::vector<llvm::StringRef> getCallableNames() const;
+  llvm::ArrayRef<Builtin> getBuiltins() const { return builtins; }
+
+private:
+  std::vector<Builtin> builtins;
+  llvm::StringMap<unsigned> index;
+};
+
+/// The language's builtins: every family below, then `functions` (the
+/// dialect's functions of one tensor, MLIRGen's getDialectFunctions) that
+/// no family defines.
+BuiltinRegistry makeBuiltinRegistry(llvm::ArrayRef<std::string> functions);
+
+// One per file under builtins/, registered in this order.
+void registerLinearBuiltins(BuiltinRegistry &registry);
+void registerNormBuiltins(BuiltinRegistry &registry);
+void registerElementwiseBuiltins(BuiltinRegistry &registry);
+void registerEmbeddingBuiltins(BuiltinRegistry &registry);
+void registerAttentionBuiltins(BuiltinRegistry &registry);
+/// The dialect's functions of one tensor, `name(x)`, not yet registered.
+void registerFunctionBuiltins(BuiltinRegistry &registry,
+                              llvm::ArrayRef<std::string> functions);
+
+} // namespace attnc
+
+#endif // ATTNC_COMPILER_FRONTEND_BUILTINS_H

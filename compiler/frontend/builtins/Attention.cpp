@@ -1,0 +1,618 @@
+//===- compiler/frontend/builtins/Attention.cpp - attentions --------------===//
+//
+// Part of attnc. `self_attention(x, ...)`, `cross_attention(x, memory,
+// ...)` and `attention(q, k, v, ...)`, each with an optional second result,
+// its attention weights. Their shared arguments are in AttentionArgs.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/frontend/builtins/AttentionArgs.h"
+
+#include "compiler/passes/Builders.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
+using namespace attnc;
+using mlir::Value;
+namespace attn = mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Checks
+//===----------------------------------------------------------------------===//
+
+/// `attention(q, k, v, ...)` on tensors already projected: q [.., S, Dq],
+/// k [.., T, Dk], v [.., T, Dv] (one batch), the result [.., S, Dv]. The
+/// score of a query and a key is
+///   dot       q . k, scaled by 1 / sqrt(Dq / heads) (Dk = Dq);
+///   general   q . (W k + b) with `w = P`, P.weight [Dq, Dk] (Luong);
+///   additive  w_s . tanh(Wq q + Wk k) with `w_query`, `w_key` [A, D] and
+///             `w_score` an nn.Linear(A, 1) (Bahdanau; its bias shifts every
+///             score alike, which softmax ignores).
+/// General and additive scores are not scaled (scale 1) unless `scale = X`.
+static ExprPtr checkAttention(CheckContext &ctx, CallExpr &call,
+                              CallArgs &args) {
+  ExprPtr q = ctx.checkActivationInput(*args.positional[0], "attention");
+  ExprPtr k = ctx.checkActivationInput(*args.positional[1], "attention");
+  ExprPtr v = ctx.checkActivationInput(*args.positional[2], "attention");
+  int64_t dq = -1, dk = -1, dv = -1;
+  if (q && !ctx.getFeatureDim(*q, "attention", dq))
+    q = nullptr;
+  if (k && !ctx.getFeatureDim(*k, "attention", dk))
+    k = nullptr;
+  if (v && !ctx.getFeatureDim(*v, "attention", dv))
+    v = nullptr;
+  if (!q || !k || !v)
+    return nullptr;
+  const Shape &qs = q->shape, &ks = k->shape, &vs = v->shape;
+  bool sameBatch = qs.size() >= 2 && ks.size() == qs.size() &&
+                   vs.size() == qs.size() &&
+                   std::equal(qs.begin(), qs.end() - 2, ks.begin()) &&
+                   std::equal(qs.begin(), qs.end() - 2, vs.begin()) &&
+                   ks[ks.size() - 2] == vs[vs.size() - 2];
+  if (!sameBatch) {
+    ctx.errorAt(*k, "the queries, keys and values of 'attention' must share "
+                    "their batch dims, and keys and values their sequence "
+                    "dim, but they are " +
+                        shapeToString(qs) + ", " + shapeToString(ks) + " and " +
+                        shapeToString(vs));
+    return nullptr;
+  }
+  auto attn = std::make_unique<BuiltinExpr>("attention", call.getRange());
+  int64_t heads = 1;
+  if (args.get("heads") && !(heads = checkHeads(ctx, call, args, dq)))
+    return nullptr;
+  int64_t kvHeads = checkKvHeads(ctx, args, heads);
+  if (!kvHeads)
+    return nullptr;
+  if (dv % kvHeads != 0) {
+    ctx.errorAt(*v, "the values' " + llvm::Twine(dv) +
+                        " features are not divisible by " +
+                        (kvHeads == heads ? "heads = " : "kv_heads = ") +
+                        llvm::Twine(kvHeads));
+    return nullptr;
+  }
+  std::string score = "dot";
+  if (Argument *arg = args.get("score")) {
+    auto *name = llvm::dyn_cast<NameExpr>(arg->value.get());
+    if (!name || (name->name != "dot" && name->name != "general" &&
+                  name->name != "additive")) {
+      ctx.errorAt(*arg->value,
+                  "a score is dot (q . k), general (Luong: q . W k) "
+                  "or additive (Bahdanau: v . tanh(Wq q + Wk k))");
+      return nullptr;
+    }
+    score = name->name;
+  }
+  bool ok = true;
+  // Each score's weights, and only those.
+  auto misplaced = [&](llvm::StringRef argName, llvm::StringRef owner) {
+    if (Argument *arg = args.get(argName)) {
+      ctx.errorAt(*arg->value, "'" + argName + "' belongs to 'score = " +
+                                   owner + "', but the score is " + score);
+      ok = false;
+    }
+  };
+  auto needs = [&](llvm::StringRef argName, llvm::StringRef what) {
+    Argument *arg = args.get(argName);
+    if (!arg) {
+      ctx.error(call.calleeLoc.Start,
+                "'score = " + score + "' needs '" + argName + " = P' (" + what +
+                    ")",
+                call.getRange());
+      ok = false;
+    }
+    return arg;
+  };
+  if (score != "general")
+    misplaced("w", "general");
+  if (score != "additive")
+    for (llvm::StringRef name : {"w_query", "w_key", "w_score"})
+      misplaced(name, "additive");
+  if (kvHeads != heads && score != "dot") {
+    ctx.errorAt(*args.get("kv_heads")->value,
+                "grouped-query attention ('kv_heads') needs score = dot");
+    ok = false;
+  } else if (score == "dot" && kvHeads != heads &&
+             dk != kvHeads * (dq / heads)) {
+    ctx.errorAt(*k, "with kv_heads = " + llvm::Twine(kvHeads) + " heads of " +
+                        llvm::Twine(dq / heads) + " features the keys need " +
+                        llvm::Twine(kvHeads * (dq / heads)) +
+                        " features, but they have " + llvm::Twine(dk));
+    ok = false;
+  } else if (score == "dot" && kvHeads == heads && dq != dk) {
+    ctx.errorAt(*k, "dot-product scores need keys with the queries' " +
+                        llvm::Twine(dq) + " features, but they have " +
+                        llvm::Twine(dk) +
+                        "; project them, or use score = general");
+    ok = false;
+  } else if (score == "general") {
+    if (Argument *w = needs("w", "the [Dq, Dk] matrix of q . W k"))
+      ok &= ctx.resolveProjection(*w, dk, dq, *attn, "the keys' features");
+  } else if (score == "additive") {
+    if (heads != 1) {
+      ctx.errorAt(*args.get("heads")->value,
+                  "an additive score is computed over whole vectors: use "
+                  "heads = 1");
+      ok = false;
+    }
+    Argument *wq = needs("w_query", "the [A, Dq] projection of the queries");
+    Argument *wk = needs("w_key", "the [A, Dk] projection of the keys");
+    Argument *ws = needs("w_score", "an nn.Linear(A, 1) reducing tanh(...) "
+                                    "to a score");
+    if (wq && wk && ws) {
+      WeightDecl *qw = ctx.projectionWeight(*wq);
+      int64_t a = qw && qw->type.shape.size() == 2 ? qw->getOutFeatures() : -1;
+      ok &= ctx.resolveProjection(*wq, dq, a, *attn, "the queries' features");
+      ok &= ctx.resolveProjection(*wk, dk, a, *attn, "the keys' features");
+      ok &= ctx.resolveProjection(*ws, a, 1, *attn,
+                                  "the additive score's features");
+    }
+  }
+  if (Argument *mask = args.get("mask")) {
+    ok &= resolveMask(ctx, mask->value, *attn, qs, ks[ks.size() - 2], heads);
+    // Causal and window terms compare query and key positions, which only
+    // means something when both run along one sequence dim.
+    bool positional = attn->getAttr("causal") || attn->getAttr("window_left") ||
+                      attn->getAttr("alibi");
+    if (positional && qs[qs.size() - 2] != ks[ks.size() - 2]) {
+      ctx.errorAt(*mask->value,
+                  "'causal', 'window' and 'alibi' compare query and key "
+                  "positions, but the "
+                  "queries run along " +
+                      extentToString(qs[qs.size() - 2]) +
+                      " and the keys along " +
+                      extentToString(ks[ks.size() - 2]) +
+                      "; use padding(lengths) or an additive tensor");
+      ok = false;
+    }
+  }
+  ok &= checkScoreArgs(ctx, args, *attn);
+  if (!ok)
+    return nullptr;
+  attn->attrs.push_back({"score", BuiltinAttr::getEnum(score)});
+  recordHeads(*attn, heads, kvHeads);
+  attn->shape = qs;
+  attn->shape.back() = Extent::fixed(heads * (dv / kvHeads));
+  attn->operands.push_back(std::move(q));
+  attn->operands.push_back(std::move(k));
+  attn->operands.push_back(std::move(v));
+  return attn;
+}
+
+/// `cross_attention(x, memory, ...)`: queries from x [.., S, D], keys and
+/// values from memory [.., T, Dm] (same batch dims, its own sequence dim);
+/// q and out are [D, D], k and v [D, Dm] (kv packed: [2D, Dm]).
+static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
+                                   CallArgs &args) {
+  ExprPtr x = ctx.checkActivationInput(*args.positional[0], "cross_attention");
+  ExprPtr memory =
+      ctx.checkActivationInput(*args.positional[1], "cross_attention");
+  int64_t modelDim = -1, memoryDim = -1;
+  if (x && !ctx.getFeatureDim(*x, "cross_attention", modelDim))
+    x = nullptr;
+  if (memory && !ctx.getFeatureDim(*memory, "cross_attention", memoryDim))
+    memory = nullptr;
+  if (x && memory) {
+    const Shape &a = x->shape, &m = memory->shape;
+    bool sameBatch =
+        a.size() == m.size() && std::equal(a.begin(), a.end() - 2, m.begin());
+    if (!sameBatch) {
+      ctx.errorAt(*memory,
+                  "the memory of 'cross_attention' must have the batch dims "
+                  "of its queries and its own sequence dim, " +
+                      shapeToString(Shape(a.begin(), a.end() - 2)) +
+                      " then [T, features], but the queries are " +
+                      shapeToString(a) + " and the memory " + shapeToString(m));
+      memory = nullptr;
+    }
+  }
+  int64_t heads = checkHeads(ctx, call, args, modelDim);
+  bool ok = x && memory && heads > 0;
+
+  auto attn = std::make_unique<BuiltinExpr>("cross_attention", call.getRange());
+  Argument *q = args.get("q"), *kv = args.get("kv"), *k = args.get("k"),
+           *v = args.get("v"), *qkv = args.get("qkv");
+  if (qkv && (q || kv || k || v)) {
+    ctx.error(qkv->nameLoc.Start,
+              "give 'cross_attention' either 'qkv' (packed) or 'q' and 'kv' "
+              "(or 'k' and 'v'), not both",
+              qkv->nameLoc);
+    ok = false;
+  } else if (qkv) {
+    // nn.MultiheadAttention's in_proj: rows [0, D) project the queries, rows
+    // [D, 3D) the memory's keys and values, so both have D features.
+    ok &= ctx.resolveProjection(*qkv, modelDim,
+                                modelDim < 0 ? -1 : 3 * modelDim, *attn);
+    if (ok && memoryDim != modelDim) {
+      ctx.errorAt(*qkv->value,
+                  "a packed 'qkv' projects the queries and the memory with "
+                  "one matrix, so both need d_model " +
+                      llvm::Twine(modelDim) + " features, but the memory has " +
+                      llvm::Twine(memoryDim) +
+                      "; give 'q' and 'kv' (or 'k' and 'v')");
+      ok = false;
+    }
+  } else if (q) {
+    ok &= ctx.resolveProjection(*q, modelDim, modelDim, *attn);
+  } else {
+    ctx.error(call.calleeLoc.Start,
+              "'cross_attention' requires 'q = P' (the query projection), or "
+              "'qkv = P' (packed, as nn.MultiheadAttention's in_proj)",
+              call.getRange());
+    ok = false;
+  }
+  int64_t kvOut = modelDim < 0 ? -1 : 2 * modelDim;
+  if (qkv) {
+    // The packed projection has them.
+  } else if (kv && (k || v)) {
+    ctx.error(kv->nameLoc.Start,
+              "give either 'kv' or 'k' and 'v' to 'cross_attention', not both",
+              kv->nameLoc);
+    ok = false;
+  } else if (kv) {
+    ok &= ctx.resolveProjection(*kv, memoryDim, kvOut, *attn,
+                                "the memory's features");
+  } else if (k && v) {
+    ok &= ctx.resolveProjection(*k, memoryDim, modelDim, *attn,
+                                "the memory's features");
+    ok &= ctx.resolveProjection(*v, memoryDim, modelDim, *attn,
+                                "the memory's features");
+  } else {
+    ctx.error(call.calleeLoc.Start,
+              "'cross_attention' needs its key and value projections: 'kv = "
+              "P' (packed, K then V) or 'k = P, v = P'",
+              call.getRange());
+    ok = false;
+  }
+  ok &= resolveOutProjection(ctx, call, args, modelDim, *attn);
+  ok &= checkScoreArgs(ctx, args, *attn);
+  if (Argument *rope = args.get("rope")) {
+    ctx.errorAt(*rope->value,
+                "'cross_attention' takes no rotary embeddings: they rotate "
+                "queries and keys by their positions, which are in different "
+                "sequences here; rotate the memory's keys where they are "
+                "computed");
+    ok = false;
+  }
+  if (Argument *mask = args.get("mask"); mask && x && memory) {
+    ok &= resolveMask(ctx, mask->value, *attn, x->shape,
+                      memory->shape[memory->shape.size() - 2], heads);
+    // Positions of the queries and of the memory are unrelated: a causal or
+    // window term would compare them as if they were one sequence.
+    for (llvm::StringRef term : {"causal", "window_left", "alibi"})
+      if (attn->getAttr(term)) {
+        ctx.errorAt(*mask->value,
+                    "'cross_attention' masks only the memory: " +
+                        llvm::StringRef(term == "causal"  ? "'causal'"
+                                        : term == "alibi" ? "'alibi'"
+                                                          : "'window'") +
+                        " compares query and key positions, which are in "
+                        "different sequences; use padding(lengths) or an "
+                        "additive tensor");
+        ok = false;
+        break;
+      }
+  }
+  if (!ok)
+    return nullptr;
+  attn->shape = x->shape;
+  attn->operands.push_back(std::move(x));
+  attn->operands.push_back(std::move(memory));
+  recordHeads(*attn, heads, heads);
+  return attn;
+}
+
+static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
+                                  CallArgs &args) {
+  ExprPtr x = ctx.checkActivationInput(*args.positional[0], "self_attention");
+  int64_t modelDim = -1;
+  if (x && !ctx.getFeatureDim(*x, "self_attention", modelDim))
+    x = nullptr;
+  int64_t heads = checkHeads(ctx, call, args, modelDim);
+  bool ok = x != nullptr && heads > 0;
+  int64_t kvHeads = heads > 0 ? checkKvHeads(ctx, args, heads) : 0;
+  ok &= kvHeads > 0;
+  // Keys and values: kv_heads heads of the queries' head dim.
+  int64_t kvDim = ok ? kvHeads * (modelDim / heads) : -1;
+  std::string kvWhat = "d_model";
+  if (ok && kvHeads != heads)
+    kvWhat = "kv_heads = " + std::to_string(kvHeads) + " heads of " +
+             std::to_string(modelDim / heads) + " features from d_model";
+
+  auto attn = std::make_unique<BuiltinExpr>("self_attention", call.getRange());
+  Argument *qkv = args.get("qkv");
+  Argument *separate[] = {args.get("q"), args.get("k"), args.get("v")};
+  unsigned numSeparate =
+      llvm::count_if(separate, [](Argument *a) { return a != nullptr; });
+  if (qkv && numSeparate) {
+    ctx.error(qkv->nameLoc.Start,
+              "give either 'qkv' or 'q', 'k' and 'v' to 'self_attention', "
+              "not both",
+              qkv->nameLoc);
+    ok = false;
+  } else if (qkv) {
+    ok &= ctx.resolveProjection(
+        *qkv, modelDim, kvDim < 0 ? -1 : modelDim + 2 * kvDim, *attn, kvWhat);
+  } else if (numSeparate == 3) {
+    ok &= ctx.resolveProjection(*separate[0], modelDim, modelDim, *attn);
+    for (Argument *arg : {separate[1], separate[2]})
+      ok &= ctx.resolveProjection(*arg, modelDim, kvDim, *attn, kvWhat);
+  } else if (numSeparate) {
+    const llvm::StringRef names[] = {"q", "k", "v"};
+    std::vector<llvm::StringRef> missing;
+    for (auto [arg, name] : llvm::zip(separate, names))
+      if (!arg)
+        missing.push_back(name);
+    ctx.error(call.calleeLoc.Start,
+              "'self_attention' is missing '" + llvm::join(missing, "', '") +
+                  "'; separate projections need all of 'q', 'k' and 'v'",
+              call.getRange());
+    ok = false;
+  } else {
+    ctx.error(call.calleeLoc.Start,
+              "'self_attention' needs its projections: 'qkv = P' (packed) or "
+              "'q = P, k = P, v = P'",
+              call.getRange());
+    ok = false;
+  }
+
+  ok &= resolveOutProjection(ctx, call, args, modelDim, *attn);
+
+  if (Argument *mask = args.get("mask"); mask && x)
+    ok &= resolveMask(ctx, mask->value, *attn, x->shape,
+                      x->shape[x->shape.size() - 2], heads);
+  ok &= checkScoreArgs(ctx, args, *attn);
+  if (heads > 0 && modelDim > 0)
+    ok &= checkRope(ctx, args, *attn, modelDim / heads);
+  if (Argument *cache = args.get("cache"); cache && x) {
+    // With kv_heads the cache rows hold kv_heads heads of keys.
+    ok &= resolveCache(ctx, *cache, *x, kvDim > 0 ? kvDim : modelDim, *attn);
+    if (attn->getNamedOperand("lengths") || attn->getNamedOperand("bias")) {
+      ctx.error(cache->nameLoc.Start,
+                "an attention with a KV cache takes no padding or additive "
+                "mask (decoding attends over the cache's rows)",
+                cache->nameLoc);
+      ok = false;
+    }
+  }
+
+  if (!ok)
+    return nullptr;
+  attn->shape = x->shape;
+  attn->operands.push_back(std::move(x));
+  recordHeads(*attn, heads, kvHeads);
+  return attn;
+}
+
+/// `a, w = <attention>(...)`: `w` is the attention weights, [batch...,
+/// heads, S, T] over the keys' sequence T (S for self-attention), which the
+/// call then computes.
+static bool checkWeightsResult(CheckContext &ctx, BuiltinExpr &call,
+                               ResultDecl &result) {
+  if (call.getState("key")) {
+    ctx.error(result.nameLoc.Start,
+              "an attention with a KV cache has no weights result: its keys "
+              "are the cache's rows when decoding",
+              result.nameLoc);
+    return false;
+  }
+  call.attrs.push_back({"weights", BuiltinAttr::getInteger(1)});
+  // The memory of a cross-attention, the keys of an attention.
+  const Shape &x = call.shape;
+  const Shape &keys =
+      call.operands.size() > 1 ? call.operands[1]->shape : call.shape;
+  result.elementType = ElementType::f32;
+  result.shape.assign(x.begin(), x.end() - 2);
+  result.shape.push_back(Extent::fixed(call.getAttr("heads")->integer));
+  result.shape.push_back(x[x.size() - 2]);
+  result.shape.push_back(keys[keys.size() - 2]);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+/// A named operand of the call (`lengths`, `bias`), or null.
+static Value namedOperand(EmitContext &ctx, const BuiltinExpr &e,
+                          llvm::StringRef role) {
+  const Expr *x = e.getNamedOperand(role);
+  return x ? ctx.expr(*x) : Value();
+}
+
+static Value emitSelfAttention(EmitContext &ctx, const BuiltinExpr &e,
+                               llvm::ArrayRef<Value> operands) {
+  mlir::OpBuilder &builder = ctx.getBuilder();
+  Value input = operands[0];
+  auto project = [&](llvm::StringRef role) -> std::pair<Value, Value> {
+    const WeightDecl *w = e.getWeight((role + ".weight").str());
+    if (!w)
+      return {};
+    return {ctx.outInWeight(w),
+            ctx.weight(e.getWeight((role + ".bias").str()))};
+  };
+  auto [wq, bq] = project("q");
+  auto [wk, bk] = project("k");
+  auto [wv, bv] = project("v");
+  auto [wqkv, bqkv] = project("qkv");
+  auto [wo, bo] = project("out");
+  Value lengths = namedOperand(ctx, e, "lengths");
+  Value bias = namedOperand(ctx, e, "bias");
+  mlir::Type weights;
+  if (e.getAttr("weights")) {
+    // [batch..., heads, S, S]
+    auto x = mlir::cast<mlir::RankedTensorType>(input.getType());
+    llvm::SmallVector<int64_t> shape(x.getShape().drop_back(2));
+    int64_t s = x.getDimSize(x.getRank() - 2);
+    shape.append({e.getAttr("heads")->integer, s, s});
+    weights = mlir::RankedTensorType::get(shape, x.getElementType());
+  }
+  attn::RopeStyleAttr rope;
+  if (const BuiltinAttr *style = e.getAttr("rope"))
+    rope = attn::RopeStyleAttr::get(
+        builder.getContext(),
+        *attn::symbolizeRopeStyle(llvm::StringRef(style->enumerator)));
+  Value keyCache, valueCache, at;
+  if (ctx.getEntry() != Entry::run && e.getState("key")) {
+    keyCache = ctx.state(e.getState("key"));
+    valueCache = ctx.state(e.getState("value"));
+    at = ctx.getPosition();
+  }
+  auto op = builder.create<attn::SelfAttentionOp>(
+      ctx.loc(e.getLoc()), input.getType(), weights, input, wq, bq, wk, bk, wv,
+      bv, wqkv, bqkv, wo, bo, lengths, bias, keyCache, valueCache, at,
+      builder.getI64IntegerAttr(e.getAttr("heads")->integer),
+      emitMaskAttr(ctx, e), ctx.realAttr(e, "scale"), emitKvHeadsAttr(ctx, e),
+      rope, ctx.realAttr(e, "rope_theta"), ctx.realAttr(e, "softcap"));
+  ctx.setResults(e, llvm::SmallVector<Value, 2>(op->getResults()));
+  return op.getResult();
+}
+
+/// attn.sdpa of projected q, k, v with the call's heads, mask, key lengths,
+/// additive bias and weights result; the scale is the call's `scale`, or
+/// 1/sqrt(head dim) for dot-product scores and 1 for the others.
+static attn::SdpaOp buildSdpa(EmitContext &ctx, const BuiltinExpr &e, Value q,
+                              Value k, Value v, Value scoreVector,
+                              bool dotScore) {
+  mlir::OpBuilder &builder = ctx.getBuilder();
+  int64_t heads = e.getAttr("heads")->integer;
+  auto queries = mlir::cast<mlir::RankedTensorType>(q.getType());
+  auto values = mlir::cast<mlir::RankedTensorType>(v.getType());
+  float scale = 1.0f;
+  if (const BuiltinAttr *given = e.getAttr("scale"))
+    scale = float(given->real);
+  else if (dotScore)
+    scale = 1.0f / std::sqrt(float(queries.getShape().back() / heads));
+  mlir::Type weights;
+  if (e.getAttr("weights")) {
+    // [batch..., heads, S, T]
+    llvm::SmallVector<int64_t> shape(queries.getShape().drop_back(2));
+    shape.append({heads, queries.getDimSize(queries.getRank() - 2),
+                  values.getDimSize(values.getRank() - 2)});
+    weights = mlir::RankedTensorType::get(shape, queries.getElementType());
+  }
+  mlir::IntegerAttr kvHeads = emitKvHeadsAttr(ctx, e);
+  int64_t valueHeads = kvHeads ? kvHeads.getInt() : heads;
+  llvm::SmallVector<int64_t> result(queries.getShape());
+  result.back() = heads * (values.getShape().back() / valueHeads);
+  Value lengths = namedOperand(ctx, e, "lengths");
+  Value bias = namedOperand(ctx, e, "bias");
+  return builder.create<attn::SdpaOp>(
+      ctx.loc(e.getLoc()),
+      mlir::RankedTensorType::get(result, queries.getElementType()), weights, q,
+      k, v, lengths, bias, scoreVector,
+      /*query_offsets=*/Value(), builder.getI64IntegerAttr(heads), kvHeads,
+      emitMaskAttr(ctx, e), builder.getF32FloatAttr(scale),
+      ctx.realAttr(e, "softcap"));
+}
+
+/// Queries projected from `input`, keys and values from `memory`, then
+/// attn.sdpa and the output projection: cross-attention has no op of its
+/// own, its parts are those of a decomposed self-attention.
+static Value emitCrossAttention(EmitContext &ctx, const BuiltinExpr &e,
+                                llvm::ArrayRef<Value> operands) {
+  mlir::OpBuilder &builder = ctx.getBuilder();
+  Value input = operands[0], memory = operands[1];
+  mlir::Location where = ctx.loc(e.getLoc());
+  int64_t d =
+      mlir::cast<mlir::RankedTensorType>(input.getType()).getShape().back();
+  auto linear = [&](Value x, Value w, Value b) {
+    return attn::buildLinear(builder, where, x, w, b,
+                             attn::WeightLayout::out_in);
+  };
+  auto project = [&](Value x, llvm::StringRef role) -> Value {
+    const WeightDecl *w = e.getWeight((role + ".weight").str());
+    if (!w)
+      return {};
+    Value matrix = ctx.outInWeight(w);
+    return linear(x, matrix, ctx.weight(e.getWeight((role + ".bias").str())));
+  };
+  Value q = project(input, "q");
+  Value kv = project(memory, "kv");
+  Value k = project(memory, "k"), v = project(memory, "v");
+  if (const WeightDecl *w = e.getWeight("qkv.weight")) {
+    // nn.MultiheadAttention's in_proj: rows [0, D) for the queries, [D, 3D)
+    // for the memory's keys and values.
+    Value packed = ctx.outInWeight(w),
+          bias = ctx.weight(e.getWeight("qkv.bias"));
+    auto rows = [&](Value t, int64_t offset, int64_t size) -> Value {
+      return t ? attn::buildSlice(builder, where, t, 0, offset, size) : Value();
+    };
+    q = linear(input, rows(packed, 0, d), rows(bias, 0, d));
+    kv = linear(memory, rows(packed, d, 2 * d), rows(bias, d, 2 * d));
+  }
+  if (kv) {
+    // K then V, as PyTorch's packed in_proj rows after Q's.
+    int64_t last =
+        mlir::cast<mlir::RankedTensorType>(kv.getType()).getRank() - 1;
+    k = attn::buildSlice(builder, where, kv, last, 0, d);
+    v = attn::buildSlice(builder, where, kv, last, d, d);
+  }
+  attn::SdpaOp sdpa = buildSdpa(ctx, e, q, k, v, Value(), /*dotScore=*/true);
+  Value out = project(sdpa.getResult(), "out");
+  ctx.setResults(e, {out, sdpa.getWeights()});
+  return out;
+}
+
+/// attn.sdpa of tensors already projected, with Luong's general score as a
+/// projection of the keys and Bahdanau's additive one as projections of both
+/// and sdpa's score vector.
+static Value emitAttention(EmitContext &ctx, const BuiltinExpr &e,
+                           llvm::ArrayRef<Value> operands) {
+  mlir::Location where = ctx.loc(e.getLoc());
+  Value q = operands[0], k = operands[1], v = operands[2], scoreVector;
+  auto project = [&](Value x, llvm::StringRef role) -> Value {
+    const WeightDecl *w = e.getWeight((role + ".weight").str());
+    Value matrix = ctx.outInWeight(w);
+    return attn::buildLinear(ctx.getBuilder(), where, x, matrix,
+                             ctx.weight(e.getWeight((role + ".bias").str())),
+                             attn::WeightLayout::out_in);
+  };
+  llvm::StringRef score = e.getAttr("score")->enumerator;
+  if (score == "general")
+    k = project(k, "w");
+  if (score == "additive") {
+    q = project(q, "w_query");
+    k = project(k, "w_key");
+    // [1, A]; the nn.Linear's bias moves every score alike: no effect.
+    scoreVector = ctx.outInWeight(e.getWeight("w_score.weight"));
+  }
+  attn::SdpaOp sdpa = buildSdpa(ctx, e, q, k, v, scoreVector, score == "dot");
+  ctx.setResults(e, llvm::SmallVector<Value, 2>(sdpa->getResults()));
+  return sdpa.getResult();
+}
+
+void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
+  registry.add({"self_attention",
+                1,
+                1,
+                "self_attention(x, heads = H, qkv = P | q = P, k = P, v = P, "
+                "out = P, mask = M)",
+                {"cache", "heads", "q", "k", "v", "qkv", "out", "mask", "scale",
+                 "rope", "rope_theta", "softcap", "kv_heads"},
+                checkSelfAttention,
+                emitSelfAttention,
+                checkWeightsResult});
+  registry.add({"cross_attention",
+                2,
+                2,
+                "cross_attention(x, memory, heads = H, q = P, kv = P | k = P, "
+                "v = P | qkv = P, out = P, mask = M)",
+                {"heads", "q", "k", "v", "kv", "qkv", "out", "mask", "scale",
+                 "softcap", "rope"},
+                checkCrossAttention,
+                emitCrossAttention,
+                checkWeightsResult});
+  registry.add({"attention",
+                3,
+                3,
+                "attention(q, k, v, heads = H, mask = M, scale = X, score = "
+                "dot | general | additive)",
+                {"heads", "mask", "scale", "score", "w", "w_query", "w_key",
+                 "w_score", "softcap", "kv_heads"},
+                checkAttention,
+                emitAttention,
+                checkWeightsResult});
+}
