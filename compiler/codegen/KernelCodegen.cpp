@@ -212,7 +212,7 @@ FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
     if (desc.isGpu())
       schedules::scheduleGpu(stages, desc);
     else
-      schedules::scheduleHand(stages, halideTarget);
+      schedules::scheduleHand(stages, desc);
     break;
   case ScheduleKind::Naive:
     schedules::scheduleNaive(stages);
@@ -221,7 +221,7 @@ FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
     if (desc.isGpu())
       schedules::scheduleGpuLayout(stages);
     else
-      schedules::scheduleLayout(stages, halideTarget);
+      schedules::scheduleLayout(stages, desc);
     break;
   case ScheduleKind::Auto: {
     FailureOr<KernelEstimates> estimates = estimateKernel(kernel);
