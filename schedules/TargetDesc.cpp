@@ -61,4 +61,15 @@ int TargetDesc::attentionKeyChunks(bool decoding) const {
   return isGpu() ? 16 : 8;
 }
 
+std::string BuildTarget::names() const {
+  std::string s;
+  for (const TargetDesc &variant : variants_)
+    s += (s.empty() ? "" : ",") + variant.halide().to_string();
+  return s;
+}
+
+int BuildTarget::weightPanelWidth() const {
+  return schedule_ == ScheduleKind::Hand ? baseline().gemmPanelWidth() : 0;
+}
+
 } // namespace attnc::schedules
