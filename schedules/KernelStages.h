@@ -44,7 +44,7 @@ struct NormStage {
 };
 
 /// Flash attention (see lowerings/Attention.cpp), per query tile `it` of
-/// `queryTile` rows `ii`, head `h` and key tile `kt` of kKeyTile keys `jj`:
+/// `queryTile` rows `ii`, head `h` and key tile `kt` of `keyTile` keys `jj`:
 ///   keySource, valueSource(c, j, batch...)  K and V, all heads
 ///                                           (c = h * headDim + e)
 ///   queries(ii, e, it, h, batch...)      the query tile, rows innermost
@@ -60,7 +60,6 @@ struct NormStage {
 ///   merged(c, ii, it, h, ...)            the runs' states folded together,
 ///                                        over `runs` in order
 struct AttentionStage {
-  static constexpr int kKeyTile = 64;
   /// The joined heads, [.., S, heads * headDim].
   Halide::Func result;
   Halide::Func keySource, valueSource;
@@ -75,9 +74,10 @@ struct AttentionStage {
   int headDim;
   /// Features per key (and query) head: the head dim of the scores.
   int keyHeadDim;
-  /// TargetDesc::attentionQueryTile and attentionKeyChunks of this
-  /// attention: the algorithm is built with them.
-  int queryTile, keyChunks;
+  /// TargetDesc::attentionQueryTile, attentionKeyTile and
+  /// attentionKeyChunks of this attention: the algorithm is built with
+  /// them, so a schedule reads them here.
+  int queryTile, keyTile, keyChunks;
 };
 
 /// Attention that also returns its probabilities (explicit softmax), per

@@ -1,9 +1,6 @@
 //===- schedules/TargetDesc.cpp - what kernels are built for --------------===//
 #include "schedules/TargetDesc.h"
 
-#include "schedules/cpu/CpuSchedules.h"
-#include "schedules/gpu/GpuSchedules.h"
-
 namespace attnc::schedules {
 
 const char *deviceName(Device device) {
@@ -37,22 +34,42 @@ bool TargetDesc::storesHalfAsBits() const {
 bool TargetDesc::warpShuffles() const { return device() == Device::Cuda; }
 
 int TargetDesc::gemmPanelWidth() const {
-  return isGpu() ? 0 : cpuGemmPanelWidth(halide_);
+  if (isGpu())
+    return 0;
+  int vectors = halide_.has_feature(Halide::Target::AVX512) ? 4 : 2;
+  return vectors * halide_.natural_vector_size<float>();
 }
 
 int TargetDesc::attentionQueryTile(bool decoding) const {
+  // 32 rows on either: a CPU's vectors run over a tile's rows; a GPU runs
+  // a block per (batch, head, query tile), a thread per row.
   if (decoding)
     return 1;
-  return isGpu() ? kGpuQueryTile : 32;
+  return 32;
 }
+
+int TargetDesc::attentionKeyTile() const { return 64; }
 
 int TargetDesc::attentionKeyChunks(bool decoding) const {
   // CPU: 8 runs are enough for 2 to 8 cores and keep the merge small (a
   // task per head read its 256-byte pieces of rows kilobytes apart; runs of
-  // whole rows stream). GPU: one thread per run (GpuSchedules.cpp).
+  // whole rows stream). GPU: one thread per run, in one block per (head,
+  // query row), their states in shared memory: 16 x headDim x 3 floats
+  // (12 KiB at headDim 64).
   if (!decoding)
     return 1;
-  return isGpu() ? kGpuDecodeKeyChunks : 8;
+  return isGpu() ? 16 : 8;
+}
+
+std::string BuildTarget::names() const {
+  std::string s;
+  for (const TargetDesc &variant : variants_)
+    s += (s.empty() ? "" : ",") + variant.halide().to_string();
+  return s;
+}
+
+int BuildTarget::weightPanelWidth() const {
+  return schedule_ == ScheduleKind::Hand ? baseline().gemmPanelWidth() : 0;
 }
 
 } // namespace attnc::schedules

@@ -1,17 +1,23 @@
 //===- schedules/TargetDesc.h - what kernels are built for ------*- C++ -*-===//
 //
-// The target description: one Halide target (one variant of a kernel) and
-// the decisions that follow from it and that more than the schedule reads.
-// attnc makes it from --target; the pass pipeline reads the weight layout
-// the GEMM schedule wants (gemmPanelWidth), the algorithm the attention
-// tiles it is built with, and the schedules place the Funcs for it. Where a
-// decision differs between CPUs and GPUs, it is answered here, once.
+// The target description. attnc parses --target and --schedule once into a
+// BuildTarget: one TargetDesc per Halide target a kernel is compiled for (a
+// variant), and the schedule kind. Every decision that follows from the
+// target and that more than one schedule reads is a TargetDesc property,
+// answered here once: the pass pipeline reads the weight layout the GEMM
+// schedule wants (gemmPanelWidth), the algorithm the attention tiles it is
+// built with (and records them in its stages, so a schedule never derives
+// them again), and the schedules place the Funcs for it. This header and its
+// .cpp include nothing of schedules/cpu or schedules/gpu, which include it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_SCHEDULES_TARGETDESC_H
 #define ATTNC_SCHEDULES_TARGETDESC_H
 
 #include "Halide.h"
+
+#include <string>
+#include <vector>
 
 namespace attnc::schedules {
 
@@ -21,24 +27,41 @@ enum class Device { Host, Cuda, OpenCL };
 /// "host", "cuda" or "opencl", as attnc and the docs name them.
 const char *deviceName(Device device);
 
+/// --schedule: the hand schedules (schedules/cpu/, schedules/gpu/), Halide's
+/// autoscheduler (schedules/AutoSchedule.h) or the naive baseline. Layout is
+/// not a user's choice: it schedules the kernels that rearrange weights at
+/// load (the "init" entry), whatever --schedule says.
+enum class ScheduleKind { Hand, Auto, Naive, Layout };
+
+/// One variant: the Halide target a kernel is compiled for, and what
+/// follows from it.
 class TargetDesc {
 public:
   explicit TargetDesc(Halide::Target halide) : halide_(std::move(halide)) {}
 
+  /// The target as the library records it (without the features every
+  /// kernel is compiled with, NoRuntime and UserContext).
   const Halide::Target &halide() const { return halide_; }
   Device device() const;
   bool isGpu() const { return device() != Device::Host; }
 
-  /// Output features per packed weight panel that the hand GEMM schedule
-  /// reads (attn.pack_panels); 0 where it reads plain [in, out] weights (on
-  /// GPUs, where a warp's threads read consecutive outputs of one row).
+  /// Output features per packed weight panel, the CPU GEMM schedule's
+  /// register tile (attn.pack_panels): 4 vectors wide with AVX-512's 32
+  /// registers, 2 with AVX2's 16. 0 where GEMMs read plain [in, out]
+  /// weights (on GPUs, where a warp's threads read consecutive outputs of
+  /// one row).
   int gemmPanelWidth() const;
 
   /// Query rows per flash-attention tile: the rows that share each key
-  /// tile's loads. A decode (a few new queries over a KV cache) takes them
-  /// one at a time, since a tile's rows past the queries would be computed
-  /// for nothing.
+  /// tile's loads (on a GPU, one thread per row of a block). A decode (a few
+  /// new queries over a KV cache) takes them one at a time, since a tile's
+  /// rows past the queries would be computed for nothing.
   int attentionQueryTile(bool decoding) const;
+
+  /// Keys per flash-attention key tile: the keys whose scores, maximum, sum
+  /// and output are computed together before they are folded into a query
+  /// row's state.
+  int attentionKeyTile() const;
 
   /// Runs of key tiles a decode's attention is cut into (flash decoding):
   /// independent states merged at the end, so one query's keys spread over
@@ -59,6 +82,38 @@ public:
 
 private:
   Halide::Target halide_;
+};
+
+/// What a library is built for: --target's variants and --schedule.
+class BuildTarget {
+public:
+  /// `variants` as --target lists them, most capable first; the last, the
+  /// baseline, is what a CPU must have. With more than one, every kernel is
+  /// compiled once per variant and picks its variant by the CPU it runs on
+  /// (Halide's multitarget).
+  BuildTarget(std::vector<TargetDesc> variants, ScheduleKind schedule)
+      : variants_(std::move(variants)), schedule_(schedule) {}
+
+  const std::vector<TargetDesc> &variants() const { return variants_; }
+  const TargetDesc &baseline() const { return variants_.back(); }
+  ScheduleKind schedule() const { return schedule_; }
+  /// The same variants, scheduled by `schedule`.
+  BuildTarget withSchedule(ScheduleKind schedule) const {
+    return BuildTarget(variants_, schedule);
+  }
+
+  /// "a,b": the variants' Halide targets as the library's descriptor
+  /// records them.
+  std::string names() const;
+
+  /// Output features per packed weight panel that the GEMMs of every
+  /// variant read (the pass pipeline's panel width): the baseline's, for
+  /// the hand schedule; 0 (plain [in, out] weights) for the others.
+  int weightPanelWidth() const;
+
+private:
+  std::vector<TargetDesc> variants_;
+  ScheduleKind schedule_;
 };
 
 } // namespace attnc::schedules

@@ -5,7 +5,6 @@
 #include "compiler/codegen/HalideAlgorithm.h"
 #include "dialects/attn/Analysis/DimSymbols.h"
 #include "schedules/AutoSchedule.h"
-#include "schedules/TargetDesc.h"
 #include "schedules/cpu/CpuSchedules.h"
 #include "schedules/gpu/GpuSchedules.h"
 #include "llvm/ADT/StringMap.h"
@@ -78,13 +77,6 @@ FailureOr<KernelEstimates> estimateKernel(attn::KernelOp kernel) {
 
 const char *autoschedulerName() { return schedules::autoschedulerName(); }
 
-std::string KernelTarget::joined() const {
-  std::string s;
-  for (const std::string &t : halideTargets)
-    s += (s.empty() ? "" : ",") + t;
-  return s;
-}
-
 /// What `host-cuda` without a capability means.
 constexpr Halide::Target::Feature kDefaultCudaCapability =
     Halide::Target::CUDACapability75;
@@ -103,7 +95,8 @@ static const char *unsupportedGpuApi(const Halide::Target &target) {
   return nullptr;
 }
 
-llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name) {
+llvm::Expected<BuildTarget> parseTarget(llvm::StringRef name,
+                                        ScheduleKind schedule) {
   auto bad = [&](llvm::StringRef which, const llvm::Twine &why) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -117,13 +110,13 @@ llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name) {
   };
   Halide::Target host = Halide::get_host_target();
   if (name == "host")
-    return std::vector<std::string>{host.to_string()};
+    return BuildTarget({schedules::TargetDesc(host)}, schedule);
   std::string list = name.str();
   if (name == kMultiTargetName)
     list = "x86-64-linux-avx512_skylake,x86-64-linux-avx2-fma-f16c-sse41";
   llvm::SmallVector<llvm::StringRef> parts;
   llvm::StringRef(list).split(parts, ',');
-  std::vector<std::string> targets;
+  std::vector<schedules::TargetDesc> variants;
   for (llvm::StringRef part : parts) {
     part = part.trim();
     if (!Halide::Target::validate_target_string(part.str()))
@@ -147,13 +140,13 @@ llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name) {
     if (target.has_feature(Halide::Target::CUDA) &&
         target.get_cuda_capability_lower_bound() < 30)
       target = target.with_feature(kDefaultCudaCapability);
-    targets.push_back(target.to_string());
+    variants.emplace_back(target);
   }
-  return targets;
+  return BuildTarget(std::move(variants), schedule);
 }
 
-int32_t modelDevice(const KernelTarget &target) {
-  switch (schedules::TargetDesc(Halide::Target(target.baseline())).device()) {
+int32_t modelDevice(const BuildTarget &target) {
+  switch (target.baseline().device()) {
   case schedules::Device::Host:
     return ATTN_MODEL_DEVICE_HOST;
   case schedules::Device::Cuda:
@@ -164,21 +157,17 @@ int32_t modelDevice(const KernelTarget &target) {
   return ATTN_MODEL_DEVICE_HOST;
 }
 
-bool storesHalfAsBits(const KernelTarget &target) {
-  return schedules::TargetDesc(Halide::Target(target.baseline()))
-      .storesHalfAsBits();
-}
-
-llvm::Error checkSchedule(const KernelTarget &target) {
-  schedules::TargetDesc desc{Halide::Target(target.baseline())};
-  if (!desc.isGpu() || target.schedule == ScheduleKind::Hand)
+llvm::Error checkSchedule(const BuildTarget &target) {
+  const schedules::TargetDesc &baseline = target.baseline();
+  if (!baseline.isGpu() || target.schedule() == ScheduleKind::Hand)
     return llvm::Error::success();
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
       "--schedule=%s is for CPU targets; target '%s' runs on %s, which only "
       "--schedule=hand (the default) schedules",
-      target.schedule == ScheduleKind::Auto ? "auto" : "naive",
-      target.baseline().c_str(), schedules::deviceName(desc.device()));
+      target.schedule() == ScheduleKind::Auto ? "auto" : "naive",
+      baseline.halide().to_string().c_str(),
+      schedules::deviceName(baseline.device()));
 }
 
 /// The kernel's Halide pipeline, scheduled for `target`, and its arguments.
@@ -188,20 +177,20 @@ struct ScheduledKernel {
   Halide::Target target;
 };
 
-/// `name` as kernels are compiled for it. The runtime passes each call's
-/// context (errors, later devices) as Halide's user context.
-Halide::Target kernelTarget(const std::string &name) {
-  return Halide::Target(name)
+/// `variant`'s target as kernels are compiled for it. The runtime passes
+/// each call's context (errors, later devices) as Halide's user context.
+static Halide::Target kernelTarget(const schedules::TargetDesc &variant) {
+  return variant.halide()
       .with_feature(Halide::Target::NoRuntime)
       .with_feature(Halide::Target::UserContext);
 }
 
-/// Builds and schedules `kernel` for one Halide target; Halide errors
-/// propagate as exceptions.
-FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
-                                          ScheduleKind schedule,
-                                          const Halide::Target &halideTarget) {
-  schedules::TargetDesc desc(halideTarget);
+/// Builds and schedules `kernel` for one variant; Halide errors propagate
+/// as exceptions.
+static FailureOr<ScheduledKernel>
+scheduleKernel(attn::KernelOp kernel, ScheduleKind schedule,
+               const schedules::TargetDesc &desc) {
+  Halide::Target halideTarget = kernelTarget(desc);
   std::vector<Halide::ImageParam> params;
   schedules::KernelStages stages;
   if (failed(buildAlgorithm(kernel, desc, params, stages)))
@@ -212,7 +201,7 @@ FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
     if (desc.isGpu())
       schedules::scheduleGpu(stages, desc);
     else
-      schedules::scheduleHand(stages, halideTarget);
+      schedules::scheduleHand(stages, desc);
     break;
   case ScheduleKind::Naive:
     schedules::scheduleNaive(stages);
@@ -221,7 +210,7 @@ FailureOr<ScheduledKernel> scheduleKernel(attn::KernelOp kernel,
     if (desc.isGpu())
       schedules::scheduleGpuLayout(stages);
     else
-      schedules::scheduleLayout(stages, halideTarget);
+      schedules::scheduleLayout(stages, desc);
     break;
   case ScheduleKind::Auto: {
     FailureOr<KernelEstimates> estimates = estimateKernel(kernel);
@@ -268,13 +257,14 @@ void installCompileReporter() {
 } // namespace
 
 FailureOr<std::vector<std::string>>
-compileKernel(attn::KernelOp kernel, const KernelTarget &target,
+compileKernel(attn::KernelOp kernel, const BuildTarget &target,
               llvm::StringRef fnName, llvm::StringRef objectPath) {
   installCompileReporter();
+  const std::vector<schedules::TargetDesc> &variants = target.variants();
   try {
-    if (target.halideTargets.size() == 1) {
-      FailureOr<ScheduledKernel> k = scheduleKernel(
-          kernel, target.schedule, kernelTarget(target.baseline()));
+    if (variants.size() == 1) {
+      FailureOr<ScheduledKernel> k =
+          scheduleKernel(kernel, target.schedule(), target.baseline());
       if (failed(k))
         return failure();
       k->pipeline.compile_to(
@@ -288,8 +278,8 @@ compileKernel(attn::KernelOp kernel, const KernelTarget &target,
     std::vector<std::string> suffixes, objects;
     llvm::StringRef stem = objectPath.drop_back(
         llvm::sys::path::extension(objectPath).size());
-    for (auto [i, name] : llvm::enumerate(target.halideTargets)) {
-      targets.push_back(kernelTarget(name));
+    for (auto [i, variant] : llvm::enumerate(variants)) {
+      targets.push_back(kernelTarget(variant));
       suffixes.push_back("v" + std::to_string(i));
       objects.push_back((stem + "-" + suffixes.back() + ".o").str());
     }
@@ -298,8 +288,13 @@ compileKernel(attn::KernelOp kernel, const KernelTarget &target,
         fnName.str(), {{Halide::OutputFileType::object, objectPath.str()}},
         targets, suffixes,
         [&](const std::string &name, const Halide::Target &t) {
-          FailureOr<ScheduledKernel> k =
-              scheduleKernel(kernel, target.schedule, t);
+          // Halide asks for the targets it was given (`t` is one of them).
+          auto at = llvm::find(targets, t);
+          if (at == targets.end())
+            throw Halide::CompileError("no variant has target " +
+                                       t.to_string());
+          FailureOr<ScheduledKernel> k = scheduleKernel(
+              kernel, target.schedule(), variants[at - targets.begin()]);
           if (failed(k))
             throw ScheduleFailed();
           return k->pipeline.compile_to_module(k->args, name, t);
@@ -313,11 +308,11 @@ compileKernel(attn::KernelOp kernel, const KernelTarget &target,
   }
 }
 
-LogicalResult emitKernelText(attn::KernelOp kernel, const KernelTarget &target,
+LogicalResult emitKernelText(attn::KernelOp kernel, const BuildTarget &target,
                              KernelText what, llvm::StringRef path) {
   try {
-    FailureOr<ScheduledKernel> k = scheduleKernel(
-        kernel, target.schedule, kernelTarget(target.baseline()));
+    FailureOr<ScheduledKernel> k =
+        scheduleKernel(kernel, target.schedule(), target.baseline());
     if (failed(k))
       return failure();
     if (what == KernelText::Stmt)
@@ -334,24 +329,17 @@ LogicalResult emitKernelText(attn::KernelOp kernel, const KernelTarget &target,
   return success();
 }
 
-llvm::Error compileHalideRuntime(const KernelTarget &target,
+llvm::Error compileHalideRuntime(const BuildTarget &target,
                                  llvm::StringRef objectPath) {
   try {
     Halide::compile_standalone_runtime(objectPath.str(),
-                                       Halide::Target(target.baseline()));
+                                       target.baseline().halide());
   } catch (const Halide::Error &e) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "Halide failed to compile its runtime: %s",
                                    e.what());
   }
   return llvm::Error::success();
-}
-
-int64_t weightPanelWidth(const KernelTarget &target) {
-  if (target.schedule != ScheduleKind::Hand)
-    return 0;
-  return schedules::TargetDesc(Halide::Target(target.baseline()))
-      .gemmPanelWidth();
 }
 
 } // namespace attnc::codegen

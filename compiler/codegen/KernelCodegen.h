@@ -15,6 +15,7 @@
 #define ATTNC_COMPILER_CODEGEN_KERNELCODEGEN_H
 
 #include "dialects/attn/IR/AttnOps.h"
+#include "schedules/TargetDesc.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -22,24 +23,8 @@
 
 namespace attnc::codegen {
 
-/// --schedule: the hand schedules (schedules/cpu/, schedules/gpu/), Halide's
-/// autoscheduler (schedules/AutoSchedule.h) or the naive baseline. Layout is
-/// not a user's choice: it schedules the kernels that rearrange weights at
-/// load (the "init" entry), whatever --schedule says.
-enum class ScheduleKind { Hand, Auto, Naive, Layout };
-
-struct KernelTarget {
-  /// Full Halide target strings, e.g. "x86-64-linux-avx2-fma-sse41", most
-  /// capable first. With more than one, every kernel is compiled once per
-  /// target and picks its variant by the CPU it runs on (Halide's
-  /// multitarget); the last, the baseline, is what a CPU must have.
-  std::vector<std::string> halideTargets;
-  ScheduleKind schedule = ScheduleKind::Hand;
-
-  const std::string &baseline() const { return halideTargets.back(); }
-  /// "a,b": the targets as the library's descriptor records them.
-  std::string joined() const;
-};
+using schedules::BuildTarget;
+using schedules::ScheduleKind;
 
 /// The Halide autoscheduler behind ScheduleKind::Auto, e.g. "Mullapudi2016".
 const char *autoschedulerName();
@@ -48,30 +33,28 @@ const char *autoschedulerName();
 /// kernel, for the CPUs our machines have.
 constexpr llvm::StringLiteral kMultiTargetName = "x86-64-multi";
 
+/// --target `name` and --schedule `schedule`, parsed once: `name` is
 /// "host", a Halide target string (e.g. "x86-64-linux-avx2", or
 /// "host-cuda-cuda_capability_80" and "host-opencl" for GPUs), a comma-
 /// separated list of CPU targets (most capable first) or kMultiTargetName,
-/// checked and completed into full target strings; the error lists the
-/// accepted forms.
-llvm::Expected<std::vector<std::string>> resolveTarget(llvm::StringRef name);
+/// checked and completed into full targets, one variant each; the error
+/// lists the accepted forms.
+llvm::Expected<BuildTarget> parseTarget(llvm::StringRef name,
+                                        ScheduleKind schedule);
 
 /// Where the kernels of `target` run: an attn_model_device (model_abi.h).
-int32_t modelDevice(const KernelTarget &target);
+int32_t modelDevice(const BuildTarget &target);
 
-/// The kernels of `target` take bf16 and f16 tensors as their bits, uint16
-/// (schedules::TargetDesc::storesHalfAsBits).
-bool storesHalfAsBits(const KernelTarget &target);
-
-/// An error when `target.schedule` cannot schedule `target` (GPU targets
+/// An error when `target.schedule()` cannot schedule `target` (GPU targets
 /// have hand schedules only).
-llvm::Error checkSchedule(const KernelTarget &target);
+llvm::Error checkSchedule(const BuildTarget &target);
 
 /// Compiles `kernel` into object files beside `objectPath` (one per target
 /// and a dispatching wrapper when there are several), defining `fnName` and
 /// `fnName_argv`; returns the files. Errors (including Halide's) are
 /// reported as diagnostics at the kernel.
 mlir::FailureOr<std::vector<std::string>>
-compileKernel(mlir::attn::KernelOp kernel, const KernelTarget &target,
+compileKernel(mlir::attn::KernelOp kernel, const BuildTarget &target,
               llvm::StringRef fnName, llvm::StringRef objectPath);
 
 /// What emitKernelText writes.
@@ -85,18 +68,13 @@ enum class KernelText {
 
 /// Writes `what` of `kernel`, scheduled for `target`'s baseline, to `path`.
 mlir::LogicalResult emitKernelText(mlir::attn::KernelOp kernel,
-                                   const KernelTarget &target, KernelText what,
+                                   const BuildTarget &target, KernelText what,
                                    llvm::StringRef path);
 
 /// Compiles the one Halide runtime the kernels of a model share, for the
 /// baseline target.
-llvm::Error compileHalideRuntime(const KernelTarget &target,
+llvm::Error compileHalideRuntime(const BuildTarget &target,
                                  llvm::StringRef objectPath);
-
-/// Output features per packed weight panel that `target`'s GEMM schedule
-/// reads (the pipeline's AttnPipelineOptions::panelWidth), the baseline's
-/// for all variants; 0 for schedules that read plain [in, out] weights.
-int64_t weightPanelWidth(const KernelTarget &target);
 
 } // namespace attnc::codegen
 

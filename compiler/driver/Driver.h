@@ -27,10 +27,13 @@ mlir::FailureOr<llvm::SmallVector<mlir::func::FuncOp>>
 getEntryFunctions(mlir::ModuleOp module);
 
 struct CompileOptions {
+  explicit CompileOptions(schedules::BuildTarget target)
+      : target(std::move(target)) {}
+
   /// A safetensors file to fold and embed; empty: the library reads its
   /// weights at load.
   std::string weightsPath;
-  codegen::KernelTarget target;
+  schedules::BuildTarget target;
   std::string outputPath;
   /// The model's name when its function has no `attn.model_name`.
   std::string defaultModelName;

@@ -110,11 +110,12 @@ private:
         llvm::errs() << "[" << compiled.size() << "/" << distinct.size()
                      << "] kernel "
                      << mlir::attn::KernelOp(kernel.op).getSymName() << "\n";
-      codegen::KernelTarget target = options.target;
-      if (kernel.forInit)
-        target.schedule = codegen::ScheduleKind::Layout;
       FailureOr<std::vector<std::string>> written = codegen::compileKernel(
-          kernel.op, target, kernel.fnName, tmp.file(kernel.fnName + ".o"));
+          kernel.op,
+          kernel.forInit
+              ? options.target.withSchedule(schedules::ScheduleKind::Layout)
+              : options.target,
+          kernel.fnName, tmp.file(kernel.fnName + ".o"));
       if (failed(written))
         return failure();
       objects.insert(objects.end(), written->begin(), written->end());
@@ -130,7 +131,7 @@ private:
     if (llvm::Error err =
             codegen::compileHalideRuntime(options.target, objects.back()))
       return emitError(loc) << "cannot compile the Halide runtime for target '"
-                            << options.target.baseline()
+                            << options.target.baseline().halide().to_string()
                             << "': " << llvm::toString(std::move(err));
     return success();
   }
@@ -153,9 +154,9 @@ private:
 
   /// plan.c, the version script and, when embedded, the constants object.
   LogicalResult writeSources(std::vector<std::string> &inputs) {
-    PlanSourceInfo info{options.compilerVersion, options.target.joined(),
+    PlanSourceInfo info{options.compilerVersion, options.target.names(),
                         !constants.empty(),
-                        codegen::storesHalfAsBits(options.target),
+                        options.target.baseline().storesHalfAsBits(),
                         codegen::modelDevice(options.target)};
     inputs.push_back(tmp.file("plan.c"));
     if (failed(writeFile(inputs.back(), emitPlanSource(plan, info))))

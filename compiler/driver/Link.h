@@ -16,7 +16,7 @@
 namespace attnc::driver {
 
 struct LinkOptions {
-  codegen::KernelTarget target;
+  schedules::BuildTarget target;
   std::string outputPath;
   std::string compilerVersion;
   /// Say on stderr how many distinct kernels were compiled.

@@ -81,9 +81,9 @@ const int kRowTile = 6;
 int rowTileOf(const KernelStages &s) { return s.fewRows ? 1 : kRowTile; }
 
 /// GEMM register blocks, GotoBLAS-style: each task owns one panel of
-/// features (nTile = cpuGemmPanelWidth, the packed weight panel) and a block of
-/// rows. The reduction is cut into chunks of kChunk; for each chunk the task
-/// runs every 6-row register tile of its block over the chunk, so the
+/// features (nTile = TargetDesc::gemmPanelWidth, the packed weight panel) and
+/// a block of rows. The reduction is cut into chunks of kChunk; for each chunk
+/// the task runs every 6-row register tile of its block over the chunk, so the
 /// chunk's kChunk x nTile weights (64 KiB) stay in L1 and the block's rows of
 /// the chunk in L2, and partial sums stay in registers within a chunk
 /// (AVX-512: 4 x 6 = 24 of 32 zmm; AVX2: 2 x 6 = 12 of 16 ymm). The weights
@@ -91,13 +91,14 @@ int rowTileOf(const KernelStages &s) { return s.fewRows ? 1 : kRowTile; }
 /// row tiles past the last row (the algorithm clamps the input row), so
 /// they need no guard.
 void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
-                  GemmStage &g, const Target &target, int width, int rowTile) {
+                  GemmStage &g, const TargetDesc &target, int width,
+                  int rowTile) {
   const int kChunk = 256;
   // Rows per block: the block's rows of one chunk fill about 256 KiB of L2.
   const int64_t kBlockBytes = 256 * 1024;
   // Features narrower than a panel get fewer vectors; their weights are
   // never packed.
-  int nTile = cpuGemmPanelWidth(target);
+  int nTile = target.gemmPanelWidth();
   while (nTile > width && nTile > features)
     nTile /= 2;
   // An epilogue that folds several GEMM features into one output (a gated
@@ -263,8 +264,8 @@ void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
                a.state, tile, {dv[4], dv[1]}, headUnroll);
   // tileMax, tileSum(ii, kt, it, h): over the tile's keys.
   for (Func g : {a.tileMax, a.tileSum})
-    vectorReduce(g, a.keys.x, dividingFactor(AttentionStage::kKeyTile, natural),
-                 a.state, tile, {g.args()[3]}, headUnroll);
+    vectorReduce(g, a.keys.x, dividingFactor(a.keyTile, natural), a.state, tile,
+                 {g.args()[3]}, headUnroll);
   Var pj = a.probs.args()[1];
   a.probs.vectorize(pj, natural);
   if (a.probs.has_update_definition())
@@ -322,8 +323,8 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
   for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, tile);
   a.queries.vectorize(a.queries.args()[0], rowWidth);
-  int keyBlock = dividingFactor(AttentionStage::kKeyTile,
-                                std::max(1, accumulators / (tq / rowWidth)));
+  int keyBlock =
+      dividingFactor(a.keyTile, std::max(1, accumulators / (tq / rowWidth)));
   registerBlock(a.dot, a.dot.args()[0], rowWidth, a.dot.args()[1], keyBlock,
                 a.headDims.x);
   for (Func g : {a.tileMax, a.tileSum}) {
@@ -384,12 +385,8 @@ void scheduleCacheWrite(CacheWriteStage &c, int width) {
     c.result.update().vectorize(c.rows.x, width);
 }
 
-int cpuGemmPanelWidth(const Target &target) {
-  int vectors = target.has_feature(Target::AVX512) ? 4 : 2;
-  return vectors * target.natural_vector_size<float>();
-}
-
-void scheduleHand(KernelStages &s, const Target &target) {
+void scheduleHand(KernelStages &s, const TargetDesc &desc) {
+  const Target &target = desc.halide();
   // Intermediates that other kernels also read are stored whole.
   for (Func f : s.outputs)
     if (f.name() != s.final.name())
@@ -417,7 +414,7 @@ void scheduleHand(KernelStages &s, const Target &target) {
     std::visit(
         Overloaded{
             [&](GemmStage &g) {
-              scheduleGemm(out, vars, features, g, target, width, rowTileOf(s));
+              scheduleGemm(out, vars, features, g, desc, width, rowTileOf(s));
             },
             [&](NormStage &n) { scheduleNorm(out, vars, n, target, width); },
             [&](AttentionStage &a) { scheduleAttention(out, vars, a, target); },
@@ -432,10 +429,10 @@ void scheduleHand(KernelStages &s, const Target &target) {
     scheduleRows(s.final, s.final.args(), vectorWidth(s.features, target));
 }
 
-void scheduleLayout(KernelStages &s, const Target &target) {
+void scheduleLayout(KernelStages &s, const TargetDesc &target) {
   Func f = s.final;
   std::vector<Var> v = f.args();
-  int width = vectorWidth(s.features, target);
+  int width = vectorWidth(s.features, target.halide());
   if (v.size() == 2) {
     // 64 x 64 floats: the tile's source lines (64 rows x 4 lines) stay in L1.
     Var xo("xo"), yo("yo"), xi("xi"), yi("yi");

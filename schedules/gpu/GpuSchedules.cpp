@@ -210,8 +210,9 @@ void scheduleGemm(Func out, const std::vector<Var> &v, int64_t features,
   std::vector<Var> iv = g.input.args(); // k, row, batch...
   std::vector<VarOrRVar> inputOrder(iv.begin() + 1, iv.end());
   inputOrder.push_back(iv[0]);
-  g.input.compute_at(gemm, ko).store_in(MemoryType::GPUShared).reorder(
-      inputOrder);
+  g.input.compute_at(gemm, ko)
+      .store_in(MemoryType::GPUShared)
+      .reorder(inputOrder);
   warp.lanes(g.input, iv[0]);
   // ...and the weights, a lane per feature. Halide puts barriers in a block
   // only where it has a loop over threads, and a warp's lanes are not
@@ -299,9 +300,9 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   else
     out.gpu_blocks(it, h);
   out.gpu_threads(ii);
-  int64_t shared = int64_t(sizeof(float)) *
-                   (AttentionStage::kKeyTile * (a.keyHeadDim + a.headDim) +
-                    a.queryTile * (a.headDim + 2));
+  int64_t shared =
+      int64_t(sizeof(float)) *
+      (a.keyTile * (a.keyHeadDim + a.headDim) + a.queryTile * (a.headDim + 2));
   if (shared > kSharedBytes) {
     a.queries.compute_at(out, ii);
     a.state.compute_at(out, ii);

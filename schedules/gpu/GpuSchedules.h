@@ -14,15 +14,6 @@
 
 namespace attnc::schedules {
 
-/// Query rows per flash-attention tile on a GPU: one block per (batch,
-/// head, query tile), one thread per query row.
-constexpr int kGpuQueryTile = 32;
-
-/// Runs of key tiles of a decode's attention on a GPU: one thread each, in
-/// one block per (head, query row). Their states live in shared memory:
-/// 16 x headDim x 3 floats (12 KiB at headDim 64).
-constexpr int kGpuDecodeKeyChunks = 16;
-
 /// The hand schedule for a GPU target (CUDA or OpenCL).
 void scheduleGpu(KernelStages &stages, const TargetDesc &target);
 

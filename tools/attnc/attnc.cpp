@@ -201,7 +201,7 @@ int printModule(ModuleOp module) {
 /// distinct kernel of the module's entries (run, and prefill and decode
 /// where the model has states), naming the kernels that share it.
 int printKernelTexts(ModuleOp module,
-                     const attnc::codegen::KernelTarget &target,
+                     const attnc::schedules::BuildTarget &target,
                      attnc::codegen::KernelText what) {
   llvm::StringMap<unsigned> indexOf;
   std::vector<SmallVector<attn::KernelOp>> distinct;
@@ -237,8 +237,8 @@ int printKernelTexts(ModuleOp module,
 }
 
 int run() {
-  llvm::Expected<std::vector<std::string>> target =
-      attnc::codegen::resolveTarget(targetName);
+  llvm::Expected<attnc::schedules::BuildTarget> target =
+      attnc::codegen::parseTarget(targetName, schedule);
   if (!target)
     return fail(llvm::toString(target.takeError()));
   DialectRegistry registry;
@@ -279,31 +279,29 @@ int run() {
   if (buildingLib && outputPath.empty())
     return fail("no output file: give -o <lib.so>");
 
-  attnc::codegen::KernelTarget kernelTarget{*target, schedule};
-  if (llvm::Error error = attnc::codegen::checkSchedule(kernelTarget))
+  if (llvm::Error error = attnc::codegen::checkSchedule(*target))
     return fail(llvm::toString(std::move(error)));
   PassManager pm(&context);
-  attn::buildAttnPipeline(pm, {attnc::codegen::weightPanelWidth(kernelTarget),
+  attn::buildAttnPipeline(pm, {target->weightPanelWidth(),
                                /*formKernels=*/emit != Emit::MLIROpt});
   if (failed(pm.run(*module)))
     return 1;
   if (emit == Emit::MLIROpt || emit == Emit::Kernels)
     return printModule(*module);
   if (emit == Emit::HalideStmt)
-    return printKernelTexts(*module, kernelTarget,
-                            attnc::codegen::KernelText::Stmt);
+    return printKernelTexts(*module, *target, attnc::codegen::KernelText::Stmt);
   if (emit == Emit::DeviceCode) {
-    if (attnc::codegen::modelDevice(kernelTarget) == ATTN_MODEL_DEVICE_HOST)
+    if (attnc::codegen::modelDevice(*target) == ATTN_MODEL_DEVICE_HOST)
       return fail("--emit=device-code needs a GPU target (--target=host-cuda "
                   "or host-opencl); '" +
-                  kernelTarget.baseline() + "' runs on the CPU");
-    return printKernelTexts(*module, kernelTarget,
+                  target->baseline().halide().to_string() +
+                  "' runs on the CPU");
+    return printKernelTexts(*module, *target,
                             attnc::codegen::KernelText::DeviceCode);
   }
 
-  attnc::driver::CompileOptions options;
+  attnc::driver::CompileOptions options(*target);
   options.weightsPath = weightsPath;
-  options.target = kernelTarget;
   options.outputPath = outputPath;
   options.defaultModelName = llvm::sys::path::stem(inputPath).str();
   options.verbose = verbose;

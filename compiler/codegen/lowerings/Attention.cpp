@@ -236,7 +236,7 @@ Expr normalise(Expr out, Expr sum) {
 LogicalResult lowerFlash(AttentionParts &a) {
   using schedules::AttentionStage;
   const int tq = a.b.target.attentionQueryTile(a.queryOffsets.defined());
-  const int tk = AttentionStage::kKeyTile;
+  const int tk = a.b.target.attentionKeyTile();
   KernelBuilder &b = a.b;
   Var c("c"), e("e"), ii("ii"), jj("jj"), it("it"), kt("kt"), h("h");
   Expr row = it * tq + ii, key = kt * tk + jj;
@@ -334,7 +334,7 @@ LogicalResult lowerFlash(AttentionParts &a) {
       out,   a.keys,  a.values, queries, dot,     tileMax,
       probs, tileSum, tileOut,  state,   merged,  a.checkedLengths,
       tiles, kr,      r,        runs,    a.heads, a.dv,
-      a.dk,  tq,      chunks});
+      a.dk,  tq,      tk,       chunks});
   std::vector<Expr> extents = a.queryExtents;
   extents[0] = int(a.heads * a.dv);
   b.define(a.op.getResult(), {out, extents});

@@ -1,0 +1,116 @@
+//===- test/unit/codegen/TargetTest.cpp - --target parsed once ------------===//
+//
+// codegen::parseTarget and the schedules::BuildTarget it makes: the
+// variants in --target's order, the baseline last, the names the library's
+// descriptor records, and the decisions the pass pipeline and the
+// algorithm read from them.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/model_abi.h"
+#include "compiler/codegen/KernelCodegen.h"
+
+#include <gtest/gtest.h>
+
+using namespace attnc;
+using schedules::BuildTarget;
+using schedules::ScheduleKind;
+
+namespace {
+
+/// The x86-64 Linux targets below are only this machine's kind of target
+/// on an x86-64 Linux host.
+bool hostIsX86Linux() {
+  Halide::Target host = Halide::get_host_target();
+  return host.arch == Halide::Target::X86 && host.bits == 64 &&
+         host.os == Halide::Target::Linux;
+}
+
+BuildTarget parse(llvm::StringRef name,
+                  ScheduleKind schedule = ScheduleKind::Hand) {
+  llvm::Expected<BuildTarget> target = codegen::parseTarget(name, schedule);
+  if (!target) {
+    ADD_FAILURE() << llvm::toString(target.takeError());
+    return BuildTarget({schedules::TargetDesc(Halide::get_host_target())},
+                       schedule);
+  }
+  return std::move(*target);
+}
+
+std::string parseError(llvm::StringRef name) {
+  llvm::Expected<BuildTarget> target =
+      codegen::parseTarget(name, ScheduleKind::Hand);
+  if (target)
+    return "";
+  return llvm::toString(target.takeError());
+}
+
+TEST(Target, MultiIsAvx512ThenTheAvx2Baseline) {
+  if (!hostIsX86Linux())
+    GTEST_SKIP() << "not an x86-64 Linux host";
+  BuildTarget target = parse("x86-64-multi");
+  ASSERT_EQ(target.variants().size(), 2u);
+  EXPECT_EQ(&target.baseline(), &target.variants()[1]);
+  EXPECT_EQ(target.names(), "x86-64-linux-avx512_skylake,"
+                            "x86-64-linux-avx2-f16c-fma-sse41");
+  // The weights are packed for the baseline's GEMM tile.
+  EXPECT_EQ(target.baseline().gemmPanelWidth(), 16);
+  EXPECT_EQ(target.weightPanelWidth(), 16);
+  EXPECT_EQ(target.schedule(), ScheduleKind::Hand);
+  EXPECT_EQ(codegen::modelDevice(target), ATTN_MODEL_DEVICE_HOST);
+}
+
+TEST(Target, OnlyTheHandScheduleReadsPanels) {
+  if (!hostIsX86Linux())
+    GTEST_SKIP() << "not an x86-64 Linux host";
+  BuildTarget hand = parse("x86-64-linux-avx2-fma-f16c-sse41");
+  EXPECT_EQ(hand.weightPanelWidth(), 16);
+  for (ScheduleKind kind :
+       {ScheduleKind::Auto, ScheduleKind::Naive, ScheduleKind::Layout})
+    EXPECT_EQ(hand.withSchedule(kind).weightPanelWidth(), 0);
+  EXPECT_EQ(hand.withSchedule(ScheduleKind::Layout).names(), hand.names());
+}
+
+TEST(Target, AttentionTiles) {
+  BuildTarget cpu = parse("host");
+  const schedules::TargetDesc &desc = cpu.baseline();
+  EXPECT_EQ(desc.attentionQueryTile(/*decoding=*/false), 32);
+  EXPECT_EQ(desc.attentionQueryTile(/*decoding=*/true), 1);
+  EXPECT_EQ(desc.attentionKeyTile(), 64);
+  EXPECT_EQ(desc.attentionKeyChunks(/*decoding=*/false), 1);
+  EXPECT_EQ(desc.attentionKeyChunks(/*decoding=*/true), 8);
+}
+
+TEST(Target, GpuTargets) {
+  BuildTarget cl = parse("host-opencl");
+  ASSERT_EQ(cl.variants().size(), 1u);
+  EXPECT_EQ(cl.baseline().device(), schedules::Device::OpenCL);
+  EXPECT_EQ(cl.weightPanelWidth(), 0);
+  EXPECT_EQ(cl.baseline().attentionKeyChunks(/*decoding=*/true), 16);
+  EXPECT_FALSE(cl.baseline().warpShuffles());
+  EXPECT_EQ(codegen::modelDevice(cl), ATTN_MODEL_DEVICE_OPENCL);
+  EXPECT_FALSE(bool(codegen::checkSchedule(cl)));
+  llvm::Error autoOnGpu =
+      codegen::checkSchedule(cl.withSchedule(ScheduleKind::Auto));
+  ASSERT_TRUE(bool(autoOnGpu));
+  EXPECT_NE(llvm::toString(std::move(autoOnGpu)).find("runs on opencl"),
+            std::string::npos);
+
+  // Without a capability: Turing's, the oldest CUDA 13 supports.
+  BuildTarget cuda = parse("host-cuda");
+  EXPECT_EQ(cuda.baseline().device(), schedules::Device::Cuda);
+  EXPECT_TRUE(cuda.baseline().warpShuffles());
+  EXPECT_TRUE(
+      cuda.baseline().halide().has_feature(Halide::Target::CUDACapability75));
+}
+
+TEST(Target, BadTargetsSayWhy) {
+  EXPECT_NE(parseError("foo").find("unknown target 'foo': not a Halide "
+                                   "target string"),
+            std::string::npos);
+  EXPECT_NE(parseError("host-opencl,host").find("a GPU target is built alone"),
+            std::string::npos);
+  EXPECT_NE(parseError("host-metal").find("no schedules for metal"),
+            std::string::npos);
+}
+
+} // namespace
