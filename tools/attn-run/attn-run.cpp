@@ -807,6 +807,9 @@ int run(const Options &o) {
         hi = std::max(hi, v);
         sum += v;
       }
+      // An output of NaN only has no range: nan, not (inf, -inf).
+      if (n == nans)
+        lo = hi = NAN;
       double mean = n > nans ? sum / double(n - nans) : NAN;
       fmt::print("{:<16} {:<5} {:<20} {:>12.6g} {:>12.6g} {:>12.6g} {:>6}\n",
                  out.name, dtypeName(out.dtype), shapeString(out.dims), lo, hi,
