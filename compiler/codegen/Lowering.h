@@ -90,6 +90,12 @@ private:
 /// the rest with fast-math flags that let LLVM assume finite values.
 Halide::Expr ieeeExp(Halide::Expr x);
 
+/// ieeeExp(x) for an x that is never above 0 unless NaN (a score less its
+/// row's maximum, -x^2): Halide's exp already gives 0 for -Inf, so only NaN
+/// is checked, one compare and blend in the attention loop instead of
+/// ieeeExp's several.
+Halide::Expr expNonPositive(Halide::Expr x);
+
 /// tanh(x) through exp, which Halide vectorises (its `tanh` is a scalar libm
 /// call per lane); absolute error ~1e-7.
 Halide::Expr vectorTanh(Halide::Expr x);

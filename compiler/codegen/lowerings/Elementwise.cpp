@@ -24,7 +24,7 @@ Expr erfApprox(Expr x) {
       t * (0.254829592f +
            t * (-0.284496736f +
                 t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  Expr y = 1.0f - poly * ieeeExp(-ax * ax);
+  Expr y = 1.0f - poly * expNonPositive(-ax * ax);
   return select(x < 0.0f, -y, y);
 }
 
@@ -75,6 +75,8 @@ Expr ieeeExp(Expr x) {
   Expr negativeInf = is_inf(x) && reinterpret<int32_t>(x) < 0;
   return select(is_finite(x), exp(x), select(negativeInf, 0.0f, x));
 }
+
+Expr expNonPositive(Expr x) { return select(is_nan(x), x, exp(x)); }
 
 /// tanh(x) = 1 - 2 / (exp(2x) + 1): Halide lowers `tanh` to a scalar libm
 /// call per lane, `exp` to a vector polynomial (GPT-2's tanh GELU ran at 60%

@@ -74,9 +74,9 @@ static LogicalResult lowerSoftmax(SoftmaxOp op, KernelBuilder &b) {
   rowMax(rows) = Float(32).min();
   rowMax(rows) = max(rowMax(rows), in.func(b.args(rank, 0, r.x)));
   rowSum(rows) = 0.0f;
-  rowSum(rows) += ieeeExp(in.func(b.args(rank, 0, r.x)) - rowMax(rows));
+  rowSum(rows) += expNonPositive(in.func(b.args(rank, 0, r.x)) - rowMax(rows));
   Func out(b.name("softmax"));
-  out(v) = ieeeExp(in.func(v) - rowMax(rows)) / rowSum(rows);
+  out(v) = expNonPositive(in.func(v) - rowMax(rows)) / rowSum(rows);
   b.stages.stages.push_back(schedules::NormStage{out, {rowMax, rowSum}, r, d});
   b.define(op.getResult(), {out, in.extents});
   return success();
