@@ -2,19 +2,16 @@
 draws them: `near one` (1 +- 0.1), `near zero` (+-0.02) or `fan-in N` (+-1/sqrt(N)
 with N a dim of its shape, the values spreading over most of that range).
 Standard library only, so it runs under lit's Python."""
-import json
 import math
 import struct
 import sys
 
+import safetensors_raw
+
 
 def tensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    header.pop("__metadata__", None)
-    data = raw[8 + n:]
+    header, raw, start = safetensors_raw.read(path)
+    data = raw[start:]
     for name, info in sorted(header.items()):
         assert info["dtype"] == "F32", (name, info["dtype"])
         begin, end = info["data_offsets"]
