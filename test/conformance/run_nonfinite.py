@@ -41,15 +41,6 @@ TOLERANCE = 1e-4
 GOLDEN = os.path.join(HERE, "goldens", "nonfinite.safetensors")
 
 
-def damage(tensors, case):
-    """A copy of `tensors` with the case's element (or slice) set."""
-    out = dict(tensors)
-    t = out[case["tensor"]].copy()
-    t[tuple(case["index"])] = float(case["value"])
-    out[case["tensor"]] = t
-    return out
-
-
 def check(tag, got, want, tally):
     import numpy as np
     if got.shape != want.shape:
@@ -72,62 +63,72 @@ def check(tag, got, want, tally):
     (tally.ok if err <= TOLERANCE else tally.fail)(msg)
 
 
-def run_functions(outputs, golden, args, tally):
-    """models/functions.attn on golden `functions.x`, each output against
-    torch's."""
-    import safetensors_io as st
-    wd = os.path.join(args.workdir, "functions")
+def compile_model(name, wd, args, tally):
+    """models/<name>.attn as wd/m.so (weights read at load), or None."""
     os.makedirs(wd, exist_ok=True)
-    lib, x_path, y_path = (os.path.join(wd, f) for f in
-                           ("m.so", "in.safetensors", "out.safetensors"))
-    _, err = run_cmd([args.attnc, os.path.join(HERE, "models", "functions.attn"), "-o", lib],
-                     600)
-    if err:
-        tally.fail(f"functions: compile failed: {err}")
-        return
-    st.save(x_path, {"x": golden["functions.x"]})
-    _, err = run_cmd([args.attn_run, lib, "--inputs", x_path, "--outputs", y_path], 300)
-    if err:
-        tally.fail(f"functions: attn-run failed: {err}")
-        return
-    got = st.load(y_path)
-    for out in outputs:
-        check(f"functions.{out}", got[out], golden[f"functions.expected.{out}"], tally)
-
-
-def run_config(name, cases, golden, args, tally):
-    import safetensors_io as st
-    wd = os.path.join(args.workdir, name)
-    os.makedirs(wd, exist_ok=True)
-    clean = st.load(os.path.join(HERE, "goldens", name + ".safetensors"))
-    weights = {k: v for k, v in clean.items() if not k.startswith(("input.", "expected."))}
-    inputs = {k: v for k, v in clean.items() if k.startswith("input.")}
     lib = os.path.join(wd, "m.so")
     _, err = run_cmd([args.attnc, os.path.join(HERE, "models", name + ".attn"), "-o", lib],
                      600)
     if err:
         tally.fail(f"{name}: compile failed: {err}")
+        return None
+    return lib
+
+
+def run_model(lib, tensors, args):
+    """attn-run of `lib` on `tensors` (`input.<name>` the inputs, the rest its
+    weights, if any): (outputs, None) or (None, the error)."""
+    import safetensors_io as st
+    wd = os.path.dirname(lib)
+    w_path, x_path, y_path = (os.path.join(wd, f) for f in
+                              ("w.safetensors", "in.safetensors", "out.safetensors"))
+    weights = {k: v for k, v in tensors.items() if not k.startswith("input.")}
+    st.save(x_path, {k[len("input."):]: v for k, v in tensors.items()
+                     if k.startswith("input.")})
+    cmd = [args.attn_run, lib, "--inputs", x_path, "--outputs", y_path]
+    if weights:
+        st.save(w_path, weights)
+        cmd += ["--weights", w_path]
+    if os.path.exists(y_path):
+        os.remove(y_path)
+    _, err = run_cmd(cmd, 300)
+    return (None, err) if err else (st.load(y_path), None)
+
+
+def run_functions(outputs, golden, args, tally):
+    """models/functions.attn on golden `functions.x`, each output against
+    torch's."""
+    lib = compile_model("functions", os.path.join(args.workdir, "functions"), args, tally)
+    if not lib:
         return
+    got, err = run_model(lib, {"input.x": golden["functions.x"]}, args)
+    if err:
+        tally.fail(f"functions: attn-run failed: {err}")
+        return
+    for out in outputs:
+        check(f"functions.{out}", got[out], golden[f"functions.expected.{out}"], tally)
+
+
+def run_config(name, cases, golden, args, tally):
+    """models/<name>.attn on its golden's weights and inputs with each case's
+    element damaged."""
+    import safetensors_io as st
+    lib = compile_model(name, os.path.join(args.workdir, name), args, tally)
+    if not lib:
+        return
+    clean = {k: v for k, v in st.load(os.path.join(HERE, "goldens", name + ".safetensors"))
+             .items() if not k.startswith("expected.")}
     for case in cases:
         tag = f"{name}.{case['case']} ({case['tensor']}{case['index']} = {case['value']})"
-        target = inputs if case["tensor"].startswith("input.") else weights
-        damaged = damage(target, case)
-        w = damaged if target is weights else weights
-        x = damaged if target is inputs else inputs
-        w_path, x_path, y_path = (os.path.join(wd, f) for f in
-                                  ("w.safetensors", "in.safetensors", "out.safetensors"))
-        st.save(w_path, w)
-        st.save(x_path, {k[len("input."):]: v for k, v in x.items()})
-        if os.path.exists(y_path):
-            os.remove(y_path)
-        _, err = run_cmd([args.attn_run, lib, "--weights", w_path, "--inputs", x_path,
-                          "--outputs", y_path], 300)
+        damaged = dict(clean)
+        damaged[case["tensor"]] = clean[case["tensor"]].copy()
+        damaged[case["tensor"]][tuple(case["index"])] = float(case["value"])
+        got, err = run_model(lib, damaged, args)
         if err:
             tally.fail(f"{tag}: attn-run failed: {err}")
             continue
         out = case["output"]
-        check(tag, st.load(y_path)[out], golden[f"{name}.{case['case']}.expected.{out}"],
-              tally)
+        check(tag, got[out], golden[f"{name}.{case['case']}.expected.{out}"], tally)
 
 
 def main(argv=None):
