@@ -1,9 +1,9 @@
 //===- compiler/driver/Driver.cpp - IR and weights to a model library -----===//
 #include "compiler/driver/Driver.h"
 
+#include "compiler/driver/EmbedWeights.h"
 #include "compiler/driver/Link.h"
 #include "compiler/driver/Plan.h"
-#include "compiler/driver/WeightFolder.h"
 #include "compiler/driver/WeightInit.h"
 #include "dialects/attn/Analysis/DimSymbols.h"
 
@@ -49,7 +49,7 @@ FailureOr<SmallVector<func::FuncOp>> getEntryFunctions(ModuleOp module) {
 
 /// `attnc --verbose`: how many of the file's tensors the model ignores, and
 /// the first few of them (a whole checkpoint for part of a model is fine).
-static void reportUnusedTensors(const WeightSection &weights,
+static void reportUnusedTensors(const WeightsFileUse &weights,
                                 llvm::StringRef path) {
   const std::vector<std::string> &unused = weights.unusedTensors;
   llvm::errs() << llvm::formatv(
@@ -68,28 +68,6 @@ static void reportUnusedTensors(const WeightSection &weights,
   llvm::errs() << "\n";
 }
 
-/// Constants folded now and embedded in the library (attnc --weights).
-static FailureOr<Plan> planEmbedded(ArrayRef<func::FuncOp> funcs,
-                                    const CompileOptions &options,
-                                    std::vector<uint8_t> &blob) {
-  func::FuncOp func = funcs.front();
-  if (funcs.size() > 1)
-    return func.emitError("a model with a KV cache (state) cannot embed its "
-                          "weights yet: compile it without --weights and "
-                          "give the weights when loading it");
-  FailureOr<WeightSection> weights = foldWeights(func, options.weightsPath);
-  if (failed(weights))
-    return failure();
-  if (options.verbose)
-    reportUnusedTensors(*weights, options.weightsPath);
-  FailureOr<Plan> plan =
-      buildPlan(funcs, weights->constants, options.defaultModelName);
-  if (succeeded(plan))
-    plan->constantsSize = weights->blob.size();
-  blob = std::move(weights->blob);
-  return plan;
-}
-
 /// Weights read from a file at load, constants computed by "init".
 static FailureOr<Plan> planLoadTime(ArrayRef<func::FuncOp> funcs,
                                     const CompileOptions &options) {
@@ -100,6 +78,32 @@ static FailureOr<Plan> planLoadTime(ArrayRef<func::FuncOp> funcs,
       buildPlan(funcs, init->constants, options.defaultModelName);
   if (succeeded(plan))
     addInitEntry(*plan, *init);
+  return plan;
+}
+
+/// Weights and the constants "init" computes from them, computed now by the
+/// same kernels and embedded in the library (attnc --weights).
+static FailureOr<Plan> planEmbedded(ArrayRef<func::FuncOp> funcs,
+                                    const CompileOptions &options,
+                                    std::vector<uint8_t> &blob) {
+  FailureOr<WeightsFileUse> use = checkWeightsFile(funcs, options.weightsPath);
+  if (failed(use))
+    return failure();
+  if (options.verbose)
+    reportUnusedTensors(*use, options.weightsPath);
+  FailureOr<WeightInit> init = outlineWeightInit(funcs);
+  if (failed(init))
+    return failure();
+  FailureOr<EmbeddedWeights> weights =
+      embedWeights(func::FuncOp(funcs.front()).getContext(), *init,
+                   options.weightsPath, getVersionString());
+  if (failed(weights))
+    return failure();
+  FailureOr<Plan> plan =
+      buildPlan(funcs, weights->constants, options.defaultModelName);
+  if (succeeded(plan))
+    plan->constantsSize = weights->blob.size();
+  blob = std::move(weights->blob);
   return plan;
 }
 

@@ -3,6 +3,7 @@
 
 #include "compiler/codegen/HalideWriteGuard.h"
 #include "compiler/driver/PlanEmitter.h"
+#include "compiler/driver/TempDir.h"
 
 #include "attn/library_digest.h"
 
@@ -22,25 +23,6 @@ namespace path = llvm::sys::path;
 
 namespace attnc::driver {
 namespace {
-
-/// A private directory for intermediate files, removed with its contents.
-class TempDir {
-public:
-  std::error_code create() { return fs::createUniqueDirectory("attnc", dir); }
-  ~TempDir() {
-    if (!dir.empty())
-      fs::remove_directories(dir);
-  }
-  llvm::StringRef path() const { return dir; }
-  std::string file(llvm::StringRef name) const {
-    llvm::SmallString<128> p(dir);
-    path::append(p, name);
-    return std::string(p);
-  }
-
-private:
-  llvm::SmallString<128> dir;
-};
 
 class Linker {
 public:

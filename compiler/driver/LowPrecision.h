@@ -1,11 +1,8 @@
 //===- compiler/driver/LowPrecision.h - bf16 and f16 values -----*- C++ -*-===//
 //
-// Conversions between float and the bits of bf16 and f16 weights. The driver
-// evaluates weight expressions on floats (HostTensor); a bf16 or f16 weight is
-// widened as it is read from the file (exact) and narrowed as its constant is
-// written (exact again: transpose, slice, concat and pack_panels only move
-// values). Narrowing rounds to nearest even, as torch's `.to(torch.bfloat16)`
-// and numpy's `astype(float16)`, for the random weights of --init-weights.
+// Floats to the bits of bf16 and f16 weights, for the random weights of
+// attnc --init-weights: rounded to nearest even, as torch's
+// `.to(torch.bfloat16)` and numpy's `astype(float16)`.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_COMPILER_DRIVER_LOWPRECISION_H
@@ -22,28 +19,11 @@
 
 namespace attnc::driver {
 
-inline float bf16ToFloat(uint16_t bits) {
-  return llvm::bit_cast<float>(uint32_t(bits) << 16);
-}
-
 inline uint16_t floatToBF16(float f) {
   uint32_t x = llvm::bit_cast<uint32_t>(f);
   if (std::isnan(f))
     return uint16_t((x >> 16) | 0x40); // quiet, sign kept
   return uint16_t((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
-inline float f16ToFloat(uint16_t bits) {
-  uint32_t sign = uint32_t(bits & 0x8000) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
-  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24
-    float f = std::ldexp(float(mantissa), -24);
-    return sign ? -f : f;
-  }
-  if (exponent == 0x1f) // inf or nan
-    return llvm::bit_cast<float>(sign | 0x7f800000 | (mantissa << 13));
-  return llvm::bit_cast<float>(sign | ((exponent + 112) << 23) |
-                               (mantissa << 13));
 }
 
 inline uint16_t floatToF16(float f) {
@@ -62,23 +42,6 @@ inline uint16_t floatToF16(float f) {
   uint32_t odd = (x >> 13) & 1;
   x -= uint32_t(112) << 23; // rebias 127 -> 15
   return sign | uint16_t((x + 0xfff + odd) >> 13);
-}
-
-/// `count` elements of `dtype` (F32, BF16 or F16) at `data` as floats.
-inline std::vector<float> widen(const void *data, size_t count,
-                                attn_model_dtype dtype) {
-  std::vector<float> out(count);
-  if (dtype == ATTN_MODEL_F32) {
-    std::memcpy(out.data(), data, count * sizeof(float));
-    return out;
-  }
-  const auto *bits = static_cast<const uint8_t *>(data);
-  for (size_t i = 0; i < count; ++i) {
-    uint16_t h;
-    std::memcpy(&h, bits + 2 * i, 2);
-    out[i] = dtype == ATTN_MODEL_BF16 ? bf16ToFloat(h) : f16ToFloat(h);
-  }
-  return out;
 }
 
 /// `values` stored as `dtype` (F32, BF16 or F16), rounded to nearest even.

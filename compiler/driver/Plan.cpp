@@ -330,6 +330,13 @@ int32_t Plan::copyKernel() {
   return copyIndex;
 }
 
+std::vector<PlanDim> staticDims(ArrayRef<int64_t> shape) {
+  std::vector<PlanDim> dims;
+  for (int64_t d : shape)
+    dims.push_back({-1, d});
+  return dims;
+}
+
 std::optional<attn_model_dtype> modelDType(Type element) {
   if (element.isF32())
     return ATTN_MODEL_F32;

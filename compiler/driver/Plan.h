@@ -154,6 +154,9 @@ mlir::FailureOr<Plan> buildPlan(llvm::ArrayRef<mlir::func::FuncOp> funcs,
 /// nothing for a type a model library cannot hold.
 std::optional<attn_model_dtype> modelDType(mlir::Type element);
 
+/// The dims of a buffer of the static `shape` (a weight or a constant).
+std::vector<PlanDim> staticDims(llvm::ArrayRef<int64_t> shape);
+
 /// Bytes of one element of `dtype`.
 inline uint64_t dtypeSize(attn_model_dtype dtype) {
   return attn_dtype_lookup(dtype)->size;

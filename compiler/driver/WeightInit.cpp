@@ -173,13 +173,6 @@ private:
   Block *initBlock = nullptr;
 };
 
-std::vector<PlanDim> staticDims(ArrayRef<int64_t> shape) {
-  std::vector<PlanDim> dims;
-  for (int64_t d : shape)
-    dims.push_back({-1, d});
-  return dims;
-}
-
 } // namespace
 
 FailureOr<WeightInit> outlineWeightInit(ArrayRef<func::FuncOp> funcs) {

@@ -288,6 +288,42 @@ def run_model(args, lib, wd, B, S, inputs, threads, tally, tag):
         return None
 
 
+class LoadTimeTwin:
+    """--weights-at=compile: the same model built to read its weights at
+    load (in WD/load-time), compiled on first use. The embedded library's
+    constants come from the twin's own "init" kernels, run by attnc at
+    build time, so every output must match it bit for bit (NaN included)."""
+
+    def __init__(self, args, name, model_path, weights_path, wd):
+        import copy
+        self.args = copy.copy(args)
+        self.args.weights_at = "load"
+        self.name, self.model_path, self.weights_path = name, model_path, weights_path
+        self.wd = os.path.join(wd, "load-time")
+        self.lib, self.why = None, None
+
+    def check(self, B, S, inputs, threads, tally, tag, outs):
+        if self.lib is None and self.why is None:
+            os.makedirs(self.wd, exist_ok=True)
+            self.lib, self.why = compile_model(self.name, self.model_path,
+                                               self.weights_path, self.wd, self.args)
+        tag += " (embedded against load-time)"
+        if self.why:
+            tally.fail(f"{tag}: compile failed: {self.why}")
+            return
+        twin = run_model(self.args, self.lib, self.wd, B, S, inputs, threads, tally, tag)
+        if twin is None:
+            return
+        differ = [k for k in sorted(set(outs) | set(twin))
+                  if k not in outs or k not in twin or outs[k].dtype != twin[k].dtype
+                  or outs[k].shape != twin[k].shape
+                  or outs[k].tobytes() != twin[k].tobytes()]
+        if differ:
+            tally.fail(f"{tag}: outputs {differ} are not bit-identical")
+        else:
+            tally.ok(f"{tag}: {len(outs)} outputs bit-identical")
+
+
 def round_weights(weights, dtype):
     """(what the file stores, the float32 values it holds) of float32 weights
     rounded to `dtype` ("f32", "bf16" or "f16"), to nearest even."""
@@ -326,6 +362,7 @@ def run_graph(name, cfg, args, tally):
             tally.fail(f"{name}: compile failed: {why}")
         return
     threads = ["--threads", str(args.threads)] if args.threads else []
+    twin = LoadTimeTwin(args, name, model_path, weights_path, wd)
 
     def make_inputs(B, S):
         rng = np.random.default_rng(seed_of(args.seed, name, "x", B, S))
@@ -359,6 +396,8 @@ def run_graph(name, cfg, args, tally):
         outs = run_model(args, lib, wd, B, S, inputs, threads, tally, tag)
         if outs is None:
             continue
+        if args.weights_at == "compile":
+            twin.check(B, S, inputs, threads, tally, tag, outs)
         expected = cfg.forward(weights, {k: v.astype(np.float64) if v.dtype == np.float32 else v
                                          for k, v in inputs.items()})
         for out_name, want in expected.items():
@@ -439,6 +478,7 @@ def run_config(name, cfg, args, tally):
 
     # 3. numeric runs
     D = spec.d_model
+    twin = LoadTimeTwin(args, name, model_path, weights_path, wd)
     for B, S in cfg.runs:
         tag = f"{name} B={B} S={S}"
         rng = np.random.default_rng(seed_of(args.seed, name, "x", B, S))
@@ -446,6 +486,8 @@ def run_config(name, cfg, args, tally):
         outs = run_model(args, lib, wd, B, S, {"x": x}, threads, tally, tag)
         if outs is None:
             continue
+        if args.weights_at == "compile":
+            twin.check(B, S, {"x": x}, threads, tally, tag, outs)
         if "y" not in outs:
             tally.fail(f"{tag}: no output named 'y' (has {sorted(outs)})")
             continue

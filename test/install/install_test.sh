@@ -142,6 +142,9 @@ hidden attnc --version
 hidden attnc model.attn -o m.so
 hidden attnc model.attn --init-weights=w.safetensors --seed=2
 hidden attn-run m.so --weights w.safetensors --random B=1,S=4
+# Embedding runs the init kernels through the installed libattnrt.
+hidden attnc model.attn --weights w.safetensors -o embedded.so
+hidden attn-run embedded.so --random B=1,S=4
 # Halide's autoscheduler plugin, when the build had one, from the prefix.
 if ls "$prefix"/lib/attnc/libautoschedule_*.so > /dev/null 2>&1; then
   hidden attnc model.attn --schedule=auto -o auto.so

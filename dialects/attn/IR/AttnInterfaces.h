@@ -24,19 +24,6 @@ struct DimRef {
 /// Dims that must have one extent (and so one symbol when dynamic).
 using DimGroup = SmallVector<DimRef, 4>;
 
-/// A float32 row-major tensor on the host: what weight expressions compute.
-struct HostTensor {
-  SmallVector<int64_t, 4> shape;
-  std::vector<float> data;
-
-  int64_t numElements() const {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return n;
-  }
-};
-
 /// An op's part in a fused kernel (FusionOpInterface).
 enum class FusionRole {
   /// Starts a kernel: a GEMM, a norm, an attention.

@@ -38,16 +38,11 @@ def Attn_WeightExprOpInterface : OpInterface<"WeightExprOpInterface"> {
   let description = [{
     An op that can compute on weights alone. When every operand is a weight
     expression (starting from `attn.weight`), the op is one too: the driver
-    evaluates it on the weight data at link time, so it costs nothing at run
+    outlines it into the model's "init" kernels, which compute it once (at
+    load, or at build time for embedded weights), so it costs nothing at run
     time, and kernels receive its value as a constant input.
   }];
   let methods = [
-    InterfaceMethod<[{
-        Computes the result from the constant operands, in operand order. The
-        result's shape is already set from the op's result type.
-      }], "void", "evaluate",
-      (ins "::llvm::ArrayRef<const ::mlir::attn::HostTensor *>":$operands,
-           "::mlir::attn::HostTensor &":$result)>,
     InterfaceMethod<[{
         How random weights (`attnc --init-weights`) draw the weight that
         `operand` computes from, given how its result is drawn: the same by

@@ -11,6 +11,10 @@ using namespace mlir::attn;
 
 /// Two extents agree when both are static and equal, or either is dynamic
 /// (symbolic dims are checked by the attn-check-shapes pass).
+bool mlir::attn::isWeightExpressionOp(Operation *op) {
+  return isa<WeightOp, WeightExprOpInterface>(op);
+}
+
 static bool extentsAgree(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }

@@ -31,7 +31,7 @@ LogicalResult verifyBinaryOp(Operation *op);
 
 namespace mlir::attn {
 /// True for attn.weight and the ops that can compute on weights alone
-/// (WeightExprOpInterface): the driver evaluates them at link time. Some
+/// (WeightExprOpInterface): the driver computes them in "init" kernels. Some
 /// (slice, scale) also apply to activations; check their operands too.
 bool isWeightExpressionOp(Operation *op);
 

@@ -29,9 +29,8 @@ def Attn_I32Vector : 1DTensorOf<[I32]>;
 class Attn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Attn_Dialect, mnemonic, traits>;
 
-/// An op that computes on weights alone (AttnInterfaces.td), evaluated by the
-/// driver; its `evaluate` is defined in WeightExprs.cpp.
-defvar Attn_WeightExpr = DeclareOpInterfaceMethods<Attn_WeightExprOpInterface>;
+/// An op that can compute on weights alone (AttnInterfaces.td).
+defvar Attn_WeightExpr = Attn_WeightExprOpInterface;
 
 /// The op's fusion role, as the body of FusionOpInterface::getFusionRole.
 class Attn_FusionRole<string role> {
