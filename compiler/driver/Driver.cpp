@@ -99,6 +99,11 @@ static FailureOr<Plan> planEmbedded(ArrayRef<func::FuncOp> funcs,
                    options.weightsPath, getVersionString());
   if (failed(weights))
     return failure();
+  if (options.verbose)
+    llvm::errs() << llvm::formatv(
+        "attnc: embedding {0} bytes of constants, {1} of them computed by "
+        "{2} init kernels\n",
+        weights->blob.size(), init->constantsSize, init->steps.size());
   FailureOr<Plan> plan =
       buildPlan(funcs, weights->constants, options.defaultModelName);
   if (succeeded(plan))
