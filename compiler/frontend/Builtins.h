@@ -154,6 +154,12 @@ struct Builtin {
   SecondResultFn secondResult = nullptr;
 };
 
+/// Sorts the arguments of `call` into `args`: checks their order and count,
+/// and that each named one is declared and given once; false after
+/// reporting errors.
+bool sortArgs(CheckContext &ctx, CallExpr &call, const Builtin &builtin,
+              CallArgs &args);
+
 /// Every builtin, in registration order (the order errors list them in).
 class BuiltinRegistry {
 public:
