@@ -13,6 +13,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 
 using namespace attnc;
 
@@ -77,6 +78,41 @@ static std::string placeholder(const NamedArg &arg) {
     return "M";
   }
   llvm_unreachable("unknown argument kind");
+}
+
+static std::string formatValue(const ArgValue &value) {
+  if (const auto *text = std::get_if<std::string>(&value))
+    return *text;
+  if (const auto *integer = std::get_if<int64_t>(&value))
+    return std::to_string(*integer);
+  // As a number is usually written: 1e-6, not %g's 1e-06.
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", std::get<double>(value));
+  llvm::StringRef mantissa, exponent;
+  std::tie(mantissa, exponent) = llvm::StringRef(text).split('e');
+  exponent.consume_front("+");
+  int power;
+  if (exponent.empty() || exponent.getAsInteger(10, power))
+    return text;
+  return (mantissa + "e" + llvm::Twine(power)).str();
+}
+
+std::string attnc::describeSignature(const Builtin &builtin) {
+  std::vector<std::string> named;
+  for (const NamedArg &arg : builtin.namedArgs) {
+    std::string text = arg.name + " = " + placeholder(arg);
+    if (arg.required)
+      text += " (required)";
+    else if (arg.defaultValue)
+      text += " (default " + formatValue(*arg.defaultValue) + ")";
+    named.push_back(std::move(text));
+  }
+  if (named.empty())
+    return builtin.usage;
+  std::string last = named.back();
+  named.pop_back();
+  return builtin.usage + ", with " +
+         (named.empty() ? last : llvm::join(named, ", ") + " and " + last);
 }
 
 /// What a value of `arg` must be, completing "... must be ".
@@ -214,7 +250,7 @@ bool attnc::sortArgs(CheckContext &ctx, CallExpr &call, const Builtin &builtin,
               "'" + builtin.name + "' takes " + expected +
                   " positional argument" +
                   (builtin.maxPositional == 1 ? "" : "s") + ", got " +
-                  llvm::Twine(n) + "; write " + builtin.usage,
+                  llvm::Twine(n) + "; write " + describeSignature(builtin),
               call.getRange());
     ok = false;
   }

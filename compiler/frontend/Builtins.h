@@ -2,7 +2,7 @@
 //
 // Part of attnc. A builtin is described once, in the file of its family
 // under compiler/frontend/builtins/: its signature (positional arity, a
-// usage line for errors, each named argument with its kind and default),
+// usage line for errors, and each named argument with its kind and default),
 // the check that turns a call of it into a BuiltinExpr, and the emission of
 // that BuiltinExpr as attn ops. The families register their builtins in a
 // BuiltinRegistry; Sema checks calls and MLIRGen emits them through it, and
@@ -232,7 +232,9 @@ using SecondResultFn = bool (*)(CheckContext &ctx, BuiltinExpr &call,
 struct Builtin {
   std::string name;
   unsigned minPositional = 0, maxPositional = 0;
-  std::string usage; ///< e.g. "linear(x, P) or linear(x, W, b)"
+  /// Its positional forms, e.g. "linear(x, P) or linear(x, W, b)"; errors
+  /// add the named arguments from `namedArgs` (describeSignature).
+  std::string usage;
   std::vector<NamedArg> namedArgs;
   /// Null for the BuiltinExprs Sema makes of operators (`add`, `scale`),
   /// which cannot be called by name.
@@ -244,6 +246,10 @@ struct Builtin {
   /// The declaration of the named argument `name`, or null.
   const NamedArg *findNamedArg(llvm::StringRef name) const;
 };
+
+/// The usage line of `builtin` with its named arguments, e.g.
+/// "gelu(x), with approximate = none | tanh (default none)".
+std::string describeSignature(const Builtin &builtin);
 
 /// Sorts the arguments of `call` into `args`: checks their order and count,
 /// that each named one is declared, given once, of its declared kind, and

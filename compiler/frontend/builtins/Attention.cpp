@@ -578,8 +578,7 @@ void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
   registry.add({"self_attention",
                 1,
                 1,
-                "self_attention(x, heads = H, qkv = P | q = P, k = P, v = P, "
-                "out = P, mask = M)",
+                "self_attention(x)",
                 {NamedArg::statePrefix("cache"), headsArg(), projection("q"),
                  projection("k"), projection("v"), projection("qkv"), outArg(),
                  maskArg(), scaleArg(), ropeArg(), ropeThetaArg(), softcapArg(),
@@ -591,8 +590,7 @@ void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
   registry.add({"cross_attention",
                 2,
                 2,
-                "cross_attention(x, memory, heads = H, q = P, kv = P | k = P, "
-                "v = P | qkv = P, out = P, mask = M)",
+                "cross_attention(x, memory)",
                 {headsArg(), projection("q"), projection("k"), projection("v"),
                  projection("kv"), projection("qkv"), outArg(), maskArg(),
                  scaleArg(), softcapArg(), ropeArg()},
@@ -602,8 +600,7 @@ void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
   registry.add({"attention",
                 3,
                 3,
-                "attention(q, k, v, heads = H, mask = M, scale = X, score = "
-                "dot | general | additive)",
+                "attention(q, k, v)",
                 {headsArg().byDefault(int64_t(1)), maskArg(), scaleArg(),
                  NamedArg::choice(
                      "score", {{"dot", "q . k"},

@@ -78,7 +78,7 @@ void attnc::registerElementwiseBuiltins(BuiltinRegistry &registry) {
   registry.add({"gelu",
                 1,
                 1,
-                "gelu(x) or gelu(x, approximate = tanh)",
+                "gelu(x)",
                 {NamedArg::choice("approximate",
                                   {{"none", "the erf form"}, {"tanh", ""}})
                      .byDefault("none")},

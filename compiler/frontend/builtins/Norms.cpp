@@ -133,20 +133,19 @@ static mlir::Value emitRmsNorm(EmitContext &ctx, const BuiltinExpr &e,
 }
 
 void attnc::registerNormBuiltins(BuiltinRegistry &registry) {
-  registry.add(
-      {"layer_norm",
-       2,
-       3,
-       "layer_norm(x, P, eps = E) or layer_norm(x, gamma, beta, eps = E)",
-       {NamedArg::positiveNumber("eps", "1e-5").byDefault(1e-5)},
-       checkLayerNorm,
-       emitLayerNorm});
+  registry.add({"layer_norm",
+                2,
+                3,
+                "layer_norm(x, P) or layer_norm(x, gamma, beta)",
+                {NamedArg::positiveNumber("eps", "1e-5").byDefault(1e-5)},
+                checkLayerNorm,
+                emitLayerNorm});
   // LlamaRMSNorm's defaults.
   registry.add(
       {"rms_norm",
        2,
        2,
-       "rms_norm(x, P, eps = E, offset = O) or rms_norm(x, W, eps = E)",
+       "rms_norm(x, P) or rms_norm(x, W)",
        {NamedArg::positiveNumber("eps", "1e-6").byDefault(1e-6),
         NamedArg::number("offset", "0 (scaling by the weight, as Llama) or 1 "
                                    "(by 1 + weight, as Gemma)")
