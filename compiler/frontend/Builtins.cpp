@@ -165,12 +165,7 @@ bool CheckContext::resolveProjection(Argument &arg, int64_t in, int64_t out,
                                      BuiltinExpr &call,
                                      llvm::StringRef inWhat) {
   std::string role = "'" + arg.name + "'";
-  auto *name = llvm::dyn_cast<NameExpr>(arg.value.get());
-  if (!name) {
-    errorAt(*arg.value,
-            role + " must be a module prefix such as 'attn.c_attn'");
-    return false;
-  }
+  auto *name = llvm::cast<NameExpr>(arg.value.get());
   // A module's P.weight and P.bias, or nn.MultiheadAttention's packed
   // in_proj_weight and in_proj_bias (P = `self_attn.in_proj`).
   llvm::StringRef separator = ".";
@@ -204,9 +199,7 @@ bool CheckContext::resolveProjection(Argument &arg, int64_t in, int64_t out,
 }
 
 WeightDecl *CheckContext::projectionWeight(const Argument &arg) const {
-  auto *name = llvm::dyn_cast<NameExpr>(arg.value.get());
-  if (!name)
-    return nullptr;
+  auto *name = llvm::cast<NameExpr>(arg.value.get());
   if (WeightDecl *w = weights.lookup(name->name + ".weight"))
     return w;
   return weights.lookup(name->name + "_weight");

@@ -1,11 +1,12 @@
 //===- compiler/frontend/Builtins.h - The language's builtins ---*- C++ -*-===//
 //
 // Part of attnc. A builtin is described once, in the file of its family
-// under compiler/frontend/builtins/: its signature (positional arity, named
-// arguments, a usage line for errors), the check that turns a call of it
-// into a BuiltinExpr, and the emission of that BuiltinExpr as attn ops. The
-// families register their builtins in a BuiltinRegistry; Sema checks calls
-// and MLIRGen emits them through it, and neither knows any builtin by name.
+// under compiler/frontend/builtins/: its signature (positional arity, a
+// usage line for errors, and each named argument with its kind and default),
+// the check that turns a call of it into a BuiltinExpr, and the emission of
+// that BuiltinExpr as attn ops. The families register their builtins in a
+// BuiltinRegistry; Sema checks calls and MLIRGen emits them through it, and
+// neither knows any builtin by name.
 //
 // This header is free of MLIR: the checker (AttnFrontend) uses it without the
 // dialect, and the emit hooks only name mlir::Value and EmitContext.
@@ -21,7 +22,9 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace mlir {
@@ -52,11 +55,95 @@ std::string closestName(llvm::StringRef name, const Range &candidates) {
 /// "; did you mean 'S'?", or "" when `suggestion` is empty.
 std::string didYouMean(llvm::StringRef suggestion);
 
-/// The arguments of one call, sorted into positional and named ones.
+/// What the value of a named argument must be. sortArgs checks it before
+/// the builtin's check runs, which reads it with CallArgs' typed accessors.
+enum class ArgKind {
+  number,          ///< a number, finite as an f32: `offset = 1`
+  positiveNumber,  ///< a number > 0, finite as an f32: `eps = 1e-5`
+  positiveInteger, ///< an integer >= 1: `heads = 12`
+  choice,          ///< one of a fixed set of names: `rope = half`
+  modulePrefix,    ///< P of the weights P.weight and P.bias: `out = c_proj`
+  statePrefix,     ///< P of the states P.key and P.value: `cache = layer0`
+  mask,            ///< mask terms joined by '&', checked by the builtin
+};
+
+/// A name an ArgKind::choice argument may be, and what it means ("" when
+/// the name says it).
+struct ArgChoice {
+  std::string name;
+  std::string meaning;
+};
+
+/// A number, an integer or a choice's name.
+using ArgValue = std::variant<double, int64_t, std::string>;
+
+/// One named argument in a builtin's signature. Left out, it is an error
+/// when `required`; else its `defaultValue` when it has one; else absent,
+/// which the builtin's check sees as a null `args.get(name)`.
+struct NamedArg {
+  std::string name;
+  ArgKind kind;
+  /// For numbers and integers: the values an error suggests ("1e-5").
+  std::string example;
+  std::vector<ArgChoice> choices;
+  bool required = false;
+  /// For a required argument: what it is ("the number of heads").
+  std::string meaning;
+  std::optional<ArgValue> defaultValue;
+
+  static NamedArg number(std::string name, std::string example) {
+    return of(std::move(name), ArgKind::number, std::move(example));
+  }
+  static NamedArg positiveNumber(std::string name, std::string example) {
+    return of(std::move(name), ArgKind::positiveNumber, std::move(example));
+  }
+  static NamedArg positiveInteger(std::string name, std::string example) {
+    return of(std::move(name), ArgKind::positiveInteger, std::move(example));
+  }
+  static NamedArg choice(std::string name, std::vector<ArgChoice> choices) {
+    NamedArg arg = of(std::move(name), ArgKind::choice);
+    arg.choices = std::move(choices);
+    return arg;
+  }
+  static NamedArg modulePrefix(std::string name) {
+    return of(std::move(name), ArgKind::modulePrefix);
+  }
+  static NamedArg statePrefix(std::string name) {
+    return of(std::move(name), ArgKind::statePrefix);
+  }
+  static NamedArg mask(std::string name) {
+    return of(std::move(name), ArgKind::mask);
+  }
+  /// The argument, which is `value` when left out: a double for a number,
+  /// an int64_t for an integer, a string for a choice.
+  NamedArg byDefault(ArgValue value) const;
+  /// The argument, which must be given; `meaning` says what it is.
+  NamedArg requiredAs(std::string meaning) const;
+
+private:
+  static NamedArg of(std::string name, ArgKind kind, std::string example = "");
+};
+
+struct Builtin;
+
+/// The arguments of one call, sorted into positional and named ones, the
+/// named ones checked against their builtin's signature (sortArgs).
 struct CallArgs {
+  const Builtin *builtin = nullptr;
   llvm::SmallVector<Argument *, 3> positional;
   llvm::StringMap<Argument *> named;
-  Argument *get(llvm::StringRef name) const { return named.lookup(name); }
+
+  /// The named argument `name` as given, or null. The builtin must declare
+  /// `name`, as for the accessors below.
+  Argument *get(llvm::StringRef name) const;
+  /// The value of a number, integer or choice argument: as given, else its
+  /// default; it must have one of the two.
+  double number(llvm::StringRef name) const;
+  int64_t integer(llvm::StringRef name) const;
+  llvm::StringRef choice(llvm::StringRef name) const;
+
+private:
+  const NamedArg &declaration(llvm::StringRef name) const;
 };
 
 /// What a builtin's check sees of Sema: the declarations and values in
@@ -103,8 +190,9 @@ public:
   WeightDecl *lookupWeightArg(const Expr &arg, llvm::StringRef role);
   void reportUnknownWeight(const NameExpr &name, llvm::StringRef role,
                            bool prefixOnly);
-  /// A projection `P` (`P.weight` [out, in], optional `P.bias` [out]),
-  /// recorded on `call` as the weights `<arg>.weight` and `<arg>.bias`; `in`
+  /// A projection `P` (`P.weight` [out, in], optional `P.bias` [out]) given
+  /// as an ArgKind::modulePrefix argument, recorded on `call` as the weights
+  /// `<arg>.weight` and `<arg>.bias`; `in`
   /// < 0 when the input's features are unknown (an earlier error), `out` <
   /// 0 when any number of outputs will do.
   bool resolveProjection(Argument &arg, int64_t in, int64_t out,
@@ -114,8 +202,8 @@ public:
                    llvm::StringRef inWhat);
   bool checkVector(const WeightDecl &weight, const Expr &at,
                    llvm::StringRef role, int64_t size, llvm::StringRef what);
-  /// The weight `P.weight` (or nn.MultiheadAttention's `P_weight`) of a
-  /// projection argument, or null.
+  /// The weight `P.weight` (or nn.MultiheadAttention's `P_weight`) of an
+  /// ArgKind::modulePrefix argument, or null.
   WeightDecl *projectionWeight(const Argument &arg) const;
 
 protected:
@@ -144,15 +232,30 @@ using SecondResultFn = bool (*)(CheckContext &ctx, BuiltinExpr &call,
 struct Builtin {
   std::string name;
   unsigned minPositional = 0, maxPositional = 0;
-  std::string usage; ///< e.g. "linear(x, P) or linear(x, W, b)"
-  std::vector<std::string> namedArgs;
+  /// Its positional forms, e.g. "linear(x, P) or linear(x, W, b)"; errors
+  /// add the named arguments from `namedArgs` (describeSignature).
+  std::string usage;
+  std::vector<NamedArg> namedArgs;
   /// Null for the BuiltinExprs Sema makes of operators (`add`, `scale`),
   /// which cannot be called by name.
   CheckFn check = nullptr;
   EmitFn emit = nullptr;
   /// Null when the builtin has one result.
   SecondResultFn secondResult = nullptr;
+
+  /// The declaration of the named argument `name`, or null.
+  const NamedArg *findNamedArg(llvm::StringRef name) const;
 };
+
+/// The usage line of `builtin` with its named arguments, e.g.
+/// "gelu(x), with approximate = none | tanh (default none)".
+std::string describeSignature(const Builtin &builtin);
+
+/// Sorts the arguments of `call` into `args`: checks their order and count,
+/// that each named one is declared, given once, of its declared kind, and
+/// that every required one is given; false after reporting errors.
+bool sortArgs(CheckContext &ctx, CallExpr &call, const Builtin &builtin,
+              CallArgs &args);
 
 /// Every builtin, in registration order (the order errors list them in).
 class BuiltinRegistry {

@@ -9,7 +9,6 @@
 
 #include "compiler/frontend/Sema.h"
 
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -46,7 +45,6 @@ private:
   ExprPtr checkName(NameExpr &name);
   ExprPtr checkBinary(std::unique_ptr<BinaryExpr> binary);
   ExprPtr checkCall(CallExpr &call);
-  bool sortArgs(CallExpr &call, const Builtin &sig, CallArgs &args);
   void checkSecondResult(ResultDecl &result);
 
   const BuiltinRegistry &builtins;
@@ -342,62 +340,9 @@ ExprPtr Sema::checkCall(CallExpr &call) {
     return nullptr;
   }
   CallArgs args;
-  if (!sortArgs(call, *sig, args))
+  if (!sortArgs(*this, call, *sig, args))
     return nullptr;
   return sig->check(*this, call, args);
-}
-
-bool Sema::sortArgs(CallExpr &call, const Builtin &sig, CallArgs &args) {
-  bool ok = true;
-  Argument *firstNamed = nullptr;
-  for (Argument &arg : call.args) {
-    if (!arg.isNamed()) {
-      if (firstNamed) {
-        errorAt(*arg.value, "positional argument after the named argument '" +
-                                firstNamed->name +
-                                "'; put positional arguments first");
-        ok = false;
-      }
-      args.positional.push_back(&arg);
-      continue;
-    }
-    if (!firstNamed)
-      firstNamed = &arg;
-    if (!llvm::is_contained(sig.namedArgs, arg.name)) {
-      std::string msg =
-          "unknown argument '" + arg.name + "' of '" + sig.name + "'";
-      if (sig.namedArgs.empty())
-        msg += "; it takes no named arguments";
-      else if (std::string s = closestName(arg.name, sig.namedArgs); !s.empty())
-        msg += didYouMean(s);
-      else
-        msg += "; its named arguments are " + llvm::join(sig.namedArgs, ", ");
-      error(arg.nameLoc.Start, msg, arg.nameLoc);
-      ok = false;
-      continue;
-    }
-    auto [it, inserted] = args.named.try_emplace(arg.name, &arg);
-    if (!inserted) {
-      error(arg.nameLoc.Start, "argument '" + arg.name + "' is given twice",
-            arg.nameLoc);
-      diags.note(it->second->nameLoc.Start, "the first one is here");
-      ok = false;
-    }
-  }
-  size_t n = args.positional.size();
-  if (n < sig.minPositional || n > sig.maxPositional) {
-    std::string expected = sig.minPositional == sig.maxPositional
-                               ? std::to_string(sig.minPositional)
-                               : std::to_string(sig.minPositional) + " or " +
-                                     std::to_string(sig.maxPositional);
-    error(call.calleeLoc.Start,
-          "'" + sig.name + "' takes " + expected + " positional argument" +
-              (sig.maxPositional == 1 ? "" : "s") + ", got " + llvm::Twine(n) +
-              "; write " + sig.usage,
-          call.getRange());
-    ok = false;
-  }
-  return ok;
 }
 
 /// `a, w = call(...)`: the builtin of the call says whether it has a second

@@ -60,8 +60,8 @@ static ExprPtr checkAttention(CheckContext &ctx, CallExpr &call,
     return nullptr;
   }
   auto attn = std::make_unique<BuiltinExpr>("attention", call.getRange());
-  int64_t heads = 1;
-  if (args.get("heads") && !(heads = checkHeads(ctx, call, args, dq)))
+  int64_t heads = checkHeads(ctx, args, dq);
+  if (!heads)
     return nullptr;
   int64_t kvHeads = checkKvHeads(ctx, args, heads);
   if (!kvHeads)
@@ -73,18 +73,7 @@ static ExprPtr checkAttention(CheckContext &ctx, CallExpr &call,
                         llvm::Twine(kvHeads));
     return nullptr;
   }
-  std::string score = "dot";
-  if (Argument *arg = args.get("score")) {
-    auto *name = llvm::dyn_cast<NameExpr>(arg->value.get());
-    if (!name || (name->name != "dot" && name->name != "general" &&
-                  name->name != "additive")) {
-      ctx.errorAt(*arg->value,
-                  "a score is dot (q . k), general (Luong: q . W k) "
-                  "or additive (Bahdanau: v . tanh(Wq q + Wk k))");
-      return nullptr;
-    }
-    score = name->name;
-  }
+  llvm::StringRef score = args.choice("score");
   bool ok = true;
   // Each score's weights, and only those.
   auto misplaced = [&](llvm::StringRef argName, llvm::StringRef owner) {
@@ -168,10 +157,10 @@ static ExprPtr checkAttention(CheckContext &ctx, CallExpr &call,
       ok = false;
     }
   }
-  ok &= checkScoreArgs(ctx, args, *attn);
+  recordScoreArgs(args, *attn);
   if (!ok)
     return nullptr;
-  attn->attrs.push_back({"score", BuiltinAttr::getEnum(score)});
+  attn->attrs.push_back({"score", BuiltinAttr::getEnum(score.str())});
   recordHeads(*attn, heads, kvHeads);
   attn->shape = qs;
   attn->shape.back() = Extent::fixed(heads * (dv / kvHeads));
@@ -208,7 +197,7 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
       memory = nullptr;
     }
   }
-  int64_t heads = checkHeads(ctx, call, args, modelDim);
+  int64_t heads = checkHeads(ctx, args, modelDim);
   bool ok = x && memory && heads > 0;
 
   auto attn = std::make_unique<BuiltinExpr>("cross_attention", call.getRange());
@@ -266,8 +255,8 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
               call.getRange());
     ok = false;
   }
-  ok &= resolveOutProjection(ctx, call, args, modelDim, *attn);
-  ok &= checkScoreArgs(ctx, args, *attn);
+  ok &= ctx.resolveProjection(*args.get("out"), modelDim, modelDim, *attn);
+  recordScoreArgs(args, *attn);
   if (Argument *rope = args.get("rope")) {
     ctx.errorAt(*rope->value,
                 "'cross_attention' takes no rotary embeddings: they rotate "
@@ -310,7 +299,7 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
   int64_t modelDim = -1;
   if (x && !ctx.getFeatureDim(*x, "self_attention", modelDim))
     x = nullptr;
-  int64_t heads = checkHeads(ctx, call, args, modelDim);
+  int64_t heads = checkHeads(ctx, args, modelDim);
   bool ok = x != nullptr && heads > 0;
   int64_t kvHeads = heads > 0 ? checkKvHeads(ctx, args, heads) : 0;
   ok &= kvHeads > 0;
@@ -358,12 +347,12 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
     ok = false;
   }
 
-  ok &= resolveOutProjection(ctx, call, args, modelDim, *attn);
+  ok &= ctx.resolveProjection(*args.get("out"), modelDim, modelDim, *attn);
 
   if (Argument *mask = args.get("mask"); mask && x)
     ok &= resolveMask(ctx, mask->value, *attn, x->shape,
                       x->shape[x->shape.size() - 2], heads);
-  ok &= checkScoreArgs(ctx, args, *attn);
+  recordScoreArgs(args, *attn);
   if (heads > 0 && modelDim > 0)
     ok &= checkRope(ctx, args, *attn, modelDim / heads);
   if (Argument *cache = args.get("cache"); cache && x) {
@@ -585,33 +574,41 @@ static Value emitAttention(EmitContext &ctx, const BuiltinExpr &e,
 }
 
 void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
+  auto projection = NamedArg::modulePrefix;
   registry.add({"self_attention",
                 1,
                 1,
-                "self_attention(x, heads = H, qkv = P | q = P, k = P, v = P, "
-                "out = P, mask = M)",
-                {"cache", "heads", "q", "k", "v", "qkv", "out", "mask", "scale",
-                 "rope", "rope_theta", "softcap", "kv_heads"},
+                "self_attention(x)",
+                {NamedArg::statePrefix("cache"), headsArg(), projection("q"),
+                 projection("k"), projection("v"), projection("qkv"), outArg(),
+                 maskArg(), scaleArg(), ropeArg(), ropeThetaArg(), softcapArg(),
+                 kvHeadsArg()},
                 checkSelfAttention,
                 emitSelfAttention,
                 checkWeightsResult});
+  // `rope` is declared to explain why cross-attention has none.
   registry.add({"cross_attention",
                 2,
                 2,
-                "cross_attention(x, memory, heads = H, q = P, kv = P | k = P, "
-                "v = P | qkv = P, out = P, mask = M)",
-                {"heads", "q", "k", "v", "kv", "qkv", "out", "mask", "scale",
-                 "softcap", "rope"},
+                "cross_attention(x, memory)",
+                {headsArg(), projection("q"), projection("k"), projection("v"),
+                 projection("kv"), projection("qkv"), outArg(), maskArg(),
+                 scaleArg(), softcapArg(), ropeArg()},
                 checkCrossAttention,
                 emitCrossAttention,
                 checkWeightsResult});
   registry.add({"attention",
                 3,
                 3,
-                "attention(q, k, v, heads = H, mask = M, scale = X, score = "
-                "dot | general | additive)",
-                {"heads", "mask", "scale", "score", "w", "w_query", "w_key",
-                 "w_score", "softcap", "kv_heads"},
+                "attention(q, k, v)",
+                {headsArg().byDefault(int64_t(1)), maskArg(), scaleArg(),
+                 NamedArg::choice(
+                     "score", {{"dot", "q . k"},
+                               {"general", "Luong: q . W k"},
+                               {"additive", "Bahdanau: v . tanh(Wq q + Wk k)"}})
+                     .byDefault("dot"),
+                 projection("w"), projection("w_query"), projection("w_key"),
+                 projection("w_score"), softcapArg(), kvHeadsArg()},
                 checkAttention,
                 emitAttention,
                 checkWeightsResult});

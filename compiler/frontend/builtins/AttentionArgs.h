@@ -1,9 +1,9 @@
 //===- compiler/frontend/builtins/AttentionArgs.h - shared args -*- C++ -*-===//
 //
-// Part of attnc. The arguments the attention builtins share, checked once
-// here (AttentionArgs.cpp) and in Masks.cpp: heads and kv_heads, scale and
-// softcap, rotary embeddings, the output projection, a KV cache and the mask
-// terms; and their emission as attributes.
+// Part of attnc. The arguments the attention builtins share, declared and
+// checked once here (AttentionArgs.cpp) and in Masks.cpp: heads and
+// kv_heads, scale and softcap, rotary embeddings, the output projection, a
+// KV cache and the mask terms; and their emission as attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,10 +17,28 @@
 
 namespace attnc {
 
-/// The `heads = H` of an attention: a positive divisor of d_model (when that
-/// is known, >= 0), or 0 after reporting an error.
-int64_t checkHeads(CheckContext &ctx, CallExpr &call, CallArgs &args,
-                   int64_t modelDim);
+/// The declarations of the arguments below, for the builtins' signatures.
+/// `heads = N`, required.
+NamedArg headsArg();
+/// `kv_heads = N`; left out, every query head has its own keys.
+NamedArg kvHeadsArg();
+/// `scale = X` (the factor of the scores in place of the default) and
+/// `softcap = X` (scores become X * tanh(score / X), Gemma 2's
+/// attn_logit_softcapping).
+NamedArg scaleArg();
+NamedArg softcapArg();
+/// `rope = half | interleaved` and `rope_theta = X` (left out, the op's
+/// default 10000): rotary embeddings of the queries and keys.
+NamedArg ropeArg();
+NamedArg ropeThetaArg();
+/// `out = P`, the output projection, required.
+NamedArg outArg();
+/// `mask = M`, resolved by resolveMask.
+NamedArg maskArg();
+
+/// The `heads` of an attention: a divisor of d_model (when that is known,
+/// >= 0), or 0 after reporting an error.
+int64_t checkHeads(CheckContext &ctx, CallArgs &args, int64_t modelDim);
 /// `kv_heads = K` (grouped-query attention): K key/value heads shared by
 /// heads / K query heads each. Returns K (`heads` when not given), or 0
 /// after reporting an error.
@@ -28,19 +46,13 @@ int64_t checkKvHeads(CheckContext &ctx, CallArgs &args, int64_t heads);
 /// Records `heads` as the call's first attribute, and `kvHeads` last when
 /// it differs (grouped-query attention).
 void recordHeads(BuiltinExpr &attn, int64_t heads, int64_t kvHeads);
-/// `scale = X` (the factor of the scores in place of the default) and
-/// `softcap = C` (scores become C * tanh(score / C), Gemma 2's
-/// attn_logit_softcapping), recorded as the real attributes "scale" and
-/// "softcap".
-bool checkScoreArgs(CheckContext &ctx, CallArgs &args, BuiltinExpr &attn);
-/// `rope = half | interleaved` and `rope_theta = X` (default 10000):
-/// rotary embeddings of the queries and keys, recorded as the attributes
-/// "rope" (an enumerator) and "rope_theta".
+/// Records the given `scale` and `softcap` as the real attributes of those
+/// names.
+void recordScoreArgs(CallArgs &args, BuiltinExpr &attn);
+/// Records the given `rope` (an enumerator) and `rope_theta` as attributes;
+/// false after an error (an odd head dim, or a theta without a rope).
 bool checkRope(CheckContext &ctx, CallArgs &args, BuiltinExpr &attn,
                int64_t headDim);
-/// The required `out = P` of an attention, [d_model, d_model].
-bool resolveOutProjection(CheckContext &ctx, CallExpr &call, CallArgs &args,
-                          int64_t modelDim, BuiltinExpr &attn);
 /// `cache = P`: the states `P.key` and `P.value`, `[B, L, features]` with the
 /// input's batch dim and a capacity dim of their own.
 bool resolveCache(CheckContext &ctx, Argument &arg, const Expr &x,

@@ -29,21 +29,12 @@ static ExprPtr checkFunction(CheckContext &ctx, CallExpr &call,
 /// `gelu(x)` (erf form) or `gelu(x, approximate = tanh)`, the function
 /// `gelu_tanh` (GPT-2's "gelu_new"), as PyTorch spells the choice.
 static ExprPtr checkGelu(CheckContext &ctx, CallExpr &call, CallArgs &args) {
-  std::string name = "gelu";
-  if (Argument *approximate = args.get("approximate")) {
-    auto *value = llvm::dyn_cast<NameExpr>(approximate->value.get());
-    if (!value || (value->name != "none" && value->name != "tanh")) {
-      ctx.errorAt(*approximate->value,
-                  "'approximate' of 'gelu' is 'none' (the erf form) or 'tanh'");
-      return nullptr;
-    }
-    if (value->name == "tanh")
-      name = "gelu_tanh";
-  }
   ExprPtr x = ctx.checkActivationInput(*args.positional[0], "gelu");
   if (!x)
     return nullptr;
-  auto fn = std::make_unique<BuiltinExpr>(name, call.getRange());
+  auto fn = std::make_unique<BuiltinExpr>(
+      args.choice("approximate") == "tanh" ? "gelu_tanh" : "gelu",
+      call.getRange());
   fn->shape = x->shape;
   fn->operands.push_back(std::move(x));
   return fn;
@@ -87,8 +78,10 @@ void attnc::registerElementwiseBuiltins(BuiltinRegistry &registry) {
   registry.add({"gelu",
                 1,
                 1,
-                "gelu(x) or gelu(x, approximate = tanh)",
-                {"approximate"},
+                "gelu(x)",
+                {NamedArg::choice("approximate",
+                                  {{"none", "the erf form"}, {"tanh", ""}})
+                     .byDefault("none")},
                 checkGelu,
                 emitNamedOp});
   registry.add({"softcap",

@@ -11,8 +11,6 @@
 
 #include "dialects/attn/IR/AttnOps.h"
 
-#include <cmath>
-
 using namespace attnc;
 
 static ExprPtr checkLayerNorm(CheckContext &ctx, CallExpr &call,
@@ -51,17 +49,6 @@ static ExprPtr checkLayerNorm(CheckContext &ctx, CallExpr &call,
                       "prefix or a weight");
     ok = false;
   }
-
-  double epsilon = 1e-5;
-  if (Argument *eps = args.get("eps")) {
-    auto *number = llvm::dyn_cast<NumberExpr>(eps->value.get());
-    if (!number || number->value <= 0) {
-      ctx.errorAt(*eps->value, "'eps' must be a positive number such as 1e-5");
-      ok = false;
-    } else {
-      epsilon = number->value;
-    }
-  }
   int64_t d;
   if (!ok || !x || !gamma || !beta || !ctx.getFeatureDim(*x, "layer_norm", d))
     return nullptr;
@@ -74,7 +61,7 @@ static ExprPtr checkLayerNorm(CheckContext &ctx, CallExpr &call,
   norm->shape = x->shape;
   norm->operands.push_back(std::move(x));
   norm->weights = {{"gamma", gamma}, {"beta", beta}};
-  norm->attrs.push_back({"eps", BuiltinAttr::getReal(epsilon)});
+  norm->attrs.push_back({"eps", BuiltinAttr::getReal(args.number("eps"))});
   return norm;
 }
 
@@ -119,29 +106,6 @@ static ExprPtr checkRmsNorm(CheckContext &ctx, CallExpr &call, CallArgs &args) {
                       "prefix or a weight");
     ok = false;
   }
-
-  // LlamaRMSNorm's default.
-  double epsilon = 1e-6, offset = 0;
-  if (Argument *eps = args.get("eps")) {
-    auto *number = llvm::dyn_cast<NumberExpr>(eps->value.get());
-    if (!number || !(float(number->value) > 0)) {
-      ctx.errorAt(*eps->value, "'eps' must be a positive number such as 1e-6");
-      ok = false;
-    } else {
-      epsilon = number->value;
-    }
-  }
-  if (Argument *arg = args.get("offset")) {
-    auto *number = llvm::dyn_cast<NumberExpr>(arg->value.get());
-    if (!number || !std::isfinite(float(number->value))) {
-      ctx.errorAt(*arg->value,
-                  "'offset' must be a number: 0 scales by the weight (Llama), "
-                  "1 by 1 + weight (Gemma)");
-      ok = false;
-    } else {
-      offset = number->value;
-    }
-  }
   int64_t d;
   if (!ok || !x || !gamma || !ctx.getFeatureDim(*x, "rms_norm", d))
     return nullptr;
@@ -152,8 +116,9 @@ static ExprPtr checkRmsNorm(CheckContext &ctx, CallExpr &call, CallArgs &args) {
   norm->shape = x->shape;
   norm->operands.push_back(std::move(x));
   norm->weights = {{"gamma", gamma}};
-  norm->attrs.push_back({"eps", BuiltinAttr::getReal(epsilon)});
-  norm->attrs.push_back({"offset", BuiltinAttr::getReal(offset)});
+  norm->attrs.push_back({"eps", BuiltinAttr::getReal(args.number("eps"))});
+  norm->attrs.push_back(
+      {"offset", BuiltinAttr::getReal(args.number("offset"))});
   return norm;
 }
 
@@ -168,20 +133,23 @@ static mlir::Value emitRmsNorm(EmitContext &ctx, const BuiltinExpr &e,
 }
 
 void attnc::registerNormBuiltins(BuiltinRegistry &registry) {
-  registry.add(
-      {"layer_norm",
-       2,
-       3,
-       "layer_norm(x, P, eps = E) or layer_norm(x, gamma, beta, eps = E)",
-       {"eps"},
-       checkLayerNorm,
-       emitLayerNorm});
+  registry.add({"layer_norm",
+                2,
+                3,
+                "layer_norm(x, P) or layer_norm(x, gamma, beta)",
+                {NamedArg::positiveNumber("eps", "1e-5").byDefault(1e-5)},
+                checkLayerNorm,
+                emitLayerNorm});
+  // LlamaRMSNorm's defaults.
   registry.add(
       {"rms_norm",
        2,
        2,
-       "rms_norm(x, P, eps = E, offset = O) or rms_norm(x, W, eps = E)",
-       {"eps", "offset"},
+       "rms_norm(x, P) or rms_norm(x, W)",
+       {NamedArg::positiveNumber("eps", "1e-6").byDefault(1e-6),
+        NamedArg::number("offset", "0 (scaling by the weight, as Llama) or 1 "
+                                   "(by 1 + weight, as Gemma)")
+            .byDefault(0.0)},
        checkRmsNorm,
        emitRmsNorm});
 }

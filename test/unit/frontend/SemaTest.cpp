@@ -330,8 +330,8 @@ TEST(Sema, NamedArgumentErrors) {
                         "named arguments"));
   EXPECT_TRUE(failsWith(model("  y = gelu(x, approximate = erf)\n  output y"),
                         "16:29",
-                        "'approximate' of 'gelu' is 'none' (the erf form) or "
-                        "'tanh'"));
+                        "'approximate' of 'gelu' must be 'none' (the erf "
+                        "form) or 'tanh'"));
   Loaded l = load(model("  y = layer_norm(x, ln, eps = 1e-5, eps = 1e-6)\n"
                         "  output y"));
   EXPECT_FALSE(l.model);
@@ -402,10 +402,14 @@ TEST(Sema, LayerNormParameters) {
                         "layer_norm scale 'ln.weight' is [64] but must be "
                         "[128] to match the input's last dim 128"));
   EXPECT_TRUE(failsWith(model("  y = layer_norm(x, ln, eps = 0)\n  output y"),
-                        "16:31", "'eps' must be a positive number"));
+                        "16:31",
+                        "'eps' of 'layer_norm' must be a positive number, "
+                        "such as 1e-5"));
   EXPECT_TRUE(failsWith(model("  y = layer_norm(x, ln, eps = -1e-5)\n"
                               "  output y"),
-                        "16:31", "'eps' must be a positive number"));
+                        "16:31",
+                        "'eps' of 'layer_norm' must be a positive number, "
+                        "such as 1e-5"));
   EXPECT_TRUE(failsWith(model("  weight g.weight : f32[64]\n"
                               "  y = layer_norm(x, g)\n  output y"),
                         "17:21",
@@ -463,14 +467,16 @@ TEST(Sema, AttentionHeadsMustDivideModelDim) {
       failsWith(model("  y = self_attention(x, heads = 5, qkv = qkv, out = o)\n"
                       "  output y"),
                 "16:33", "d_model 64 is not divisible by heads = 5"));
-  EXPECT_TRUE(
-      failsWith(model("  y = self_attention(x, heads = 0, qkv = qkv, out = o)\n"
-                      "  output y"),
-                "16:33", "'heads' must be a positive integer"));
+  EXPECT_TRUE(failsWith(
+      model("  y = self_attention(x, heads = 0, qkv = qkv, out = o)\n"
+            "  output y"),
+      "16:33", "'heads' of 'self_attention' must be a positive integer"));
   EXPECT_TRUE(failsWith(
       model("  y = self_attention(x, heads = 2.5, qkv = qkv, out = o)\n"
             "  output y"),
-      "16:33", "'heads' must be a positive integer"));
+      "16:33",
+      "'heads' of 'self_attention' must be a positive integer, "
+      "such as 12"));
   EXPECT_TRUE(failsWith(
       model("  y = self_attention(x, qkv = qkv, out = o)\n  output y"), "16:7",
       "'self_attention' requires 'heads = N'"));
@@ -706,10 +712,13 @@ TEST(Sema, ScoreFunctions) {
                         "dot"));
   EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, mem, score "
                                    "= luong)"),
-                        "19:45", "a score is dot (q . k), general"));
+                        "19:45",
+                        "'score' of 'attention' must be 'dot' (q . k), "
+                        "'general' (Luong: q . W k) or 'additive'"));
   EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, mem, scale "
                                    "= 0)"),
-                        "19:45", "'scale' must be a positive number"));
+                        "19:45",
+                        "'scale' of 'attention' must be a positive number"));
   EXPECT_TRUE(failsWith(crossModel("  output y = attention(x, mem, mem, heads "
                                    "= 2, score = additive, w_query = q, w_key "
                                    "= k, w_score = o)"),

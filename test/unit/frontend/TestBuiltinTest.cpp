@@ -1,9 +1,10 @@
 //===- TestBuiltinTest.cpp - A builtin family defined by a test -----------===//
 //
 // Part of attnc. The registry's proof: a family of one builtin with one
-// weight, `gain(x, P)` (x times the per-feature vector `P.weight`), whose
-// signature, check and MLIR emission are all in this file. No other place
-// knows it: without registerGainBuiltins it is an unknown builtin.
+// weight and one named argument, `gain(x, P, factor = X)` (x times the
+// per-feature vector `P.weight`, times X, 1 by default), whose signature,
+// check and MLIR emission are all in this file. No other place knows it:
+// without registerGainBuiltins it is an unknown builtin.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,19 +45,33 @@ ExprPtr checkGain(CheckContext &ctx, CallExpr &call, CallArgs &args) {
   gain->shape = x->shape;
   gain->operands.push_back(std::move(x));
   gain->weights.push_back({"scale", scale});
+  gain->attrs.push_back(
+      {"factor", BuiltinAttr::getReal(args.number("factor"))});
   return gain;
 }
 
 mlir::Value emitGain(EmitContext &ctx, const BuiltinExpr &e,
                      llvm::ArrayRef<mlir::Value> operands) {
+  mlir::OpBuilder &builder = ctx.getBuilder();
   mlir::Value scale = ctx.weight(e.getWeight("scale"));
-  return ctx.getBuilder().create<mlir::attn::MulOp>(
-      ctx.loc(e.getLoc()), ctx.tensorType(e.shape, e.elementType), operands[0],
-      scale);
+  mlir::Type type = ctx.tensorType(e.shape, e.elementType);
+  mlir::Value gain = builder.create<mlir::attn::MulOp>(
+      ctx.loc(e.getLoc()), type, operands[0], scale);
+  double factor = e.getAttr("factor")->real;
+  if (factor == 1)
+    return gain;
+  return builder.create<mlir::attn::ScaleOp>(ctx.loc(e.getLoc()), type, gain,
+                                             builder.getF32FloatAttr(factor));
 }
 
 void registerGainBuiltins(BuiltinRegistry &registry) {
-  registry.add({"gain", 2, 2, "gain(x, P)", {}, checkGain, emitGain});
+  registry.add({"gain",
+                2,
+                2,
+                "gain(x, P)",
+                {NamedArg::positiveNumber("factor", "2").byDefault(1.0)},
+                checkGain,
+                emitGain});
 }
 
 //===--- Its tests
@@ -93,6 +108,8 @@ TEST(TestBuiltin, ChecksAndEmits) {
   EXPECT_EQ(gain->builtin, "gain");
   ASSERT_TRUE(gain->getWeight("scale"));
   EXPECT_EQ(gain->getWeight("scale")->name, "g.weight");
+  ASSERT_TRUE(gain->getAttr("factor"));
+  EXPECT_EQ(gain->getAttr("factor")->real, 1.0) << "the declared default";
 
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -106,6 +123,28 @@ TEST(TestBuiltin, ChecksAndEmits) {
       << ir;
   EXPECT_NE(ir.find("attn.relu"), std::string::npos) << ir;
   EXPECT_NE(ir.find("attn.mul"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("attn.scale"), std::string::npos) << ir;
+}
+
+TEST(TestBuiltin, ItsNamedArgumentIsTyped) {
+  Loaded l = load("model m {\n  dim B\n  input x : f32[B, 4]\n"
+                  "  weight g.weight : f32[4]\n"
+                  "  output y = gain(x, g, factor = 0.5)\n}\n",
+                  withGain());
+  ASSERT_TRUE(l.model) << l.diags;
+  const auto *gain =
+      llvm::cast<BuiltinExpr>(l.model->getOutputs().front()->value.get());
+  EXPECT_EQ(gain->getAttr("factor")->real, 0.5);
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlirGen(context, *l.model, *l.sourceMgr, withGain());
+  ASSERT_TRUE(module);
+  std::string ir;
+  llvm::raw_string_ostream os(ir);
+  module->print(os);
+  EXPECT_NE(ir.find("attn.scale"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("factor = 5.000000e-01"), std::string::npos) << ir;
 }
 
 TEST(TestBuiltin, ItsSignatureAndChecksReport) {
@@ -114,7 +153,9 @@ TEST(TestBuiltin, ItsSignatureAndChecksReport) {
            "  weight g.weight : f32[3]\n  y = gain(x)\n  output y\n}\n",
            withGain())
           .diags,
-      "5:7", "'gain' takes 2 positional arguments, got 1; write gain(x, P)"));
+      "5:7",
+      "'gain' takes 2 positional arguments, got 1; write gain(x, P), with "
+      "factor = X (default 1)"));
   EXPECT_TRUE(hasDiag(
       load("model m {\n  dim B\n  input x : f32[B, 4]\n"
            "  weight g.weight : f32[3]\n  y = gain(x, g)\n  output y\n}\n",
@@ -129,6 +170,21 @@ TEST(TestBuiltin, ItsSignatureAndChecksReport) {
            withGain())
           .diags,
       "5:15", "unknown module prefix 'h' for 'gain'"));
+  // A wrong kind, and a misspelling, are reported from the declaration.
+  EXPECT_TRUE(hasDiag(
+      load("model m {\n  dim B\n  input x : f32[B, 4]\n"
+           "  weight g.weight : f32[4]\n  y = gain(x, g, factor = g)\n"
+           "  output y\n}\n",
+           withGain())
+          .diags,
+      "5:27", "'factor' of 'gain' must be a positive number, such as 2"));
+  EXPECT_TRUE(hasDiag(
+      load("model m {\n  dim B\n  input x : f32[B, 4]\n"
+           "  weight g.weight : f32[4]\n  y = gain(x, g, factr = 2)\n"
+           "  output y\n}\n",
+           withGain())
+          .diags,
+      "5:18", "unknown argument 'factr' of 'gain'; did you mean 'factor'?"));
 }
 
 } // namespace
