@@ -33,10 +33,20 @@ bool TargetDesc::storesHalfAsBits() const {
 
 bool TargetDesc::warpShuffles() const { return device() == Device::Cuda; }
 
+int TargetDesc::vectorRegisters() const {
+  using T = Halide::Target;
+  for (T::Feature avx512 :
+       {T::AVX512, T::AVX512_KNL, T::AVX512_Skylake, T::AVX512_Cannonlake,
+        T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5})
+    if (halide_.has_feature(avx512))
+      return 32;
+  return 16;
+}
+
 int TargetDesc::gemmPanelWidth() const {
   if (isGpu())
     return 0;
-  int vectors = halide_.has_feature(Halide::Target::AVX512) ? 4 : 2;
+  int vectors = vectorRegisters() == 32 ? 4 : 2;
   return vectors * halide_.natural_vector_size<float>();
 }
 

@@ -45,6 +45,11 @@ public:
   Device device() const;
   bool isGpu() const { return device() != Device::Host; }
 
+  /// Vector registers of a CPU target: 32 with any AVX-512 (Halide's
+  /// avx512_skylake, _cannonlake, _sapphirerapids and _zen4 targets do not
+  /// list the AVX512 feature itself), 16 otherwise.
+  int vectorRegisters() const;
+
   /// Output features per packed weight panel, the CPU GEMM schedule's
   /// register tile (attn.pack_panels): 4 vectors wide with AVX-512's 32
   /// registers, 2 with AVX2's 16. 0 where GEMMs read plain [in, out]

@@ -290,12 +290,13 @@ void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
 /// output vectors over head dims x unrolled query rows, both within about
 /// `accumulators` registers.
 void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
-                       const Target &target) {
+                       const TargetDesc &desc) {
+  const Target &target = desc.halide();
   const int tq = a.queryTile;
   if (tq == 1)
     return scheduleDecodeAttention(f, v, a, target);
   int natural = target.natural_vector_size<float>();
-  int accumulators = target.has_feature(Target::AVX512) ? 16 : 8;
+  int accumulators = desc.vectorRegisters() / 2;
   int rowWidth = std::min(natural, tq);
   int headWidth = dividingFactor(a.headDim, natural);
 
@@ -417,7 +418,7 @@ void scheduleHand(KernelStages &s, const TargetDesc &desc) {
               scheduleGemm(out, vars, features, g, desc, width, rowTileOf(s));
             },
             [&](NormStage &n) { scheduleNorm(out, vars, n, target, width); },
-            [&](AttentionStage &a) { scheduleAttention(out, vars, a, target); },
+            [&](AttentionStage &a) { scheduleAttention(out, vars, a, desc); },
             [&](AttentionWeightsStage &a) {
               scheduleAttentionWeights(out, vars, a, target);
             },

@@ -55,6 +55,11 @@ TEST(Target, MultiIsAvx512ThenTheAvx2Baseline) {
   // The weights are packed for the baseline's GEMM tile.
   EXPECT_EQ(target.baseline().gemmPanelWidth(), 16);
   EXPECT_EQ(target.weightPanelWidth(), 16);
+  // The AVX-512 variant schedules for its 32 registers, though Halide's
+  // avx512_skylake target does not list the AVX512 feature itself.
+  EXPECT_EQ(target.variants()[0].vectorRegisters(), 32);
+  EXPECT_EQ(target.variants()[0].gemmPanelWidth(), 64);
+  EXPECT_EQ(target.baseline().vectorRegisters(), 16);
   EXPECT_EQ(target.schedule(), ScheduleKind::Hand);
   EXPECT_EQ(codegen::modelDevice(target), ATTN_MODEL_DEVICE_HOST);
 }
