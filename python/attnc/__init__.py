@@ -493,6 +493,24 @@ class Model:
         inputs["position"] = position
         return self.run(inputs, out=out, entry="decode", states=states)
 
+    def generate(self, prompt, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,
+                 repetition_penalty=1.0, seed=None, eos_token_id=None, stop=None,
+                 stream=False):
+        """Generates token ids after `prompt` (a list of ids, int32 or int64;
+        or a list of such prompts) with "prefill" and "decode", choosing each
+        token as transformers' `generate` does (attnc.sampling): greedy when
+        `temperature` is 0 (the default), else sampled after temperature,
+        `top_k` (0: off) and `top_p` (1.0: off), with `seed` for numpy's
+        generator; `repetition_penalty` applies to both. A sequence ends
+        after `max_new_tokens`, at an id of `eos_token_id` (an int or a list)
+        or at the end of a `stop` sequence of ids, each included. Returns
+        the new ids (a list per prompt for a list of prompts); with `stream`,
+        an iterator over the steps: the new id (or, for a list of prompts, a
+        list with an id or None per prompt, None once it has finished)."""
+        from .generation import generate
+        return generate(self, prompt, max_new_tokens, temperature, top_k, top_p,
+                        repetition_penalty, seed, eos_token_id, stop, stream)
+
     def _state(self, name, a):
         if not isinstance(a, np.ndarray):
             raise TypeError(f"state '{name}' must be a numpy array, not {type(a).__name__} "

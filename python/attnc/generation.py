@@ -1,0 +1,145 @@
+"""Generation at the level of token ids with a decoder library (one with
+"prefill" and "decode"): prefill the prompts, then decode one token at a
+time from the KV caches, choosing each with attnc.sampling (transformers'
+rules), until `max_new_tokens`, an EOS id or a stop sequence.
+
+Prompts of one length run as one batch. Prompts of different lengths run
+one at a time for now: a batch shares one decode position until the
+runtime takes one per sequence (docs/progress.md, issue 23)."""
+
+import numpy as np
+
+from .sampling import SamplingConfig, next_tokens
+
+
+class _Request:
+    """What Model.generate was asked, checked against the model."""
+
+    def __init__(self, model, prompt, max_new_tokens, config, eos_token_id, stop):
+        from . import ArgumentError, ShapeError
+        if not (model.has_entry("prefill") and model.has_entry("decode")):
+            raise ArgumentError(f"model '{model.info.name}' cannot generate: it has no KV "
+                                "caches ('prefill' and 'decode' entries); declare them with "
+                                "'state' and 'cache = P'", 4)
+        ids = [t for t in model.inputs if t.name != "position"]
+        if len(ids) != 1 or ids[0].dtype != np.int32 or len(ids[0].dims) != 2:
+            raise ArgumentError(f"model '{model.info.name}' cannot generate: it needs one "
+                                "input of token ids i32[B, S], it has "
+                                f"{[repr(t) for t in model.inputs]}", 4)
+        self.input = ids[0].name
+        logits = [t for t in model.outputs if t.name == "logits"] or model.outputs
+        if len(logits) != 1 or len(logits[0].dims) != 3 or logits[0].dims[2].is_dynamic:
+            raise ArgumentError(f"model '{model.info.name}' cannot generate: it needs one "
+                                "output of logits [B, S, V] (or one named 'logits')", 4)
+        self.output = logits[0].name
+        self.vocab = logits[0].dims[2].extent
+        self.single = len(prompt) == 0 or np.isscalar(prompt[0])
+        prompts = [prompt] if self.single else list(prompt)
+        if not prompts:
+            raise ArgumentError("no prompts: give a list of token ids, or a list of them", 4)
+        self.prompts = []
+        for b, p in enumerate(prompts):
+            a = np.asarray(p)
+            where = "the prompt" if self.single else f"prompt {b}"
+            if a.ndim != 1 or a.size == 0 or not np.issubdtype(a.dtype, np.integer):
+                raise ArgumentError(f"{where} must be a non-empty list of token ids", 4)
+            bad = np.flatnonzero((a < 0) | (a >= self.vocab))
+            if bad.size:
+                raise ArgumentError(f"{where}: token id {int(a[bad[0]])} at position "
+                                    f"{int(bad[0])} is outside the vocabulary "
+                                    f"[0, {self.vocab})", 4)
+            self.prompts.append(a.astype(np.int32))
+        if isinstance(max_new_tokens, bool) or int(max_new_tokens) != max_new_tokens \
+                or max_new_tokens < 1:
+            raise ArgumentError(f"max_new_tokens must be a positive integer, got "
+                                f"{max_new_tokens!r}", 4)
+        self.max_new_tokens = int(max_new_tokens)
+        capacity = model.states[0].dims[1]
+        longest = max(len(p) for p in self.prompts)
+        if capacity.max is not None and longest + self.max_new_tokens > capacity.max:
+            raise ShapeError(f"a prompt of {longest} tokens and {self.max_new_tokens} new "
+                             f"ones need {longest + self.max_new_tokens} rows of the KV "
+                             f"cache, which holds at most {capacity.max} "
+                             f"({capacity.symbol}): shorten the prompt or max_new_tokens, "
+                             "or compile the model with a larger bound", 7)
+        self.config = config
+        eos = [] if eos_token_id is None else np.atleast_1d(eos_token_id).tolist()
+        self.eos = {int(e) for e in eos}
+        self.stop = [list(map(int, s)) for s in (stop or [])]
+        if any(not s for s in self.stop):
+            raise ArgumentError("a stop sequence must hold at least one token id", 4)
+
+    def finished(self, generated):
+        """Whether a sequence ends with the tokens it has `generated`."""
+        if generated[-1] in self.eos:
+            return True
+        return any(generated[-len(s):] == s for s in self.stop if len(s) <= len(generated))
+
+
+def _steps(model, request, prompts, rng):
+    """Yields, per step, the new token of each of `prompts` (one length), or
+    None for a sequence that has finished."""
+    batch, length = len(prompts), len(prompts[0])
+    states = model.new_state(batch=batch, capacity=length + request.max_new_tokens)
+    seen = [list(p) for p in prompts]
+    generated = [[] for _ in prompts]
+    done = [False] * batch
+    logits = model.prefill({request.input: np.stack(prompts)}, states)[request.output]
+    for step in range(request.max_new_tokens):
+        chosen = next_tokens(logits[:, -1, :], seen, request.config, rng)
+        out = []
+        for b, token in enumerate(chosen.tolist()):
+            if done[b]:
+                out.append(None)
+                continue
+            seen[b].append(token)
+            generated[b].append(token)
+            done[b] = request.finished(generated[b])
+            out.append(token)
+        yield out
+        if all(done) or step + 1 == request.max_new_tokens:
+            return
+        ids = chosen.astype(np.int32)[:, None]
+        logits = model.decode({request.input: ids}, states,
+                              position=length + step)[request.output]
+
+
+def _groups(prompts):
+    """Indices of `prompts` run together: all of them when they have one
+    length, else one by one."""
+    if len({len(p) for p in prompts}) == 1:
+        return [list(range(len(prompts)))]
+    return [[b] for b in range(len(prompts))]
+
+
+def _stream(model, request, rng):
+    for group in _groups(request.prompts):
+        for tokens in _steps(model, request, [request.prompts[b] for b in group], rng):
+            if request.single:
+                yield tokens[0]
+            else:
+                row = [None] * len(request.prompts)
+                for b, token in zip(group, tokens):
+                    row[b] = token
+                yield row
+
+
+def generate(model, prompt, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,
+             repetition_penalty=1.0, seed=None, eos_token_id=None, stop=None, stream=False):
+    """Model.generate: see its docstring."""
+    from . import ArgumentError
+    try:
+        config = SamplingConfig(temperature, top_k, top_p, repetition_penalty)
+    except ValueError as e:
+        raise ArgumentError(str(e), 4) from None
+    request = _Request(model, prompt, max_new_tokens, config, eos_token_id, stop)
+    rng = np.random.default_rng(seed)
+    if stream:
+        return _stream(model, request, rng)
+    generated = [[] for _ in request.prompts]
+    for group in _groups(request.prompts):
+        for tokens in _steps(model, request, [request.prompts[b] for b in group], rng):
+            for b, token in zip(group, tokens):
+                if token is not None:
+                    generated[b].append(token)
+    return generated[0] if request.single else generated
