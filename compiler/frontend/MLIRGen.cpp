@@ -128,7 +128,7 @@ void MLIRGenerator::generateFunction(const ModelAST &model, ModuleOp module,
   }
   if (kind != Entry::run) {
     if (kind == Entry::decode) {
-      // [B]: the tokens already in the caches (one value for the batch).
+      // [B]: the tokens already in each sequence's caches.
       ArrayRef<Extent> batch(model.states.front()->type.shape.data(), 1);
       argTypes.push_back(tensorType(batch, ElementType::i32));
       argDims.push_back(symbolNames(batch));

@@ -43,13 +43,15 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     Value k = buildLinear(rewriter, loc, x, wk, bk, layout);
     Value v = buildLinear(rewriter, loc, x, wv, bv, layout);
     if (std::optional<RopeStyle> style = op.getRope()) {
-      // Positions 0 .. S-1 of the input's sequence dim, after the tokens
-      // already in the caches when decoding (P .. P + S-1).
+      // Positions 0 .. S-1 of the input's sequence dim; when decoding, each
+      // sequence's after the tokens already in its caches (P_b .. P_b + S-1).
       auto xt = cast<RankedTensorType>(x.getType());
       int64_t seq = xt.getRank() - 2;
+      ArrayRef<int64_t> dims = xt.getShape().take_front(seq + 1);
+      if (!op.getPosition())
+        dims = dims.take_back();
       Value positions = rewriter.create<PositionsOp>(
-          loc,
-          RankedTensorType::get({xt.getDimSize(seq)}, rewriter.getI32Type()), x,
+          loc, RankedTensorType::get(dims, rewriter.getI32Type()), x,
           rewriter.getI64IntegerAttr(seq), op.getPosition());
       float theta = op.getRopeTheta() ? op.getRopeTheta()->convertToFloat()
                                       : kDefaultRopeTheta;

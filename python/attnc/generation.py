@@ -3,9 +3,9 @@
 time from the KV caches, choosing each with attnc.sampling (transformers'
 rules), until `max_new_tokens`, an EOS id or a stop sequence.
 
-Prompts of one length run as one batch. Prompts of different lengths run
-one at a time for now: a batch shares one decode position until the
-runtime takes one per sequence (docs/progress.md, issue 23)."""
+The prompts of a list decode as one batch, each sequence at its own
+position (prompts of different lengths are prefilled one by one, each into
+its row of the caches)."""
 
 import numpy as np
 
@@ -76,17 +76,35 @@ class _Request:
         return any(generated[-len(s):] == s for s in self.stop if len(s) <= len(generated))
 
 
-def _steps(model, request, prompts, rng):
-    """Yields, per step, the new token of each of `prompts` (one length), or
-    None for a sequence that has finished."""
-    batch, length = len(prompts), len(prompts[0])
-    states = model.new_state(batch=batch, capacity=length + request.max_new_tokens)
+def _prefill(model, request, states):
+    """The logits [B, V] of each prompt's last token, its keys and values
+    written into its row of `states`: one prefill for prompts of one length,
+    else one per prompt into its row (a [1, L, F] view of each state)."""
+    prompts = request.prompts
+    if len({len(p) for p in prompts}) == 1:
+        logits = model.prefill({request.input: np.stack(prompts)}, states)[request.output]
+        return logits[:, -1, :]
+    rows = []
+    for b, p in enumerate(prompts):
+        row = {name: a[b:b + 1] for name, a in states.items()}
+        rows.append(model.prefill({request.input: p[None, :]}, row)[request.output][0, -1])
+    return np.stack(rows)
+
+
+def _steps(model, request, rng):
+    """Yields, per step, the new token of each prompt, or None for a
+    sequence that has finished. The prompts decode as one batch, each
+    sequence at its own position."""
+    prompts = request.prompts
+    lengths = np.array([len(p) for p in prompts], dtype=np.int32)
+    states = model.new_state(batch=len(prompts),
+                             capacity=int(lengths.max()) + request.max_new_tokens)
     seen = [list(p) for p in prompts]
     generated = [[] for _ in prompts]
-    done = [False] * batch
-    logits = model.prefill({request.input: np.stack(prompts)}, states)[request.output]
+    done = [False] * len(prompts)
+    last = _prefill(model, request, states)
     for step in range(request.max_new_tokens):
-        chosen = next_tokens(logits[:, -1, :], seen, request.config, rng)
+        chosen = next_tokens(last, seen, request.config, rng)
         out = []
         for b, token in enumerate(chosen.tolist()):
             if done[b]:
@@ -100,28 +118,8 @@ def _steps(model, request, prompts, rng):
         if all(done) or step + 1 == request.max_new_tokens:
             return
         ids = chosen.astype(np.int32)[:, None]
-        logits = model.decode({request.input: ids}, states,
-                              position=length + step)[request.output]
-
-
-def _groups(prompts):
-    """Indices of `prompts` run together: all of them when they have one
-    length, else one by one."""
-    if len({len(p) for p in prompts}) == 1:
-        return [list(range(len(prompts)))]
-    return [[b] for b in range(len(prompts))]
-
-
-def _stream(model, request, rng):
-    for group in _groups(request.prompts):
-        for tokens in _steps(model, request, [request.prompts[b] for b in group], rng):
-            if request.single:
-                yield tokens[0]
-            else:
-                row = [None] * len(request.prompts)
-                for b, token in zip(group, tokens):
-                    row[b] = token
-                yield row
+        last = model.decode({request.input: ids}, states,
+                            position=lengths + step)[request.output][:, -1, :]
 
 
 def generate(model, prompt, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,
@@ -134,12 +132,12 @@ def generate(model, prompt, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,
         raise ArgumentError(str(e), 4) from None
     request = _Request(model, prompt, max_new_tokens, config, eos_token_id, stop)
     rng = np.random.default_rng(seed)
+    steps = _steps(model, request, rng)
     if stream:
-        return _stream(model, request, rng)
+        return (tokens[0] if request.single else tokens for tokens in steps)
     generated = [[] for _ in request.prompts]
-    for group in _groups(request.prompts):
-        for tokens in _steps(model, request, [request.prompts[b] for b in group], rng):
-            for b, token in zip(group, tokens):
-                if token is not None:
-                    generated[b].append(token)
+    for tokens in steps:
+        for b, token in enumerate(tokens):
+            if token is not None:
+                generated[b].append(token)
     return generated[0] if request.single else generated

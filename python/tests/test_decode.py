@@ -178,6 +178,32 @@ def test_decode_with_position_array_and_out(model):
     close(out, model.run({"ids": ids_of([[1, 2, 5], [3, 4, 6]])})["logits"][:, 2:])
 
 
+def test_sequences_of_one_batch_decode_at_their_own_positions(model):
+    # Ragged prompts: each prefilled into its own row of one state set (a
+    # row of a state is a [1, L, F] view the runtime writes in place), then
+    # decoded together, each sequence at its own position.
+    prompts = [[3, 1, 4, 1, 5, 9], [2, 7], [1, 8, 2, 8]]
+    states = model.new_state(batch=3, capacity=12)
+    for b, p in enumerate(prompts):
+        model.prefill({"ids": ids_of([p])}, {k: v[b:b + 1] for k, v in states.items()})
+    steps = [[6, 5, 3], [1, 4, 1], [2, 2, 2]]   # three tokens per sequence, one per step
+    seen = []
+    for i, step in enumerate(steps):
+        position = np.array([len(p) + i for p in prompts], np.int32)
+        seen.append(model.decode({"ids": ids_of([[t] for t in step])}, states,
+                                 position=position)["logits"])
+    for b, p in enumerate(prompts):
+        full = model.run({"ids": ids_of([p + [s[b] for s in steps]])})["logits"]
+        close(np.concatenate([s[b:b + 1] for s in seen], axis=1), full[:, len(p):])
+    # A sequence past its capacity fails the whole step before any row is
+    # written, naming the sequence.
+    saved = snapshot(states)
+    with pytest.raises(attnc.KernelError, match="position 12 of sequence 1 needs 13 rows"):
+        model.decode({"ids": ids_of([[1], [1], [1]])}, states,
+                     position=np.array([9, 12, 7], np.int32))
+    assert snapshot(states) == saved
+
+
 def test_two_sequences_in_two_state_sets(model):
     a_prompt, b_prompt = np.array([[1, 2, 3, 4]]), np.array([[30, 20, 10]])
     a, b = model.new_state(capacity=12), model.new_state(capacity=12)
@@ -228,8 +254,9 @@ def test_decode_past_capacity_raises_and_writes_nothing(model):
     model.prefill({"ids": ids_of([[1, 2, 3, 4, 5]])}, states)
     model.decode({"ids": [[6]]}, states, position=5)                 # row 5: the last
     saved = snapshot(states)
-    with pytest.raises(attnc.KernelError, match="decoding 1 tokens at position 6 needs 7 "
-                                                "rows of the KV cache, which has 6 rows"):
+    with pytest.raises(attnc.KernelError, match="decoding 1 tokens at position 6 of sequence 0 "
+                                                "needs 7 rows of the KV cache, which has 6 "
+                                                "rows"):
         model.decode({"ids": [[7]]}, states, position=6)
     assert snapshot(states) == saved
     with pytest.raises(attnc.KernelError, match="needs 8 rows"):

@@ -68,3 +68,14 @@ def test_prefill_and_decode_are_bit_identical(twins):
         same_bits(*logits, f"decode logits at {position}")
     for name in states[0]:
         same_bits(states[0][name], states[1][name], f"state {name}")
+
+
+def test_a_ragged_batch_decodes_as_each_sequence_alone(twins):
+    # Each sequence of one batch at its own position: RoPE, GQA, the long
+    # cache's key tiles and the bf16 weight per sequence.
+    load, embedded = twins
+    prompts = [[3, 1, 4, 1, 5, 9, 2], [6], [5, 3, 5]]
+    for m in twins:
+        batch = m.generate(prompts, max_new_tokens=5)
+        assert batch == [m.generate(p, max_new_tokens=5) for p in prompts]
+    assert load.generate(prompts, max_new_tokens=5) == embedded.generate(prompts, max_new_tokens=5)

@@ -894,6 +894,30 @@ func.func @positions_extent(%ids: tensor<?x7xi32>) -> tensor<?xi32> {
 
 // -----
 
+func.func @positions_batch_extents(%ids: tensor<3x7xi32>) -> tensor<2x7xi32> {
+  // expected-error @+1 {{'attn.positions' op result must have the extents of input dims 0 .. 1}}
+  %p = attn.positions %ids {dim = 1 : i64} : (tensor<3x7xi32>) -> tensor<2x7xi32>
+  return %p : tensor<2x7xi32>
+}
+
+// -----
+
+func.func @positions_offset_per_sequence(%ids: tensor<?x?xi32>, %pos: tensor<?xi32>) -> tensor<?xi32> {
+  // expected-error @+1 {{'attn.positions' op an offset per sequence needs the [B, n] result, the input's dims 0 .. 1}}
+  %p = attn.positions %ids offset(%pos) {dim = 1 : i64} : (tensor<?x?xi32>, tensor<?xi32>) -> tensor<?xi32>
+  return %p : tensor<?xi32>
+}
+
+// -----
+
+func.func @positions_offset_batch(%ids: tensor<2x?xi32>, %pos: tensor<3xi32>) -> tensor<2x?xi32> {
+  // expected-error @+1 {{'attn.positions' op the offset must have one entry per sequence}}
+  %p = attn.positions %ids offset(%pos) {dim = 1 : i64} : (tensor<2x?xi32>, tensor<3xi32>) -> tensor<2x?xi32>
+  return %p : tensor<2x?xi32>
+}
+
+// -----
+
 func.func @sinusoidal_odd(%p: tensor<?xi32>) -> tensor<?x7xf32> {
   // expected-error @+1 {{'attn.sinusoidal' op the feature dim must be a static even size, got 7}}
   %pe = attn.sinusoidal %p : (tensor<?xi32>) -> tensor<?x7xf32>

@@ -173,3 +173,10 @@ func.func @positions(%ids: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
   %pi = attn.sinusoidal %ids : (tensor<?x?xi32>) -> tensor<?x?x8xf32>
   return %pi : tensor<?x?x8xf32>
 }
+
+// CHECK-LABEL: func.func @positions_per_sequence
+func.func @positions_per_sequence(%ids: tensor<?x?xi32>, %pos: tensor<?xi32>) -> tensor<?x?xi32> {
+  // CHECK-NEXT: attn.positions %{{.*}} offset(%{{.*}}) {dim = 1 : i64} : (tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x?xi32>
+  %p = attn.positions %ids offset(%pos) {dim = 1 : i64} : (tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x?xi32>
+  return %p : tensor<?x?xi32>
+}

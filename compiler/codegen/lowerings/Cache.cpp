@@ -7,31 +7,25 @@ using namespace Halide;
 
 namespace attnc::codegen {
 
-/// The row where the new rows go, checked before anything is written: one
-/// position for the whole batch, and room for the new rows.
-static Func writePosition(CacheWriteOp op, KernelBuilder &b, Expr batch,
-                          Expr capacity, Expr count) {
+/// The row where each sequence's new rows go, checked before anything is
+/// written: room for the new rows after the sequence's position.
+static Func writePosition(CacheWriteOp op, KernelBuilder &b, Expr capacity,
+                          Expr count) {
   Func position(b.name("cache_position"));
+  Var s("s");
   const char *fix = "rows: start a new sequence, or give a cache with more "
                     "rows (a larger capacity dim)";
   if (!op.getPosition()) {
-    position() =
+    position(s) =
         require(count <= capacity, 0, "prefill of", count,
                 "tokens does not fit in the KV cache of", capacity, fix);
     return position;
   }
-  Func raw = b.get(op.getPosition()).func;
-  RDom r(0, batch, b.name("batch"));
-  Expr p = raw(r.x);
-  Expr same =
-      require(p == raw(0), p, "decode position", p, "at batch index", r.x,
-              "differs from position", raw(0),
-              "at batch index 0: the sequences of a batch decode at one "
-              "position");
-  position() = 0;
-  position() = require(same >= 0 && same <= capacity - count, same, "decoding",
-                       count, "tokens at position", same, "needs", same + count,
-                       "rows of the KV cache, which has", capacity, fix);
+  Expr p = b.get(op.getPosition()).func(s);
+  position(s) =
+      require(p >= 0 && p <= capacity - count, p, "decoding", count,
+              "tokens at position", p, "of sequence", s, "needs", p + count,
+              "rows of the KV cache, which has", capacity, fix);
   return position;
 }
 
@@ -44,13 +38,13 @@ static LogicalResult lowerCacheWrite(CacheWriteOp op, KernelBuilder &b) {
     return op.emitOpError("a KV cache must be [B, L, features]");
   Expr capacity = cache.extents[1], count = rows.extents[1];
   std::vector<Var> v = b.vars(3);
-  Func position = writePosition(op, b, rows.extents[2], capacity, count);
+  Func position = writePosition(op, b, capacity, count);
   Func out(b.name("cache"));
   out(v) = undef<float>();
   RDom r(0, rows.extents[0], 0, count, b.name("row"));
   // Clamped for bounds inference only: the position is checked above, and
   // computed (so checked) before any row is written.
-  Expr at = clamp(position() + r.y, 0, capacity - 1);
+  Expr at = clamp(position(v[2]) + r.y, 0, capacity - 1);
   out(r.x, at, v[2]) = rows.func(r.x, r.y, v[2]);
   int64_t features = op.getRows().getType().getShape().back();
   b.stages.stages.push_back(

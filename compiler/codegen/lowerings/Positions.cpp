@@ -9,18 +9,21 @@ using namespace Halide;
 
 namespace attnc::codegen {
 
-/// 0, 1, ... over the extent of one dim of the input (never read), from
-/// the offset's first entry when there is one.
+/// 0, 1, ... over the extent of one dim of the input (never read), [n] or
+/// along its dims 0 .. dim; from each sequence's offset when there is one.
 static LogicalResult lowerPositions(PositionsOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
   size_t d = in.extents.size() - 1 - op.getDim();
-  Var j = b.vars(1)[0];
-  Func out(b.name("positions"));
+  size_t rank = op.getType().getRank();
+  std::vector<Var> v = b.vars(rank);
+  Expr position = v[0];
   if (Value offset = op.getOffset())
-    out(j) = j + b.get(offset).func(0);
-  else
-    out(j) = j;
-  b.define(op.getResult(), {out, {in.extents[d]}});
+    position += b.get(offset).func(v[rank - 1]);
+  Func out(b.name("positions"));
+  out(v) = position;
+  std::vector<Expr> extents(in.extents.begin() + d,
+                            in.extents.begin() + d + rank);
+  b.define(op.getResult(), {out, extents});
   return success();
 }
 

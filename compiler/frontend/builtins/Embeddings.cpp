@@ -67,8 +67,9 @@ static mlir::Value emitEmbedding(EmitContext &ctx, const BuiltinExpr &e,
       ctx.weight(e.getWeight("table")));
 }
 
-/// `positions(S)`: 0 .. S-1 as i32[S], as `torch.arange(S)`. The extent is
-/// taken from an input that has dim S (inputs are what bind dims).
+/// `positions(S)`: 0 .. S-1 as i32[S], as `torch.arange(S)`; i32[B, S] in
+/// a model with KV caches. The extent is taken from an input that has dim S
+/// (inputs are what bind dims).
 static ExprPtr checkPositions(CheckContext &ctx, CallExpr &call,
                               CallArgs &args) {
   Expr &arg = *args.positional[0]->value;
@@ -89,10 +90,11 @@ static ExprPtr checkPositions(CheckContext &ctx, CallExpr &call,
       auto positions =
           std::make_unique<BuiltinExpr>("positions", call.getRange());
       positions->elementType = ElementType::i32;
-      Extent e;
-      e.dim = dim;
-      e.name = dim->name;
-      positions->shape.push_back(e);
+      // A decoder's sequences each decode from their own position, so its
+      // positions are per sequence: the input's dims up to S ([B, S]).
+      bool perSequence = !ctx.getModel().states.empty();
+      positions->shape.assign(input->type.shape.begin() + (perSequence ? 0 : d),
+                              input->type.shape.begin() + d + 1);
       // The input lends its extent only; its data is never read.
       auto ref =
           std::make_unique<ValueRefExpr>(input->name, input, arg.getRange());

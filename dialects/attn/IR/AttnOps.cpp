@@ -9,12 +9,12 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-/// Two extents agree when both are static and equal, or either is dynamic
-/// (symbolic dims are checked by the attn-check-shapes pass).
 bool mlir::attn::isWeightExpressionOp(Operation *op) {
   return isa<WeightOp, WeightExprOpInterface>(op);
 }
 
+/// Two extents agree when both are static and equal, or either is dynamic
+/// (symbolic dims are checked by the attn-check-shapes pass).
 static bool extentsAgree(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }
@@ -300,13 +300,33 @@ LogicalResult PositionsOp::verify() {
   if (dim < 0 || dim >= input.getRank())
     return emitOpError("dim ")
            << dim << " is outside the input's rank " << input.getRank();
-  if (getType().getDimSize(0) != input.getDimSize(dim))
-    return emitOpError("result must have the extent of input dim ") << dim;
+  auto result = getType();
+  if (result.getRank() != 1 && result.getRank() != dim + 1)
+    return emitOpError("result must be [n] or the input's dims 0 .. ") << dim;
+  if (getOffset() && (dim == 0 || result.getRank() == 1))
+    return emitOpError("an offset per sequence needs the [B, n] result, the "
+                       "input's dims 0 .. ")
+           << dim;
+  ArrayRef<int64_t> dims =
+      input.getShape().take_front(dim + 1).take_back(result.getRank());
+  if (result.getShape() != dims) {
+    if (result.getRank() == 1)
+      return emitOpError("result must have the extent of input dim ") << dim;
+    return emitOpError("result must have the extents of input dims 0 .. ")
+           << dim;
+  }
+  if (getOffset() &&
+      !extentsAgree(getOffset().getType().getDimSize(0), result.getDimSize(0)))
+    return emitOpError("the offset must have one entry per sequence");
   return success();
 }
 
 void PositionsOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
-  groups.push_back({{getResult(), 0}, {getInput(), int64_t(getDim())}});
+  int64_t rank = getType().getRank(), dim = getDim();
+  for (int64_t r = 0; r < rank; ++r)
+    groups.push_back({{getResult(), r}, {getInput(), dim - (rank - 1 - r)}});
+  if (getOffset())
+    groups.push_back({{getResult(), 0}, {getOffset(), 0}});
 }
 
 LogicalResult CacheWriteOp::verify() {

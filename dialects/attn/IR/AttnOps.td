@@ -303,19 +303,23 @@ def Attn_PositionsOp : Attn_Op<"positions", [Pure,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "the positions 0, 1, ... n-1 along one dim of a tensor";
   let description = [{
-    `result[j] = j` for `j < n`, where `n` is the extent of dim `dim` of
-    `input`, as `torch.arange(x.size(dim))`: position ids for a model that
-    takes none as an input. Only `input`'s extent is read, never its data.
-    With `offset` (`[B]`, i32, one value for the whole batch: a decode's
-    position in its KV cache) the positions are `offset[0] + j`.
+    `result[..., j] = j` for `j < n`, where `n` is the extent of dim `dim`
+    of `input`, as `torch.arange(x.size(dim))`: position ids for a model
+    that takes none as an input. Only `input`'s extent is read, never its
+    data. The result is `[n]`, or `input`'s dims `0 .. dim` (`[B, n]`), the
+    same positions for every sequence, unless there is an `offset` (`[B]`,
+    i32: each sequence's position in its KV cache when decoding), which
+    needs the `[B, n]` form: `result[b, j] = offset[b] + j`.
 
     ```mlir
     %p = attn.positions %ids {dim = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+    %q = attn.positions %ids offset(%pos) {dim = 1 : i64}
+        : (tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x?xi32>
     ```
   }];
   let arguments = (ins Attn_AnyTensor:$input, I64Attr:$dim,
                        Optional<Attn_I32Vector>:$offset);
-  let results = (outs 1DTensorOf<[I32]>:$result);
+  let results = (outs RankedTensorOf<[I32]>:$result);
   let assemblyFormat = [{
     $input (`offset` `(` $offset^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
