@@ -17,6 +17,7 @@ const ArchitectureRegistry &getArchitectureRegistry() {
   static const ArchitectureRegistry registry = [] {
     ArchitectureRegistry r;
     registerGpt2(r);
+    registerBert(r);
     registerLlama(r);
     return r;
   }();

@@ -35,6 +35,7 @@ private:
 const ArchitectureRegistry &getArchitectureRegistry();
 
 void registerGpt2(ArchitectureRegistry &registry);
+void registerBert(ArchitectureRegistry &registry);
 void registerLlama(ArchitectureRegistry &registry);
 
 } // namespace attnc::import
