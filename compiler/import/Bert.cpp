@@ -141,9 +141,8 @@ static void importEncoder(ImportContext &ctx, AttnWriter &w, Variant variant) {
     specs.push_back({L + proj + ".weight", {D, D}});
     specs.push_back({L + proj + ".bias", {D}});
   }
-  for (const char *norm : {n.attnNorm})
-    for (const char *part : {".weight", ".bias"})
-      specs.push_back({L + norm + part, {D}});
+  for (const char *part : {".weight", ".bias"})
+    specs.push_back({L + n.attnNorm + part, {D}});
   specs.push_back({L + n.up + ".weight", {I, D}});
   specs.push_back({L + n.up + ".bias", {I}});
   specs.push_back({L + n.down + ".weight", {D, I}});

@@ -318,8 +318,8 @@ int runImport() {
       return fail("--" + option->ArgStr +
                   " applies to a compile; the import writes .attn source");
   if (importCommand && emit.getNumOccurrences() && emit != Emit::Attn)
-    return fail("attnc import writes .attn source; for --emit=" + emit.ArgStr +
-                " give the directory to attnc itself");
+    return fail("attnc import writes .attn source; for another --emit, "
+                "give the directory to attnc itself: attnc DIR --emit=...");
   std::optional<std::string> source = importDirectory();
   if (!source)
     return 1;
