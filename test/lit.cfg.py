@@ -8,9 +8,9 @@ from lit.llvm import llvm_config
 
 config.name = "attnc"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".attn"]
+config.suffixes = [".mlir", ".attn", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "e2e", "unit",
-                   "conformance", "Inputs", "models"]
+                   "conformance", "Inputs", "models", "fixtures"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attnc_obj_root, "test")
 

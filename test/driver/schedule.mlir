@@ -11,7 +11,7 @@
 // message lists the schedules there are.
 // BOGUS: attnc: for the --schedule option: unknown value 'bogus': use hand, auto or naive
 // BOGUS-NOT: {{.}}
-// EMIT: attnc: for the --emit option: unknown value 'bogus': use ast, mlir, mlir-opt, kernels, halide-stmt, device-code or lib
+// EMIT: attnc: for the --emit option: unknown value 'bogus': use attn, ast, mlir, mlir-opt, kernels, halide-stmt, device-code or lib
 
 // The three schedules, and which autoscheduler `auto` runs.
 // HELP: --schedule=<value>

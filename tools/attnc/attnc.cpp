@@ -2,8 +2,11 @@
 //
 // attnc model.attn -o model.so                 (weights read at load)
 // attnc model.attn --weights w.safetensors -o model.so   (weights embedded)
+// attnc import DIR -o model.attn               (a Hugging Face directory)
+// attnc DIR -o model.so                        (import, then compile)
 //
-// Loads a model (.attn through the frontend, or .mlir as attn-dialect IR),
+// Loads a model (.attn through the frontend, .mlir as attn-dialect IR, or a
+// Hugging Face model directory through compiler/import),
 // runs the attn pipeline and links one shared library; --emit stops earlier
 // and prints that stage: ast, mlir, mlir-opt, kernels, halide-stmt,
 // device-code. Every error is `file:line:col: error:` with the source line
@@ -16,6 +19,7 @@
 #include "compiler/driver/InitWeights.h"
 #include "compiler/frontend/Frontend.h"
 #include "compiler/frontend/MLIRGen.h"
+#include "compiler/import/Importer.h"
 #include "compiler/passes/Passes.h"
 #include "dialects/attn/IR/AttnDialect.h"
 #include "dialects/attn/IR/AttnOps.h"
@@ -46,7 +50,16 @@ namespace cl = llvm::cl;
 namespace {
 
 /// The stages attnc can stop after, in order (a Toy-style ladder).
-enum class Emit { AST, MLIR, MLIROpt, Kernels, HalideStmt, DeviceCode, Lib };
+enum class Emit {
+  Attn,
+  AST,
+  MLIR,
+  MLIROpt,
+  Kernels,
+  HalideStmt,
+  DeviceCode,
+  Lib
+};
 
 cl::OptionCategory attncCategory("attnc options");
 
@@ -70,7 +83,7 @@ template <typename T> struct ListingParser : cl::parser<T> {
 };
 
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                               cl::desc("<model.attn | model.mlir>"),
+                               cl::desc("<model.attn | model.mlir | DIR>"),
                                cl::cat(attncCategory));
 cl::opt<std::string> outputPath("o",
                                 cl::desc("Output file (IR: default stdout)"),
@@ -106,7 +119,10 @@ cl::opt<attnc::codegen::ScheduleKind, false,
              cl::cat(attncCategory));
 cl::opt<Emit, false, ListingParser<Emit>> emit(
     "emit", cl::desc("What to produce"),
-    cl::values(clEnumValN(Emit::AST, "ast",
+    cl::values(clEnumValN(Emit::Attn, "attn",
+                          "the .attn source imported from a Hugging Face "
+                          "directory (as attnc import)"),
+               clEnumValN(Emit::AST, "ast",
                           "the checked syntax tree (.attn input)"),
                clEnumValN(Emit::MLIR, "mlir", "attn IR from the frontend"),
                clEnumValN(Emit::MLIROpt, "mlir-opt",
@@ -131,6 +147,20 @@ cl::alias verboseShort("v", cl::aliasopt(verbose),
 cl::opt<uint64_t> seed("seed", cl::init(0),
                        cl::desc("Seed of --init-weights (default 0)"),
                        cl::cat(attncCategory));
+cl::opt<int64_t> maxContext(
+    "max-context",
+    cl::desc("Import: the longest sequence and KV cache (default: the "
+             "config's max_position_embeddings, at most 4096)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(attncCategory));
+cl::opt<std::string>
+    head("head",
+         cl::desc("Import: what the model outputs, 'logits' or 'hidden' "
+                  "(the final normed hidden state; decoders: default "
+                  "logits, encoders: hidden only)"),
+         cl::value_desc("logits|hidden"), cl::cat(attncCategory));
+
+/// `attnc import DIR`: the first argument was `import`.
+bool importCommand = false;
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attnc") << message << "\n";
@@ -147,14 +177,54 @@ std::unique_ptr<llvm::ToolOutputFile> openOutput() {
   return out;
 }
 
-/// Parses and checks a .attn model (the frontend prints its own errors) and
-/// builds its attn IR; with --emit=ast, prints the checked tree instead.
+/// Whether the input is a Hugging Face model directory; a directory named
+/// like a model file is a mistake the file reader reports.
+bool isModelDirectory() {
+  llvm::StringRef path = inputPath;
+  return llvm::sys::fs::is_directory(path) && !path.ends_with(".attn") &&
+         !path.ends_with(".mlir");
+}
+
+/// The .attn source of the Hugging Face directory `inputPath`, after
+/// printing the importer's notes; nullopt after printing its errors.
+std::optional<std::string> importDirectory() {
+  attnc::import::ImportOptions options;
+  options.maxContext = maxContext;
+  options.head = head;
+  llvm::Expected<attnc::import::ImportResult> result =
+      attnc::import::importDirectory(inputPath, options);
+  if (!result) {
+    llvm::handleAllErrors(result.takeError(), [](const llvm::ErrorInfoBase &e) {
+      fail(e.message());
+    });
+    return std::nullopt;
+  }
+  for (const std::string &note : result->notes)
+    llvm::WithColor::note(llvm::errs(), "attnc") << note << "\n";
+  return std::move(result->source);
+}
+
+/// Parses and checks a .attn model, or the source imported from a Hugging
+/// Face directory (the frontend prints its own errors, naming
+/// `DIR/<imported>.attn`, whose lines `attnc import` prints), and builds its
+/// attn IR; with --emit=ast, prints the checked tree instead.
 OwningOpRef<ModuleOp> importAttnModel(MLIRContext &context,
                                       llvm::SourceMgr &sourceMgr,
                                       bool &printedAST) {
   attnc::BuiltinRegistry builtins = attnc::getBuiltinRegistry(context);
-  std::unique_ptr<attnc::ModelAST> ast =
-      attnc::loadModelFile(inputPath, sourceMgr, llvm::errs(), builtins);
+  std::unique_ptr<attnc::ModelAST> ast;
+  if (isModelDirectory()) {
+    std::optional<std::string> source = importDirectory();
+    if (!source)
+      return nullptr;
+    unsigned bufferId = sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(*source,
+                                             inputPath + "/<imported>.attn"),
+        llvm::SMLoc());
+    ast = attnc::loadModel(sourceMgr, bufferId, llvm::errs(), builtins);
+  } else {
+    ast = attnc::loadModelFile(inputPath, sourceMgr, llvm::errs(), builtins);
+  }
   if (!ast)
     return nullptr;
   if (emit == Emit::AST && initWeights.empty()) {
@@ -170,7 +240,7 @@ OwningOpRef<ModuleOp> importAttnModel(MLIRContext &context,
 
 OwningOpRef<ModuleOp> loadInput(MLIRContext &context,
                                 llvm::SourceMgr &sourceMgr, bool &printedAST) {
-  if (!llvm::StringRef(inputPath).ends_with(".mlir"))
+  if (isModelDirectory() || !llvm::StringRef(inputPath).ends_with(".mlir"))
     return importAttnModel(context, sourceMgr, printedAST);
   if (emit == Emit::AST) {
     fail("--emit=ast needs a .attn model; '" + inputPath +
@@ -236,7 +306,42 @@ int printKernelTexts(ModuleOp module,
   return 0;
 }
 
+/// `attnc import DIR` and `attnc DIR --emit=attn`: prints the source.
+int runImport() {
+  if (!isModelDirectory())
+    return fail((importCommand ? "attnc import" : "--emit=attn") +
+                llvm::Twine(" needs a Hugging Face model directory; '") +
+                inputPath + "' is not a directory");
+  for (cl::Option *option : std::initializer_list<cl::Option *>{
+           &weightsPath, &initWeights, &targetName, &schedule})
+    if (option->getNumOccurrences())
+      return fail("--" + option->ArgStr +
+                  " applies to a compile; the import writes .attn source");
+  if (importCommand && emit.getNumOccurrences() && emit != Emit::Attn)
+    return fail("attnc import writes .attn source; for another --emit, "
+                "give the directory to attnc itself: attnc DIR --emit=...");
+  std::optional<std::string> source = importDirectory();
+  if (!source)
+    return 1;
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutput();
+  if (!out)
+    return 1;
+  out->os() << *source;
+  out->keep();
+  return 0;
+}
+
 int run() {
+  if (maxContext.getNumOccurrences() && maxContext <= 0)
+    return fail("--max-context must be a positive number of tokens");
+  if (importCommand || emit == Emit::Attn)
+    return runImport();
+  if ((maxContext.getNumOccurrences() || head.getNumOccurrences()) &&
+      !isModelDirectory())
+    return fail(llvm::Twine("--") +
+                (maxContext.getNumOccurrences() ? "max-context" : "head") +
+                " applies to a Hugging Face model directory; '" + inputPath +
+                "' is a model already");
   llvm::Expected<attnc::schedules::BuildTarget> target =
       attnc::codegen::parseTarget(targetName, schedule);
   if (!target)
@@ -370,7 +475,13 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << attnc::driver::getVersionString() << "\n";
   });
-  if (!parseCommandLine(argc, argv))
+  // `attnc import DIR ...` is `attnc DIR --emit=attn ...` with its own name.
+  std::vector<char *> args(argv, argv + argc);
+  if (args.size() > 1 && llvm::StringRef(args[1]) == "import") {
+    importCommand = true;
+    args.erase(args.begin() + 1);
+  }
+  if (!parseCommandLine(args.size(), args.data()))
     return 1;
   return run();
 }

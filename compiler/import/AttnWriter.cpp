@@ -1,0 +1,142 @@
+//===- compiler/import/AttnWriter.cpp - generated .attn source ------------===//
+#include "compiler/import/AttnWriter.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+namespace attnc::import {
+
+using attn::safetensors::DType;
+
+std::string layerName(llvm::StringRef name, int64_t layer) {
+  std::string s = name.str();
+  for (size_t at = s.find("{i}"); at != std::string::npos; at = s.find("{i}"))
+    s.replace(at, 3, std::to_string(layer));
+  return s;
+}
+
+void AttnWriter::comment(const llvm::Twine &text) {
+  std::string pad(2 * indent, ' ');
+  std::string current, all = text.str();
+  for (llvm::StringRef word : llvm::split(all, ' ')) {
+    if (!current.empty() &&
+        pad.size() + 2 + current.size() + 1 + word.size() > 80) {
+      out += pad + "# " + current + "\n";
+      current.clear();
+    }
+    current += (current.empty() ? "" : " ") + word.str();
+  }
+  out += pad + "#" + (current.empty() ? "" : " ") + current + "\n";
+}
+
+void AttnWriter::verbatim(const llvm::Twine &text) {
+  out += std::string(2 * indent, ' ') + "#   " + text.str() + "\n";
+}
+
+void AttnWriter::line(const llvm::Twine &code, const llvm::Twine &note) {
+  std::string pad(2 * indent, ' ');
+  std::string noteText = note.str(), all = code.str();
+  bool first = true;
+  for (llvm::StringRef l : llvm::split(all, '\n')) {
+    out += pad + l.str();
+    if (first && !noteText.empty())
+      out += "  # " + noteText;
+    out += "\n";
+    first = false;
+  }
+}
+
+void AttnWriter::open(const llvm::Twine &header, const llvm::Twine &note) {
+  line(header + " {", note);
+  ++indent;
+}
+
+void AttnWriter::close() {
+  --indent;
+  line("}");
+}
+
+/// The language's spelling of a weight dtype, or "" for one it cannot read.
+static llvm::StringRef typeName(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "f32";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  default:
+    return "";
+  }
+}
+
+static std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  std::vector<std::string> dims;
+  for (int64_t d : shape)
+    dims.push_back(std::to_string(d));
+  return "[" + llvm::join(dims, ", ") + "]";
+}
+
+std::string AttnWriter::checkTensor(const WeightSpec &spec,
+                                    llvm::StringRef name) {
+  const attn::safetensors::Tensor *t = ctx.weights().find(name);
+  if (!t) {
+    ctx.error(ctx.weights().path() + ": no tensor " + name + ", which " +
+              ctx.architecture() + " needs");
+    return "";
+  }
+  llvm::StringRef type = typeName(t->dtype);
+  if (type.empty()) {
+    ctx.error(ctx.weights().path() + ": " + name + " is " +
+              attn::safetensors::dtypeName(t->dtype) +
+              "; attnc reads F32, BF16 and F16 weights");
+    return "";
+  }
+  std::vector<int64_t> want;
+  std::vector<std::string> why;
+  for (const Extent &e : spec.shape) {
+    want.push_back(e.value);
+    why.push_back(e.from + " " + std::to_string(e.value));
+  }
+  if (t->shape != want) {
+    ctx.error(ctx.weights().path() + ": " + name + " is " +
+              shapeText(t->shape) + ", but config.json makes it [" +
+              llvm::join(why, ", ") + "]");
+    return "";
+  }
+  return type.str();
+}
+
+void AttnWriter::weights(llvm::ArrayRef<WeightSpec> specs, int64_t layers) {
+  size_t width = 0;
+  for (const WeightSpec &spec : specs)
+    width = std::max(width, spec.name.size());
+  if (layers > 0 && !specs.empty()) {
+    std::string extra = layerName(specs.front().name, layers);
+    if (ctx.weights().find(extra))
+      ctx.error(ctx.weights().path() + " has " + extra + ", a layer past the " +
+                llvm::Twine(layers) +
+                " that config.json gives: the config and the checkpoint "
+                "disagree");
+  }
+  for (const WeightSpec &spec : specs) {
+    std::string type;
+    for (int64_t i = 0; i < std::max<int64_t>(layers, 1); ++i) {
+      std::string name = layers > 0 ? layerName(spec.name, i) : spec.name;
+      std::string t = checkTensor(spec, name);
+      if (i == 0)
+        type = t;
+      else if (!t.empty() && !type.empty() && t != type)
+        ctx.error(ctx.weights().path() + ": " + name + " is " + t + " but " +
+                  layerName(spec.name, 0) + " is " + type +
+                  "; a layer's weights must share their dtype across layers");
+    }
+    std::vector<std::string> dims;
+    for (const Extent &e : spec.shape)
+      dims.push_back(std::to_string(e.value));
+    line("weight " + spec.name + std::string(width - spec.name.size(), ' ') +
+         " : " + (type.empty() ? "f32" : type) + "[" + llvm::join(dims, ", ") +
+         "]" + (spec.inOut ? " layout(in, out)" : ""));
+  }
+}
+
+} // namespace attnc::import

@@ -1,0 +1,202 @@
+//===- compiler/import/Llama.cpp - Llama, Mistral, Qwen2 ------------------===//
+//
+// LlamaForCausalLM and the models written as it is: token embeddings,
+// pre-norm blocks of RMSNorm, grouped-query attention with rotate_half RoPE
+// and a gated MLP, a final RMSNorm and a head (tied to the embeddings when
+// tie_word_embeddings says so). Mistral adds a sliding window, Qwen2 biases
+// on q, k and v.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/import/Registry.h"
+
+namespace attnc::import {
+
+namespace {
+enum class Variant { Llama, Mistral, Qwen2 };
+} // namespace
+
+/// The RoPE base, after refusing what the language cannot compute yet
+/// (scaled or partial rotary). transformers 5 writes `rope_parameters`;
+/// older configs `rope_theta` and `rope_scaling`.
+static double readRope(ImportContext &ctx) {
+  Config &cfg = ctx.config();
+  const char *why = "the .attn language has no RoPE scaling yet; attnc "
+                    "import reads rope_type \"default\" only";
+  for (llvm::StringRef field :
+       {"partial_rotary_factor", "rope_parameters.partial_rotary_factor"})
+    if (cfg.has(field) && cfg.positive(field, 1.0) != 1.0)
+      ctx.unsupported(field, cfg.find(field)->dump(),
+                      "the .attn language has no partial rotary yet");
+  if (cfg.has("rope_parameters")) {
+    std::string type = cfg.string("rope_parameters.rope_type", "default");
+    if (type != "default")
+      ctx.unsupported("rope_parameters.rope_type", "\"" + type + "\"", why);
+    return cfg.positive("rope_parameters.rope_theta", 10000);
+  }
+  if (cfg.has("rope_scaling")) {
+    const nlohmann::json &scaling = *cfg.find("rope_scaling");
+    std::string type = "?";
+    for (const char *key : {"rope_type", "type"})
+      if (scaling.is_object() && scaling.contains(key) &&
+          scaling[key].is_string())
+        type = scaling[key].get<std::string>();
+    if (type != "default")
+      ctx.unsupported("rope_scaling", scaling.dump(),
+                      llvm::Twine(why) + " (rope_scaling null)");
+  }
+  return cfg.positive("rope_theta", 10000);
+}
+
+static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
+                              Variant variant) {
+  Config &cfg = ctx.config();
+  std::string name = ctx.modelName();
+  int64_t d = cfg.count("hidden_size");
+  int64_t heads = cfg.count("num_attention_heads");
+  int64_t layers = cfg.count("num_hidden_layers");
+  int64_t inner = cfg.count("intermediate_size");
+  int64_t vocab = cfg.count("vocab_size");
+  int64_t positions = cfg.count("max_position_embeddings");
+  int64_t kvHeads = cfg.integer("num_key_value_heads", heads);
+  int64_t headDim = heads ? d / heads : 0;
+  if (d && heads && d % heads)
+    cfg.fail("num_attention_heads", std::to_string(heads) +
+                                        " does not divide hidden_size " +
+                                        std::to_string(d));
+  if (cfg.has("head_dim") && cfg.integer("head_dim", headDim) != headDim)
+    ctx.unsupported("head_dim", cfg.find("head_dim")->dump(),
+                    "it differs from hidden_size / num_attention_heads = " +
+                        std::to_string(headDim) +
+                        ", and the .attn language cannot give attention a "
+                        "head_dim of its own yet");
+  if (kvHeads <= 0 || (heads && heads % kvHeads))
+    cfg.fail("num_key_value_heads",
+             std::to_string(kvHeads) + " does not divide num_attention_heads " +
+                 std::to_string(heads));
+  double eps = cfg.positive("rms_norm_eps", 1e-6);
+  std::string act = ctx.activation("hidden_act", "silu", "GATE");
+  double theta = readRope(ctx);
+  bool attentionBias =
+      variant == Variant::Llama && cfg.boolean("attention_bias", false);
+  bool mlpBias = variant == Variant::Llama && cfg.boolean("mlp_bias", false);
+  int64_t window = 0;
+  if (variant == Variant::Mistral && cfg.has("sliding_window"))
+    window = cfg.count("sliding_window");
+  if (variant == Variant::Qwen2) {
+    if (cfg.boolean("use_sliding_window", false))
+      ctx.unsupported("use_sliding_window", "true",
+                      "attnc import reads Qwen2 with full attention in every "
+                      "layer only");
+    if (const nlohmann::json *types = cfg.find("layer_types"))
+      for (const nlohmann::json &t : *types)
+        if (t != "full_attention")
+          ctx.unsupported("layer_types", types->dump(),
+                          "attnc import reads \"full_attention\" layers only");
+  }
+  bool tied = cfg.boolean("tie_word_embeddings", false);
+  std::string head = ctx.head({"logits", "hidden"});
+  int64_t context = ctx.maxContext("max_position_embeddings", positions, false);
+  if (ctx.failed())
+    return;
+
+  std::string p = ctx.prefix({"model.", ""}, "embed_tokens.weight");
+  std::string L = p + "layers.{i}.";
+  std::string A = L + "self_attn.";
+  Extent D{d, "hidden_size"};
+  Extent KV{kvHeads * headDim, "num_key_value_heads * head_dim"};
+  Extent I{inner, "intermediate_size"};
+  std::string ctxText = std::to_string(context);
+  std::string kvText = std::to_string(kvHeads * headDim);
+
+  w.open("model " + name);
+  w.comment("Entries: run (ids -> " + head +
+            "); prefill and decode keep each layer's keys and values in the "
+            "states cache.{i}.key and cache.{i}.value (attn-run --generate).");
+  w.line("dim B, S <= " + ctxText + ", L <= " + ctxText, ctx.contextNote());
+  w.line("input ids : i32[B, S]");
+  w.blank();
+  w.weights({{p + "embed_tokens.weight", {{vocab, "vocab_size"}, D}}});
+  w.line("x = embedding(ids, " + p + "embed_tokens)");
+  w.blank();
+  w.open("repeat " + std::to_string(layers) + " as i", "num_hidden_layers");
+  std::vector<WeightSpec> specs = {{L + "input_layernorm.weight", {D}},
+                                   {A + "q_proj.weight", {D, D}}};
+  bool qkvBias = attentionBias || variant == Variant::Qwen2;
+  if (qkvBias)
+    specs.push_back({A + "q_proj.bias", {D}});
+  specs.push_back({A + "k_proj.weight", {KV, D}});
+  if (qkvBias)
+    specs.push_back({A + "k_proj.bias", {KV}});
+  specs.push_back({A + "v_proj.weight", {KV, D}});
+  if (qkvBias)
+    specs.push_back({A + "v_proj.bias", {KV}});
+  specs.push_back({A + "o_proj.weight", {D, D}});
+  if (attentionBias)
+    specs.push_back({A + "o_proj.bias", {D}});
+  specs.push_back({L + "post_attention_layernorm.weight", {D}});
+  for (const char *proj : {"gate_proj", "up_proj"}) {
+    specs.push_back({L + "mlp." + proj + ".weight", {I, D}});
+    if (mlpBias)
+      specs.push_back({L + "mlp." + proj + ".bias", {I}});
+  }
+  specs.push_back({L + "mlp.down_proj.weight", {D, I}});
+  if (mlpBias)
+    specs.push_back({L + "mlp.down_proj.bias", {D}});
+  w.weights(specs, layers);
+  w.line("state cache.{i}.key   : f32[B, L, " + kvText + "]");
+  w.line("state cache.{i}.value : f32[B, L, " + kvText + "]");
+  w.blank();
+
+  std::string epsText = formatReal(eps);
+  std::string indent(23, ' ');
+  w.line("h = rms_norm(x, " + L + "input_layernorm, eps = " + epsText + ")",
+         "rms_norm_eps");
+  std::string mask =
+      window ? "causal & window(" + std::to_string(window) + ")" : "causal";
+  w.line("x = x + self_attention(h, heads = " + std::to_string(heads) +
+             ", kv_heads = " + std::to_string(kvHeads) + ",\n" + indent +
+             "q = " + A + "q_proj,\n" + indent + "k = " + A + "k_proj,\n" +
+             indent + "v = " + A + "v_proj,\n" + indent + "out = " + A +
+             "o_proj,\n" + indent + "mask = " + mask +
+             ", rope = half, rope_theta = " + formatReal(theta) + ",\n" +
+             indent + "cache = cache.{i})",
+         std::string("num_attention_heads, num_key_value_heads, ") +
+             (window ? "sliding_window, " : "") + "rope_theta");
+  w.line("h = rms_norm(x, " + L + "post_attention_layernorm, eps = " + epsText +
+             ")",
+         "rms_norm_eps");
+  std::string gate = act;
+  gate.replace(gate.find("GATE"), 4, "linear(h, " + L + "mlp.gate_proj)");
+  w.line("x = x + linear(" + gate + " *\n               linear(h, " + L +
+             "mlp.up_proj),\n               " + L + "mlp.down_proj)",
+         "hidden_act");
+  w.close();
+  w.blank();
+  w.weights({{p + "norm.weight", {D}}});
+  w.line("h = rms_norm(x, " + p + "norm, eps = " + epsText + ")",
+         "rms_norm_eps");
+  if (head == "hidden") {
+    w.line("output hidden = h");
+  } else if (tied) {
+    w.line("output logits = linear(h, " + p + "embed_tokens.weight)",
+           "tie_word_embeddings: the head is the token table");
+  } else {
+    w.weights({{"lm_head.weight", {{vocab, "vocab_size"}, D}}});
+    w.line("output logits = linear(h, lm_head)", "tie_word_embeddings false");
+  }
+  w.close();
+}
+
+void registerLlama(ArchitectureRegistry &registry) {
+  registry.add("LlamaForCausalLM", [](ImportContext &ctx, AttnWriter &w) {
+    importLlamaFamily(ctx, w, Variant::Llama);
+  });
+  registry.add("MistralForCausalLM", [](ImportContext &ctx, AttnWriter &w) {
+    importLlamaFamily(ctx, w, Variant::Mistral);
+  });
+  registry.add("Qwen2ForCausalLM", [](ImportContext &ctx, AttnWriter &w) {
+    importLlamaFamily(ctx, w, Variant::Qwen2);
+  });
+}
+
+} // namespace attnc::import

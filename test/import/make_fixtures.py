@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Build the `attnc import` fixtures: tiny Hugging Face model directories
+with random weights, and the outputs transformers computes from them.
+
+Pinned versions (checked at run time, as test/conformance/make_goldens.py
+does; the goldens record what made them):
+
+    torch==2.15.0
+    transformers==5.23.0
+    (plus safetensors and numpy, any recent version)
+
+Regenerate with
+
+    /tmp/golden-venv/bin/python test/import/make_fixtures.py
+
+(the venv of test/conformance/make_goldens.py's docstring). Nothing is
+downloaded: every model is built from a small config (hidden 32, 4 heads, 2
+layers, intermediate 64, vocabulary 100, 32 positions) with torch's seed
+fixed, its parameters redrawn as make_goldens.py's redraw_parameters does
+(so every bias, norm parameter and embedding matters), and saved with
+save_pretrained into fixtures/<name>/ (config.json, model.safetensors and,
+for decoders, generation_config.json), exactly as a user's directory
+holds them. Beside them, fixtures/<name>/golden.safetensors holds
+
+  * `input.<name>`: the inputs of the imported model, int32: `input.ids`
+    ([2, 9] for decoders, [3, 7] for encoders); encoders also
+    `input.lengths` ([7, 4, 1], the attention_mask's lengths), BERT and
+    RoBERTa `input.token_type_ids`, RoBERTa `input.position_ids`;
+  * `expected.logits` (decoders, [2, 9, 100]) or `expected.hidden`
+    (encoders: last_hidden_state, [3, 7, 32], padded rows included), float32,
+    computed in float32 (a bf16 checkpoint is reloaded and widened,
+    model.float(), which is what attnc computes);
+  * metadata: versions, class, seed.
+
+The fixtures, and what each exercises of the importer:
+  gpt2        GPT2LMHeadModel: `transformer.` keys, Conv1D [in, out], tied
+              head, gelu_new (the tanh GELU), f32.
+  llama       LlamaForCausalLM: grouped-query attention (4 heads over 2),
+              rope_theta 500000, rms_norm_eps 1e-5, untied head, bf16.
+  mistral     MistralForCausalLM: sliding_window 4 < S = 9, f16.
+  qwen2       Qwen2ForCausalLM: q/k/v biases, tied head, bf16.
+  bert        BertForMaskedLM: `bert.` keys, the MLM head's tensors
+              ignored, token types, padding, f32.
+  roberta     RobertaModel: positions from padding_idx + 1, type_vocab_size
+              1, f32.
+  distilbert  DistilBertModel: no token types, q_lin/k_lin/v_lin, f32.
+"""
+
+import json
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+FIXTURES = os.path.join(HERE, "fixtures")
+sys.path.insert(0, os.path.join(REPO, "test", "conformance"))
+sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
+
+from make_goldens import check_versions, redraw_parameters  # noqa: E402
+
+SEED = 0
+SIZES = dict(hidden=32, heads=4, layers=2, inner=64, vocab=100, positions=32)
+
+
+def decoder(model, dtype=None):
+    """A causal LM's golden: logits of [2, 9] random ids, no
+    attention_mask, no cache; a bf16 checkpoint's computed widened."""
+    import torch
+    redraw_parameters(model)
+    if dtype is not None:
+        model = model.to(dtype)
+    ids = torch.randint(0, SIZES["vocab"], (2, 9))
+    return model, {"ids": ids}, lambda m: {
+        "logits": m(input_ids=ids, use_cache=False).logits}
+
+
+def encoder_inputs(pad=None):
+    """ids [3, 7] with lengths 7, 4, 1 (padded ids are `pad` when given, so
+    RoBERTa's positions see the padding as transformers expects)."""
+    import torch
+    lengths = torch.tensor([7, 4, 1], dtype=torch.int32)
+    ids = torch.randint(3, SIZES["vocab"], (3, 7))
+    mask = (torch.arange(7)[None, :] < lengths[:, None]).long()
+    if pad is not None:
+        ids = torch.where(mask.bool(), ids, torch.tensor(pad))
+    return ids, lengths, mask
+
+
+def make_gpt2():
+    from transformers import GPT2Config, GPT2LMHeadModel
+    s = SIZES
+    cfg = GPT2Config(n_embd=s["hidden"], n_head=s["heads"], n_layer=s["layers"],
+                     n_inner=s["inner"], n_positions=s["positions"],
+                     vocab_size=s["vocab"], bos_token_id=0, eos_token_id=0,
+                     activation_function="gelu_new", attn_implementation="eager")
+    return decoder(GPT2LMHeadModel(cfg).eval())
+
+
+def llama_like(config_class, model_class, dtype=None, **extra):
+    s = SIZES
+    cfg = config_class(hidden_size=s["hidden"], num_attention_heads=s["heads"],
+                       num_key_value_heads=2, num_hidden_layers=s["layers"],
+                       intermediate_size=s["inner"], vocab_size=s["vocab"],
+                       max_position_embeddings=s["positions"],
+                       bos_token_id=0, eos_token_id=0,
+                       attn_implementation="eager", **extra)
+    return decoder(model_class(cfg).eval(), dtype)
+
+
+def make_llama():
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    return llama_like(LlamaConfig, LlamaForCausalLM, torch.bfloat16,
+                      rms_norm_eps=1e-5, tie_word_embeddings=False,
+                      rope_parameters={"rope_type": "default",
+                                       "rope_theta": 500000.0})
+
+
+def make_mistral():
+    from transformers import MistralConfig, MistralForCausalLM
+    import torch
+    return llama_like(MistralConfig, MistralForCausalLM, torch.float16, sliding_window=4,
+                      tie_word_embeddings=False)
+
+
+def make_qwen2():
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    return llama_like(Qwen2Config, Qwen2ForCausalLM, torch.bfloat16,
+                      tie_word_embeddings=True)
+
+
+def bert_like(config_class, model_class, pad=None, types=True, **extra):
+    import torch
+    s = SIZES
+    cfg = config_class(vocab_size=s["vocab"], attn_implementation="eager", **extra)
+    model = model_class(cfg).eval()
+    redraw_parameters(model)
+    ids, lengths, mask = encoder_inputs(pad)
+    inputs = {"ids": ids, "lengths": lengths}
+    kwargs = {"input_ids": ids, "attention_mask": mask}
+    if types:
+        tv = cfg.type_vocab_size
+        inputs["token_type_ids"] = kwargs["token_type_ids"] = \
+            torch.randint(0, tv, ids.shape)
+    return model, inputs, kwargs
+
+
+def make_bert():
+    from transformers import BertConfig, BertForMaskedLM
+    s = SIZES
+    model, inputs, kwargs = bert_like(
+        BertConfig, BertForMaskedLM, hidden_size=s["hidden"],
+        num_attention_heads=s["heads"], num_hidden_layers=s["layers"],
+        intermediate_size=s["inner"], max_position_embeddings=s["positions"],
+        hidden_act="gelu")
+    return model, inputs, lambda m: {"hidden": m.bert(**kwargs).last_hidden_state}
+
+
+def make_roberta():
+    import torch
+    from transformers import RobertaConfig, RobertaModel
+    s = SIZES
+    pad = 1
+    model, inputs, kwargs = bert_like(
+        RobertaConfig, RobertaModel, pad=pad, hidden_size=s["hidden"],
+        num_attention_heads=s["heads"], num_hidden_layers=s["layers"],
+        intermediate_size=s["inner"], pad_token_id=pad, type_vocab_size=1,
+        max_position_embeddings=s["positions"] + pad + 1, hidden_act="gelu")
+    # transformers' create_position_ids_from_input_ids: padding_idx + 1 + j
+    # for the tokens, padding_idx at the padding. The model computes them
+    # itself; the check below is that passing ours changes nothing.
+    ids = inputs["ids"]
+    keep = ids.ne(pad).int()
+    inputs["position_ids"] = torch.cumsum(keep, dim=1) * keep + pad
+    with torch.no_grad():
+        own = model(**kwargs).last_hidden_state
+        ours = model(**kwargs, position_ids=inputs["position_ids"].long()).last_hidden_state
+    assert torch.equal(own, ours), "RoBERTa's position ids differ from ours"
+    return model, inputs, lambda m: {"hidden": m(**kwargs).last_hidden_state}
+
+
+def make_distilbert():
+    from transformers import DistilBertConfig, DistilBertModel
+    s = SIZES
+    model, inputs, kwargs = bert_like(
+        DistilBertConfig, DistilBertModel, types=False, dim=s["hidden"],
+        n_heads=s["heads"], n_layers=s["layers"], hidden_dim=s["inner"],
+        max_position_embeddings=s["positions"], activation="gelu")
+    return model, inputs, lambda m: {"hidden": m(**kwargs).last_hidden_state}
+
+
+MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "mistral": make_mistral,
+          "qwen2": make_qwen2, "bert": make_bert, "roberta": make_roberta,
+          "distilbert": make_distilbert}
+
+
+def main():
+    check_versions()
+    import numpy as np
+    import safetensors
+    import torch
+    import transformers
+    import safetensors_io as st
+
+    torch.set_num_threads(1)
+    names = sys.argv[1:] or list(MAKERS)
+    for name in names:
+        torch.manual_seed(SEED)
+        model, inputs, forward = MAKERS[name]()
+        out = os.path.join(FIXTURES, name)
+        shutil.rmtree(out, ignore_errors=True)
+        model.save_pretrained(out)
+        # The golden is the saved checkpoint's, reloaded as a user would and
+        # widened to float32 (exact for bf16).
+        reloaded = type(model).from_pretrained(out, attn_implementation="eager")
+        reloaded = reloaded.float().eval()
+        with torch.no_grad():
+            outputs = forward(reloaded)
+        tensors = {"input." + k: v.to(torch.int32).numpy() for k, v in inputs.items()}
+        tensors.update({"expected." + k: v.float().numpy() for k, v in outputs.items()})
+        meta = {"generator": "test/import/make_fixtures.py",
+                "torch_version": torch.__version__,
+                "transformers_version": transformers.__version__,
+                "safetensors_version": safetensors.__version__,
+                "numpy_version": np.__version__,
+                "module": f"transformers.{type(model).__name__}",
+                "seed": str(SEED)}
+        st.save(os.path.join(out, "golden.safetensors"), tensors, metadata=meta)
+        sizes = {f: os.path.getsize(os.path.join(out, f)) for f in sorted(os.listdir(out))}
+        print(f"{name}: {type(model).__name__}, "
+              + ", ".join(f"{f} {n} bytes" for f, n in sizes.items()))
+
+
+if __name__ == "__main__":
+    main()
