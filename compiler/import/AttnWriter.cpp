@@ -7,6 +7,19 @@ namespace attnc::import {
 
 using attn::safetensors::DType;
 
+void AttnWriter::decoderHead(llvm::StringRef head, bool tied,
+                             llvm::StringRef table, Extent vocab, Extent D) {
+  if (head == "hidden") {
+    line("output hidden = h");
+  } else if (tied) {
+    line("output logits = linear(h, " + table + ")",
+         "tie_word_embeddings: the head is the token table");
+  } else {
+    weights({{"lm_head.weight", {vocab, D}}});
+    line("output logits = linear(h, lm_head)", "tie_word_embeddings false");
+  }
+}
+
 std::string layerName(llvm::StringRef name, int64_t layer) {
   std::string s = name.str();
   for (size_t at = s.find("{i}"); at != std::string::npos; at = s.find("{i}"))

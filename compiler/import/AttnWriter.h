@@ -58,6 +58,12 @@ public:
   /// silently drop some).
   void weights(llvm::ArrayRef<WeightSpec> specs, int64_t layers = 0);
 
+  /// A decoder's output after its final norm `h`: `hidden` (--head=hidden),
+  /// else `logits` through the token table `table` when `tied`, else
+  /// through `lm_head.weight` [vocab, D].
+  void decoderHead(llvm::StringRef head, bool tied, llvm::StringRef table,
+                   Extent vocab, Extent D);
+
   const std::string &str() const { return out; }
 
 private:

@@ -94,15 +94,7 @@ static void importGpt2(ImportContext &ctx, AttnWriter &w) {
   w.weights({{p + "ln_f.weight", {D}}, {p + "ln_f.bias", {D}}});
   w.line("h = layer_norm(x, " + p + "ln_f, eps = " + epsText + ")",
          "layer_norm_epsilon");
-  if (head == "hidden") {
-    w.line("output hidden = h");
-  } else if (tied) {
-    w.line("output logits = linear(h, " + p + "wte.weight)",
-           "tie_word_embeddings: the head is the token table");
-  } else {
-    w.weights({{"lm_head.weight", {{vocab, "vocab_size"}, D}}});
-    w.line("output logits = linear(h, lm_head)", "tie_word_embeddings false");
-  }
+  w.decoderHead(head, tied, p + "wte.weight", {vocab, "vocab_size"}, D);
   w.close();
 }
 

@@ -175,15 +175,8 @@ static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
   w.weights({{p + "norm.weight", {D}}});
   w.line("h = rms_norm(x, " + p + "norm, eps = " + epsText + ")",
          "rms_norm_eps");
-  if (head == "hidden") {
-    w.line("output hidden = h");
-  } else if (tied) {
-    w.line("output logits = linear(h, " + p + "embed_tokens.weight)",
-           "tie_word_embeddings: the head is the token table");
-  } else {
-    w.weights({{"lm_head.weight", {{vocab, "vocab_size"}, D}}});
-    w.line("output logits = linear(h, lm_head)", "tie_word_embeddings false");
-  }
+  w.decoderHead(head, tied, p + "embed_tokens.weight", {vocab, "vocab_size"},
+                D);
   w.close();
 }
 
