@@ -23,7 +23,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/pip install -q --disable-pip-version-check halide==21.0.0 numpy \
-  scikit-build-core==1.1.2 nanobind==3.1.0 pytest==9.2.0
+  scikit-build-core==1.1.2 nanobind==3.1.0 pytest==9.2.0 tokenizers==0.23.3
 HALIDE_ROOT=$(.venv/bin/python -c 'import halide; print(halide.install_dir())')
 
 cmake -S . -B build -G Ninja \

@@ -64,7 +64,7 @@ __all__ = [
     "ABIMismatchError", "ArgumentError", "CompileError", "Dim", "DimOutOfBoundsError",
     "DeviceArray", "DTypeError", "Error", "FileError", "InvalidLibraryError", "KernelError", "Model",
     "ModelInfo", "NoDeviceError", "NonFiniteError", "OutOfMemoryError", "ShapeError", "TensorInfo",
-    "UnsupportedCPUError", "compile", "find_attnc", "init_weights", "load",
+    "UnsupportedCPUError", "compile", "find_attnc", "from_pretrained", "init_weights", "load",
 ]
 
 __version__ = "0.4.0"
@@ -593,6 +593,13 @@ def load(path, weights=None, threads=None, check_weights=False):
     library's). `check_weights`: scan the weights for NaN and Inf first,
     raising NonFiniteError at the first (ATTN_LOAD_CHECK_WEIGHTS)."""
     return Model(path, weights=weights, threads=threads, check_weights=check_weights)
+
+
+def from_pretrained(directory, threads=None, max_context=None, cache_dir=None):
+    """A Hugging Face model directory, imported, compiled (cached) and loaded
+    with its tokenizer: see attnc.pretrained.from_pretrained."""
+    from .pretrained import from_pretrained
+    return from_pretrained(directory, threads, max_context, cache_dir)
 
 
 # ------------------------------------------------------------------ compiler

@@ -15,7 +15,8 @@ from .sampling import SamplingConfig, next_tokens
 class _Request:
     """What Model.generate was asked, checked against the model."""
 
-    def __init__(self, model, prompt, max_new_tokens, config, eos_token_id, stop):
+    def __init__(self, model, prompt, max_new_tokens, config, eos_token_id, stop,
+                 stop_when=None):
         from . import ArgumentError, ShapeError
         if not (model.has_entry("prefill") and model.has_entry("decode")):
             raise ArgumentError(f"model '{model.info.name}' cannot generate: it has no KV "
@@ -68,12 +69,15 @@ class _Request:
         self.stop = [list(map(int, s)) for s in (stop or [])]
         if any(not s for s in self.stop):
             raise ArgumentError("a stop sequence must hold at least one token id", 4)
+        self.stop_when = stop_when
 
     def finished(self, generated):
         """Whether a sequence ends with the tokens it has `generated`."""
         if generated[-1] in self.eos:
             return True
-        return any(generated[-len(s):] == s for s in self.stop if len(s) <= len(generated))
+        if any(generated[-len(s):] == s for s in self.stop if len(s) <= len(generated)):
+            return True
+        return self.stop_when is not None and self.stop_when(generated)
 
 
 def _prefill(model, request, states):
@@ -123,14 +127,16 @@ def _steps(model, request, rng):
 
 
 def generate(model, prompt, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,
-             repetition_penalty=1.0, seed=None, eos_token_id=None, stop=None, stream=False):
-    """Model.generate: see its docstring."""
+             repetition_penalty=1.0, seed=None, eos_token_id=None, stop=None, stream=False,
+             stop_when=None):
+    """Model.generate: see its docstring. `stop_when(generated ids)` ends a
+    sequence too when true (attnc.pretrained's stop strings)."""
     from . import ArgumentError
     try:
         config = SamplingConfig(temperature, top_k, top_p, repetition_penalty)
     except ValueError as e:
         raise ArgumentError(str(e), 4) from None
-    request = _Request(model, prompt, max_new_tokens, config, eos_token_id, stop)
+    request = _Request(model, prompt, max_new_tokens, config, eos_token_id, stop, stop_when)
     rng = np.random.default_rng(seed)
     steps = _steps(model, request, rng)
     if stream:

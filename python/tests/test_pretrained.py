@@ -1,0 +1,108 @@
+"""attnc.from_pretrained on the decoder fixtures of test/import (GPT-2, and
+Llama with a BOS-adding tokenizer and bf16 weights): the prompt's ids equal
+transformers' tokenizer's, and greedy generation equals transformers'
+`generate` token for token and in text (goldens from
+test/import/make_text_fixtures.py, pinned torch 2.15.0, transformers 5.23.0,
+tokenizers 0.23.3); the compiled library is cached; batches, streaming,
+stop strings and bad directories."""
+
+import json
+import os
+import shutil
+
+import pytest
+
+import attnc
+import tokenizers  # noqa: F401 (scripts/setup.sh installs it; from_pretrained needs it)
+
+from conftest import REPO
+
+FIXTURES = os.path.join(REPO, "test", "import", "fixtures")
+
+
+def golden(name):
+    with open(os.path.join(FIXTURES, name, "text_golden.json")) as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def lm(request, tmp_path_factory):
+    cache = tmp_path_factory.mktemp("cache")
+    with attnc.from_pretrained(os.path.join(FIXTURES, request.param), cache_dir=cache) as m:
+        yield request.param, m, cache
+
+
+def test_greedy_equals_transformers(lm):
+    name, m, _ = lm
+    g = golden(name)
+    for case in g["cases"]:
+        assert m.encode(case["prompt"]) == case["prompt_ids"]
+        assert m.generate(case["prompt_ids"], max_new_tokens=g["max_new_tokens"]) == case["ids"]
+        assert m.generate(case["prompt"], max_new_tokens=g["max_new_tokens"]) == case["text"]
+
+
+def test_the_library_is_cached(lm):
+    name, _, cache = lm
+    libs = sorted(os.listdir(cache))
+    assert len(libs) == 1
+    before = os.stat(os.path.join(cache, libs[0])).st_mtime_ns
+    with attnc.from_pretrained(os.path.join(FIXTURES, name), cache_dir=cache):
+        pass
+    assert sorted(os.listdir(cache)) == libs
+    assert os.stat(os.path.join(cache, libs[0])).st_mtime_ns == before
+    # Another --max-context is another library.
+    with attnc.from_pretrained(os.path.join(FIXTURES, name), cache_dir=cache, max_context=16):
+        pass
+    assert len(os.listdir(cache)) == 2
+
+
+def test_a_batch_and_a_stream(lm):
+    name, m, _ = lm
+    cases = golden(name)["cases"]
+    n = golden(name)["max_new_tokens"]
+    prompts = [c["prompt"] for c in cases]
+    assert m.generate(prompts, max_new_tokens=n) == [c["text"] for c in cases]
+    pieces = list(m.generate(prompts[0], max_new_tokens=n, stream=True))
+    assert "".join(pieces) == cases[0]["text"] and len(pieces) > 1
+
+
+def test_a_stop_string_ends_the_text(lm):
+    name, m, _ = lm
+    case = golden(name)["cases"][1]
+    text = case["text"]
+    stop = text[len(text) // 2:len(text) // 2 + 3]
+    got = m.generate(case["prompt"], max_new_tokens=12, stop=[stop, "never appears"])
+    assert stop in got and len(got) < len(text) and text.startswith(got[:len(got) - 3])
+    # A stop string longer than anything generated changes nothing.
+    assert m.generate(case["prompt"], max_new_tokens=12, stop="x" * 200) == text
+
+
+def test_bad_directories(tmp_path, lm):
+    name, m, cache = lm
+    with pytest.raises(attnc.FileError, match="no tokenizer.json"):
+        d = tmp_path / "no-tokenizer"
+        shutil.copytree(os.path.join(FIXTURES, name), d)
+        os.remove(d / "tokenizer.json")
+        attnc.from_pretrained(d, cache_dir=cache)
+    with pytest.raises(attnc.FileError, match="no config.json"):
+        attnc.from_pretrained(tmp_path, cache_dir=cache)
+    # A tokenizer with more tokens than the model's logits.
+    from tokenizers import Tokenizer
+    d = tmp_path / "big-tokenizer"
+    shutil.copytree(os.path.join(FIXTURES, name), d)
+    tok = Tokenizer.from_file(str(d / "tokenizer.json"))
+    tok.add_tokens([f"extra{i}" for i in range(200)])
+    tok.save(str(d / "tokenizer.json"))
+    with pytest.raises(attnc.ArgumentError, match="tokens but the model's logits have 100"):
+        attnc.from_pretrained(d, cache_dir=cache)
+    # An architecture attnc does not import.
+    d = tmp_path / "unknown"
+    shutil.copytree(os.path.join(FIXTURES, name), d)
+    config = json.loads((d / "config.json").read_text())
+    config["architectures"] = ["MadeUpForCausalLM"]
+    (d / "config.json").write_text(json.dumps(config))
+    with pytest.raises(attnc.CompileError, match="MadeUpForCausalLM"):
+        attnc.from_pretrained(d, cache_dir=cache)
+    # A prompt past the caches' rows (32 positions).
+    with pytest.raises(attnc.ShapeError, match="rows of the KV cache"):
+        m.generate("one two three " * 12, max_new_tokens=4)
