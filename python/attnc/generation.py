@@ -98,32 +98,38 @@ def _prefill(model, request, states):
 def _steps(model, request, rng):
     """Yields, per step, the new token of each prompt, or None for a
     sequence that has finished. The prompts decode as one batch, each
-    sequence at its own position."""
+    sequence at its own position; a sequence that ends leaves the batch."""
     prompts = request.prompts
     lengths = np.array([len(p) for p in prompts], dtype=np.int32)
     states = model.new_state(batch=len(prompts),
                              capacity=int(lengths.max()) + request.max_new_tokens)
     seen = [list(p) for p in prompts]
     generated = [[] for _ in prompts]
-    done = [False] * len(prompts)
+    active = list(range(len(prompts)))  # the prompt of each row of the batch
     last = _prefill(model, request, states)
     for step in range(request.max_new_tokens):
-        chosen = next_tokens(last, seen, request.config, rng)
-        out = []
-        for b, token in enumerate(chosen.tolist()):
-            if done[b]:
-                out.append(None)
-                continue
+        chosen = next_tokens(last, [seen[b] for b in active], request.config, rng)
+        out = [None] * len(prompts)
+        keep = []
+        for row, b in enumerate(active):
+            token = int(chosen[row])
             seen[b].append(token)
             generated[b].append(token)
-            done[b] = request.finished(generated[b])
-            out.append(token)
+            out[b] = token
+            if not request.finished(generated[b]):
+                keep.append(row)
         yield out
-        if all(done) or step + 1 == request.max_new_tokens:
+        if not keep or step + 1 == request.max_new_tokens:
             return
+        if len(keep) < len(active):
+            # The other sequences' caches move into a smaller state set: a
+            # copy once per sequence that ends, instead of decoding it on.
+            states = {name: np.ascontiguousarray(a[keep]) for name, a in states.items()}
+            active = [active[row] for row in keep]
+            chosen = chosen[keep]
         ids = chosen.astype(np.int32)[:, None]
         last = model.decode({request.input: ids}, states,
-                            position=lengths + step)[request.output][:, -1, :]
+                            position=lengths[active] + step)[request.output][:, -1, :]
 
 
 def generate(model, prompt, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,

@@ -158,6 +158,17 @@ def test_eos_and_stop_end_a_sequence(decoder):
     assert both == [free[:first + 1]] * 2
 
 
+def test_a_finished_sequence_leaves_the_batch(decoder):
+    # An EOS that ends the first prompt's sequence early and never comes in
+    # the second's: the second goes on alone (its caches moved into a
+    # smaller state set) and must equal its run alone.
+    a, b = [3, 1, 4], [2, 7, 1, 8, 2]
+    free_a, free_b = (decoder.generate(p, max_new_tokens=10) for p in (a, b))
+    cut = next(i for i, t in enumerate(free_a) if t not in free_b and i < 9)
+    got = decoder.generate([a, b], max_new_tokens=10, eos_token_id=free_a[cut])
+    assert got == [free_a[:cut + 1], free_b]
+
+
 def test_bad_requests(decoder, tiny):
     with pytest.raises(attnc.ArgumentError, match="outside the vocabulary"):
         decoder.generate([1, VOCAB], max_new_tokens=2)
