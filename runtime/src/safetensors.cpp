@@ -198,6 +198,10 @@ Expected<File> File::open(const std::string &path) {
       }
       continue;
     }
+    // No model can declare it, and the writer refuses it: a name is what
+    // the weights are found by.
+    if (name.empty())
+      return fail("a tensor has an empty name: the file is corrupt");
     std::string where = "tensor '" + name + "'";
     if (!entry.is_object())
       return fail(where + " is not a JSON object");

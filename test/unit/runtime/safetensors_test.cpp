@@ -166,6 +166,14 @@ TEST_F(SafetensorsTest, MissingFieldsAndBadShape) {
                 {"tensor 't'", "data_offsets"}));
 }
 
+TEST_F(SafetensorsTest, EmptyTensorNameIsRefused) {
+  // What Writer refuses to write, File refuses to read (a fuzzer's find).
+  EXPECT_TRUE(failsWith(
+      File::open(writeRaw(
+          R"({"":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4)),
+      {"empty name", "corrupt"}));
+}
+
 TEST_F(SafetensorsTest, UnknownDtypeIsNamed) {
   std::string p =
       writeRaw(R"({"h":{"dtype":"F12","shape":[2],"data_offsets":[0,4]}})", 4);
