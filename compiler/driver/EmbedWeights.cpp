@@ -119,8 +119,8 @@ public:
     for (auto &[w, offset] : lib.weightOffsets) {
       const PlanWeight &weight = init.weights[w];
       offset = llvm::alignTo(lib.blockSize, kConstantAlignment);
-      lib.blockSize =
-          offset + dtypeSize(weight.dtype) * numElements(weight.shape);
+      lib.blockSize = offset + dtypeSize(weight.dtype) *
+                                   ShapedType::getNumElements(weight.shape);
       int32_t from = weightArg(w);
       run.steps.push_back(
           {lib.plan.copyKernel(),
@@ -132,13 +132,6 @@ public:
   }
 
 private:
-  static int64_t numElements(llvm::ArrayRef<int64_t> shape) {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return n;
-  }
-
   /// The buffer of weight `w`, shared by every step that reads it.
   int32_t weightArg(int32_t w) {
     if (weightBuffer[w] < 0) {
@@ -182,16 +175,13 @@ LogicalResult runConstantsLibrary(Location loc, const std::string &path,
   std::unique_ptr<attn_model, void (*)(attn_model *)> model(raw,
                                                             attn_model_free);
   const PlanEntry &run = lib.plan.entries.front();
-  std::vector<std::vector<int64_t>> dims;
+  // Every output's dims are static: the extents its buffer records.
+  std::vector<std::vector<int64_t>> dims(run.outputs.size());
   std::vector<attn_tensor> outputs;
-  for (const PlanTensor &out : run.outputs) {
-    const PlanBuffer &buffer = run.buffers[out.buffer];
-    std::vector<int64_t> &d = dims.emplace_back();
-    for (const PlanDim &dim : buffer.dims)
-      d.push_back(dim.extent);
-  }
   for (auto [i, out] : llvm::enumerate(run.outputs)) {
     const PlanBuffer &buffer = run.buffers[out.buffer];
+    for (const PlanDim &dim : buffer.dims)
+      dims[i].push_back(dim.extent);
     outputs.push_back({out.name.c_str(), buffer.dtype, int32_t(dims[i].size()),
                        dims[i].data(), blob.data() + lib.offsets[i]});
   }

@@ -98,18 +98,13 @@ class Pretrained:
         if any(not s for s in stops):
             raise ArgumentError("a stop string must not be empty", 4)
         stop_when = (lambda ids: any(s in self.decode(ids) for s in stops)) if stops else None
-        steps = generate(self.model, [self.encode(p) for p in prompts], max_new_tokens,
-                         temperature, top_k, top_p, repetition_penalty, seed,
-                         self.eos_token_id, None, True, stop_when)
+        result = generate(self.model, [self.encode(p) for p in prompts], max_new_tokens,
+                          temperature, top_k, top_p, repetition_penalty, seed,
+                          self.eos_token_id, None, stream, stop_when)
         if stream:
-            pieces = self._pieces(steps, len(prompts))
+            pieces = self._pieces(result, len(prompts))
             return (p[0] for p in pieces) if single else pieces
-        ids = [[] for _ in prompts]
-        for tokens in steps:
-            for b, token in enumerate(tokens):
-                if token is not None:
-                    ids[b].append(token)
-        texts = [self.decode(i) for i in ids]
+        texts = [self.decode(ids) for ids in result]
         return texts[0] if single else texts
 
     def _pieces(self, steps, batch):
