@@ -4,8 +4,9 @@
 // LayerNorm, then layers of self-attention over the unpadded keys and a
 // GELU MLP, each added and normalised. The import gives the last hidden
 // state (BertModel's last_hidden_state) of a base model or of a task
-// model's base (`bert.`, `roberta.`, `distilbert.`; the head's tensors are
-// not read).
+// model's base (`bert.`, `roberta.`, `distilbert.`), or with --head=logits
+// a MaskedLM model's token logits (its head: dense, activation, LayerNorm
+// and the decoder tied to the word embeddings, with a bias of its own).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/import/Registry.h"
@@ -32,7 +33,70 @@ const LayerNames kDistilBertLayer = {"attention.q_lin", "attention.k_lin",
                                      "attention.v_lin", "attention.out_lin",
                                      "sa_layer_norm",   "ffn.lin1",
                                      "ffn.lin2",        "output_layer_norm"};
+
+/// The names of a MaskedLM head's modules (BertLMPredictionHead,
+/// RobertaLMHead, DistilBertForMaskedLM's vocab_*), at the checkpoint's top
+/// level.
+struct HeadNames {
+  const char *dense, *norm, *decoder, *bias;
+};
+const HeadNames kBertHead = {"cls.predictions.transform.dense",
+                             "cls.predictions.transform.LayerNorm",
+                             "cls.predictions.decoder", "cls.predictions.bias"};
+const HeadNames kRobertaHead = {"lm_head.dense", "lm_head.layer_norm",
+                                "lm_head.decoder", "lm_head.bias"};
+const HeadNames kDistilBertHead = {"vocab_transform", "vocab_layer_norm",
+                                   "vocab_projector", "vocab_projector.bias"};
+
+bool isMaskedLM(llvm::StringRef architecture) {
+  return architecture.ends_with("ForMaskedLM");
+}
 } // namespace
+
+/// The MaskedLM head over the last hidden state `x`: `output logits`.
+static void writeMaskedLMHead(ImportContext &ctx, AttnWriter &w,
+                              Variant variant, llvm::StringRef table,
+                              Extent vocab, Extent D, llvm::StringRef epsText) {
+  Config &cfg = ctx.config();
+  const HeadNames &n = variant == Variant::Bert      ? kBertHead
+                       : variant == Variant::Roberta ? kRobertaHead
+                                                     : kDistilBertHead;
+  // RobertaLMHead calls gelu() whatever hidden_act says; BERT's transform
+  // and DistilBERT's head use the config's activation.
+  std::string act =
+      variant == Variant::Roberta
+          ? std::string("gelu(MLP)")
+          : ctx.activation(variant == Variant::DistilBert ? "activation"
+                                                          : "hidden_act",
+                           "gelu", "MLP");
+  bool tied = cfg.boolean("tie_word_embeddings", true);
+  // The decoder's bias is tied to the head's own `bias` parameter; a
+  // checkpoint saves one of the two names.
+  std::string bias = n.bias;
+  if (!ctx.weights().find(bias) &&
+      ctx.weights().find(std::string(n.decoder) + ".bias"))
+    bias = std::string(n.decoder) + ".bias";
+  std::vector<WeightSpec> specs = {{std::string(n.dense) + ".weight", {D, D}},
+                                   {std::string(n.dense) + ".bias", {D}},
+                                   {std::string(n.norm) + ".weight", {D}},
+                                   {std::string(n.norm) + ".bias", {D}},
+                                   {bias, {vocab}}};
+  if (!tied)
+    specs.push_back({std::string(n.decoder) + ".weight", {vocab, D}});
+  w.weights(specs);
+  std::string mlp = act;
+  mlp.replace(mlp.find("MLP"), 3, "linear(x, " + std::string(n.dense) + ")");
+  w.line("t = layer_norm(" + mlp + ",\n               " + n.norm +
+             ", eps = " + epsText.str() + ")",
+         variant == Variant::DistilBert ? "the MaskedLM head; eps 1e-12"
+         : variant == Variant::Roberta  ? "RobertaLMHead: gelu, layer_norm_eps"
+                                        : "the MaskedLM head: hidden_act, "
+                                          "layer_norm_eps");
+  std::string decoder = tied ? table.str() : std::string(n.decoder) + ".weight";
+  w.line("output logits = linear(t, " + decoder + ", " + bias + ")",
+         tied ? "tie_word_embeddings: the decoder is the token table"
+              : "tie_word_embeddings false");
+}
 
 static void importEncoder(ImportContext &ctx, AttnWriter &w, Variant variant) {
   Config &cfg = ctx.config();
@@ -72,7 +136,9 @@ static void importEncoder(ImportContext &ctx, AttnWriter &w, Variant variant) {
   int64_t offset = 0;
   if (variant == Variant::Roberta)
     offset = cfg.integer("pad_token_id", 1) + 1;
-  ctx.head({"hidden"});
+  std::string head = isMaskedLM(ctx.architecture())
+                         ? ctx.head({"hidden", "logits"})
+                         : ctx.head({"hidden"});
   int64_t context = 0;
   if (positions && positions <= offset)
     cfg.fail("max_position_embeddings",
@@ -100,8 +166,10 @@ static void importEncoder(ImportContext &ctx, AttnWriter &w, Variant variant) {
 
   w.open("model " + name);
   w.comment("Entry: run (ids" + std::string(distil ? "" : ", token types") +
-            (offset ? ", positions" : "") +
-            " and lengths -> the last hidden state). Sequence b's tokens are "
+            (offset ? ", positions" : "") + " and lengths -> " +
+            (head == "logits" ? "the MaskedLM head's token logits"
+                              : "the last hidden state") +
+            "). Sequence b's tokens are "
             "0 .. lengths[b] - 1 (the attention_mask's ones); padded "
             "positions are computed too, as transformers does.");
   w.line("dim B, S <= " + std::to_string(context), ctx.contextNote());
@@ -167,7 +235,11 @@ static void importEncoder(ImportContext &ctx, AttnWriter &w, Variant variant) {
          epsNote);
   w.close();
   w.blank();
-  w.line("output hidden = x");
+  if (head == "logits")
+    writeMaskedLMHead(ctx, w, variant, E + "word_embeddings.weight",
+                      {vocab, "vocab_size"}, D, epsText);
+  else
+    w.line("output hidden = x");
   w.close();
 }
 

@@ -27,7 +27,8 @@ holds them. Beside them, fixtures/<name>/golden.safetensors holds
     `input.lengths` ([7, 4, 1], the attention_mask's lengths), BERT and
     RoBERTa `input.token_type_ids`, RoBERTa `input.position_ids`;
   * `expected.logits` (decoders, [2, 9, 100]) or `expected.hidden`
-    (encoders: last_hidden_state, [3, 7, 32], padded rows included), float32,
+    (encoders: last_hidden_state, [3, 7, 32], padded rows included) and
+    for the MaskedLM encoders `expected.logits` ([3, 7, 100]), float32,
     computed in float32 (a bf16 checkpoint is reloaded and widened,
     model.float(), which is what attnc computes);
   * metadata: versions, class, seed.
@@ -39,11 +40,12 @@ The fixtures, and what each exercises of the importer:
               rope_theta 500000, rms_norm_eps 1e-5, untied head, bf16.
   mistral     MistralForCausalLM: sliding_window 4 < S = 9, f16.
   qwen2       Qwen2ForCausalLM: q/k/v biases, tied head, bf16.
-  bert        BertForMaskedLM: `bert.` keys, the MLM head's tensors
-              ignored, token types, padding, f32.
-  roberta     RobertaModel: positions from padding_idx + 1, type_vocab_size
-              1, f32.
-  distilbert  DistilBertModel: no token types, q_lin/k_lin/v_lin, f32.
+  bert        BertForMaskedLM: `bert.` keys, token types, padding, f32;
+              the MLM head (cls.predictions, tied decoder) with --head=logits.
+  roberta     RobertaForMaskedLM: positions from padding_idx + 1,
+              type_vocab_size 1, f32; lm_head (gelu whatever hidden_act).
+  distilbert  DistilBertForMaskedLM: no token types, q_lin/k_lin/v_lin,
+              f32; vocab_* head with an untied vocab_projector.
 """
 
 import json
@@ -155,16 +157,17 @@ def make_bert():
         num_attention_heads=s["heads"], num_hidden_layers=s["layers"],
         intermediate_size=s["inner"], max_position_embeddings=s["positions"],
         hidden_act="gelu")
-    return model, inputs, lambda m: {"hidden": m.bert(**kwargs).last_hidden_state}
+    return model, inputs, lambda m: {"hidden": m.bert(**kwargs).last_hidden_state,
+                                     "logits": m(**kwargs).logits}
 
 
 def make_roberta():
     import torch
-    from transformers import RobertaConfig, RobertaModel
+    from transformers import RobertaConfig, RobertaForMaskedLM
     s = SIZES
     pad = 1
     model, inputs, kwargs = bert_like(
-        RobertaConfig, RobertaModel, pad=pad, hidden_size=s["hidden"],
+        RobertaConfig, RobertaForMaskedLM, pad=pad, hidden_size=s["hidden"],
         num_attention_heads=s["heads"], num_hidden_layers=s["layers"],
         intermediate_size=s["inner"], pad_token_id=pad, type_vocab_size=1,
         max_position_embeddings=s["positions"] + pad + 1, hidden_act="gelu")
@@ -175,20 +178,24 @@ def make_roberta():
     keep = ids.ne(pad).int()
     inputs["position_ids"] = torch.cumsum(keep, dim=1) * keep + pad
     with torch.no_grad():
-        own = model(**kwargs).last_hidden_state
-        ours = model(**kwargs, position_ids=inputs["position_ids"].long()).last_hidden_state
+        own = model.roberta(**kwargs).last_hidden_state
+        ours = model.roberta(**kwargs, position_ids=inputs["position_ids"].long()
+                             ).last_hidden_state
     assert torch.equal(own, ours), "RoBERTa's position ids differ from ours"
-    return model, inputs, lambda m: {"hidden": m(**kwargs).last_hidden_state}
+    return model, inputs, lambda m: {"hidden": m.roberta(**kwargs).last_hidden_state,
+                                     "logits": m(**kwargs).logits}
 
 
 def make_distilbert():
-    from transformers import DistilBertConfig, DistilBertModel
+    from transformers import DistilBertConfig, DistilBertForMaskedLM
     s = SIZES
     model, inputs, kwargs = bert_like(
-        DistilBertConfig, DistilBertModel, types=False, dim=s["hidden"],
+        DistilBertConfig, DistilBertForMaskedLM, types=False, dim=s["hidden"],
         n_heads=s["heads"], n_layers=s["layers"], hidden_dim=s["inner"],
-        max_position_embeddings=s["positions"], activation="gelu")
-    return model, inputs, lambda m: {"hidden": m(**kwargs).last_hidden_state}
+        max_position_embeddings=s["positions"], activation="gelu",
+        tie_word_embeddings=False)
+    return model, inputs, lambda m: {"hidden": m.distilbert(**kwargs).last_hidden_state,
+                                     "logits": m(**kwargs).logits}
 
 
 MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "mistral": make_mistral,

@@ -10,7 +10,9 @@ For one fixture (see --list):
   3. attn-run m.so --weights fixtures/<name>/model.safetensors with the
      golden's inputs (`input.<name>` of fixtures/<name>/golden.safetensors,
      under the model's input names), and each output compared with its
-     `expected.<name>`, every element;
+     `expected.<name>`, every element; an expected output the default head
+     does not give (a MaskedLM encoder's `logits`) is compared from a
+     library built with `attnc fixtures/<name> --head=<name>`;
   4. decoders: attn-run --generate 8 --prompt <the first 5 ids> --check:
      prefill and 7 decodes from the KV caches give the logits of one run
      over the whole sequence (attn-run's own tolerance).
@@ -56,8 +58,37 @@ def run_ok(cmd, timeout):
     return p, err
 
 
-def run_fixture(name, args, tally):
+def run_lib(name, lib, weights, in_path, wd, out_name, args, tally):
+    """attn-run `lib` on the golden's inputs: its outputs, or None (a
+    failure counted)."""
+    import safetensors_io as st
+
+    out_path = os.path.join(wd, out_name)
+    p, err = run_ok([args.attn_run, lib, "--weights", weights, "--inputs", in_path,
+                     "--outputs", out_path], args.timeout)
+    if err:
+        tally.fail(f"{name}: attn-run {os.path.basename(lib)} failed: {err}")
+        return None
+    return st.load(out_path)
+
+
+def compare(what, y, want, tolerance, tally):
     import numpy as np
+
+    if y is None or y.shape != want.shape:
+        tally.fail(f"{what}: attn-run wrote "
+                   f"{'nothing' if y is None else list(y.shape)}, expected "
+                   f"{list(want.shape)}")
+        return
+    scale = float(np.abs(want).max())
+    err = float(np.abs(y.astype(np.float64) - want).max())
+    rel = err / scale
+    (tally.ok if rel <= tolerance else tally.fail)(
+        f"{what} {list(want.shape)}: max abs error {err:.3g}, "
+        f"{rel:.3g} of max |expected| {scale:.3g} (tolerance {tolerance:g})")
+
+
+def run_fixture(name, args, tally):
     import safetensors_io as st
 
     fixture = os.path.join(FIXTURES, name)
@@ -87,27 +118,24 @@ def run_fixture(name, args, tally):
     expected = {k[len("expected."):]: v for k, v in golden.items()
                 if k.startswith("expected.")}
     in_path = os.path.join(wd, "in.safetensors")
-    out_path = os.path.join(wd, "out.safetensors")
     st.save(in_path, inputs)
-    p, err = run_ok([args.attn_run, lib, "--weights", weights, "--inputs", in_path,
-                     "--outputs", out_path], args.timeout)
-    if err:
-        tally.fail(f"{name}: attn-run failed: {err}")
+    got = run_lib(name, lib, weights, in_path, wd, "out.safetensors", args, tally)
+    if got is None:
         return
-    got = st.load(out_path)
     for out, want in expected.items():
         y = got.get(out)
-        if y is None or y.shape != want.shape:
-            tally.fail(f"{name} {out}: attn-run wrote "
-                       f"{'nothing' if y is None else list(y.shape)}, expected "
-                       f"{list(want.shape)}")
-            continue
-        scale = float(np.abs(want).max())
-        err = float(np.abs(y.astype(np.float64) - want).max())
-        rel = err / scale
-        (tally.ok if rel <= args.tolerance else tally.fail)(
-            f"{name} {out} {list(want.shape)}: max abs error {err:.3g}, "
-            f"{rel:.3g} of max |expected| {scale:.3g} (tolerance {args.tolerance:g})")
+        if y is None:
+            # An output of another head (an encoder's logits): its own
+            # library, built with --head=NAME.
+            other = os.path.join(wd, f"m-{out}.so")
+            p, err = run_ok([args.attnc, fixture, f"--head={out}", "-o", other],
+                            args.timeout)
+            if err:
+                tally.fail(f"{name}: attnc {fixture} --head={out} failed: {err}")
+                continue
+            y = (run_lib(name, other, weights, in_path, wd, f"out-{out}.safetensors",
+                         args, tally) or {}).get(out)
+        compare(f"{name} {out}", y, want, args.tolerance, tally)
 
     if CONFIGS[name]:
         prompt = ",".join(str(int(t)) for t in inputs["ids"][0, :5])
