@@ -1,15 +1,16 @@
-//===- examples/generate.cpp - greedy text generation from C++ ------------===//
+//===- examples/generate.cpp - greedy generation of token ids from C++ ----===//
 //
 // generate MODEL.so [WEIGHTS.safetensors] N IDS
 //
 // Greedy generation at the level of token ids with a decoder attnc built
 // (one with KV caches, e.g. `attnc hf-model-dir -o model.so`): loads the
 // library (with the weights file it reads at load, if it reads one),
-// allocates its KV caches, prefills the prompt IDS (e.g. 27,39,29), then
-// decodes N tokens one at a time from the caches, each the largest logit,
-// and prints them on one line. Tokenizing text into IDS and the ids back
-// into text is the application's (e.g. Hugging Face's tokenizers).
-// Everything here is the public C API of attn.h.
+// allocates its KV caches, prefills the prompt IDS (e.g. 27,39,29), which
+// gives the first new token, then decodes the others one at a time from the
+// caches, each the largest logit, and prints the N tokens on one line.
+// Tokenizing text into IDS and the ids back into text is the application's
+// (e.g. Hugging Face's tokenizers). Everything here is the public C API of
+// attn.h.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/attn.h"

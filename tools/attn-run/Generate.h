@@ -1,4 +1,4 @@
-//===- tools/attn-run/Generate.h - decoding with a KV cache ----*- C++ -*-===//
+//===- tools/attn-run/Generate.h - decoding with a KV cache -----*- C++ -*-===//
 //
 // `attn-run --generate N --prompt IDS [--prompt IDS ...]`: prefill the
 // prompts into the model's KV caches (its states, allocated here: one row
