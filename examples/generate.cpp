@@ -16,6 +16,7 @@
 #include "attn/attn.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -40,7 +41,7 @@ std::vector<int32_t> parseIds(const std::string &text) {
     size_t end = std::min(text.find(',', at), text.size());
     char *rest = nullptr;
     long id = std::strtol(text.c_str() + at, &rest, 10);
-    if (end == at || rest != text.c_str() + end || id < 0)
+    if (end == at || rest != text.c_str() + end || id < 0 || id > INT32_MAX)
       throw Failed{"IDS are token ids such as 1,2,3: '" + text + "'"};
     ids.push_back(int32_t(id));
     at = end + 1;

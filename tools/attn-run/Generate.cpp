@@ -244,7 +244,7 @@ std::vector<int64_t> parsePrompt(const std::string &text,
     char *rest = nullptr;
     errno = 0;
     long long v = std::strtoll(item.c_str(), &rest, 10);
-    if (item.empty() || *rest || v < 0 || v > INT32_MAX || errno)
+    if (item.empty() || *rest || v < 0 || errno)
       throw GenerateError(option + " takes token ids such as 1,2,3; '" + item +
                           "' is not one");
     ids.push_back(v);
