@@ -137,7 +137,7 @@ int64_t TokenChooser::next(const float *logits, int64_t vocab,
   if (config.greedy())
     return std::max_element(scores.begin(), scores.end()) - scores.begin();
   std::vector<float> probs = softmax(scores);
-  // 53 random bits as a double in [0, 1): the same on every platform.
+  // 53 random bits as a double in [0, 1): the same with any standard library.
   const double u = double(engine() >> 11) * 0x1.0p-53;
   double total = 0;
   for (float q : probs)

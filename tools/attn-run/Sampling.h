@@ -10,8 +10,8 @@
 //
 // The draw is std::mt19937_64 seeded by --seed, turned into a double in
 // [0, 1) by hand (std::uniform_real_distribution differs between standard
-// libraries): the same seed draws the same tokens on every machine, but not
-// the tokens torch's or numpy's generator would draw.
+// libraries): the same seed draws the same tokens again from the same
+// logits, but not the tokens torch's or numpy's generator would draw.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_TOOLS_ATTN_RUN_SAMPLING_H
