@@ -11,6 +11,16 @@
 // RUN: %if opencl %{ attnc %S/../models/decoder.attn --target=host-opencl -o %t/cl.so %}
 // RUN: %if opencl %{ attn-run %t/cl.so --weights %t/w.safetensors --generate 6 --prompt 1,2,3 --check >> %t/out.txt %}
 // RUN: %if opencl %{ FileCheck %s --check-prefix=OPENCL < %t/out.txt %}
+// A ragged batch on the device: the prompts prefilled one by one on the
+// host, then the caches moved to the device; the sequence that ends at its
+// --eos leaves the batch (the caches copied out, compacted and back). The
+// tokens of the CPU build, each sequence checked against its run alone.
+// RUN: attn-run %t/cpu.so --weights %t/w.safetensors --generate 6 --prompt 4 | grep '^tokens:' | cut -d' ' -f2 > %t/eos.txt
+// RUN: sh -c 'attn-run %t/cpu.so --weights %t/w.safetensors --generate 6 --prompt 1,2,3 --prompt 4 --prompt 5,6 --eos $(cat %t/eos.txt) --check' > %t/cpu-batch.txt
+// RUN: grep '^tokens:' %t/cpu-batch.txt > %t/cpu-tokens.txt
+// RUN: %if opencl %{ sh -c 'attn-run %t/cl.so --weights %t/w.safetensors --generate 6 --prompt 1,2,3 --prompt 4 --prompt 5,6 --eos $(cat %t/eos.txt) --check' > %t/cl-batch.txt %}
+// RUN: %if opencl %{ FileCheck %s --check-prefix=BATCH < %t/cl-batch.txt %}
+// RUN: %if opencl %{ grep '^tokens:' %t/cl-batch.txt | diff %t/cpu-tokens.txt - %}
 // Inputs and outputs in device memory give the outputs of host memory, bit
 // for bit: the kernels see the same buffers, only who copies differs.
 // RUN: %if opencl %{ attn-run %t/cl.so --weights %t/w.safetensors --random B=2,S=5 --outputs %t/host.safetensors %}
@@ -27,6 +37,14 @@
 // OPENCL: states: 2 KV caches in OpenCL device memory
 // OPENCL: tokens: [[TOKENS]]{{$}}
 // OPENCL: check: {{.*}}: ok
+
+// BATCH: states: 2 KV caches in OpenCL device memory
+// BATCH-NEXT: tokens:
+// BATCH-NEXT: tokens: {{[0-9]+$}}
+// BATCH-NEXT: tokens:
+// BATCH: check: sequence 0: {{.*}}: ok
+// BATCH-NEXT: check: sequence 1: prefill + 0 decode steps {{.*}}: ok
+// BATCH-NEXT: check: sequence 2: {{.*}}: ok
 
 // DEVICE-MEMORY: device memory: inputs and outputs stay on the OpenCL device
 

@@ -6,7 +6,8 @@
 # command runs in a bare environment (env -i). There, attnc compiles a model
 # (hand, auto and GPU targets), attn-run runs it, examples/run_model is built
 # against the installed runtime twice, through find_package(attnrt) and
-# through pkg-config, and the Python package, installed from its wheel into a
+# through pkg-config, examples/generate generates from the GPT-2 import
+# fixture, and the Python package, installed from its wheel into a
 # fresh virtual environment, finds the installed attnc on PATH, in its own
 # prefix and next to its Python, compiles and runs the model. Without mount
 # namespaces the commands still run under env -i with the moved prefix, and
@@ -58,6 +59,7 @@ done
 mkdir "$tmp/run"
 cp "$src/test/driver/load-time-weights.attn" "$tmp/run/model.attn"
 cp -r "$src/examples" "$tmp/examples"
+cp -r "$src/test/import/fixtures/gpt2" "$tmp/run/gpt2"
 
 # The Python package: its wheel, built here (scikit-build-core and nanobind
 # from the clone's .venv, as python.install does; build/test/install-python
@@ -160,6 +162,12 @@ hidden cmake -S "$tmp/examples" -B "$tmp/cmake-build" \
 hidden cmake --build "$tmp/cmake-build" > "$work/build.log"
 hidden "$tmp/cmake-build/run_model" m.so w.safetensors 2 5 | tee "$work/cmake-run.txt"
 grep -q "output y \[2, 5, 16\]" "$work/cmake-run.txt"
+# examples/generate: the GPT-2 fixture, imported and compiled by the
+# installed attnc, gives transformers' greedy ids (its text_golden.json).
+hidden attnc gpt2 -o gpt2.so
+hidden "$tmp/cmake-build/generate" gpt2.so gpt2/model.safetensors 12 \
+  27,39,29,52,30 | tee "$work/generate.txt"
+grep -qx "66 66 77 38 38 38 38 38 38 38 38 38" "$work/generate.txt"
 
 # The same program through pkg-config.
 env_vars+=(PKG_CONFIG_PATH="$prefix/lib/pkgconfig")

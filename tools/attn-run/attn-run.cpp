@@ -130,7 +130,8 @@ const char *const Description =
     "  attn-run lib.so [--weights w.safetensors] --random B=1,S=128 "
     "[--bench N]\n"
     "  attn-run lib.so --info\n"
-    "  attn-run lib.so --weights w.safetensors --generate N --prompt IDS\n";
+    "  attn-run lib.so --weights w.safetensors --generate N --prompt IDS\n"
+    "           [--prompt IDS ...] [--temperature T --top-k K --top-p P]\n";
 
 const char *const Footer =
     "With --inputs or --random, the summary (and --info, --bench and\n"
@@ -252,29 +253,80 @@ Options parseArgs(int argc, char **argv) {
           ->group(draw)};
 
   const char *decode = "Decoding";
-  std::string prompt;
+  std::vector<std::string> prompts;
+  std::string promptsFile;
   app.add_option("--generate", o.generate.tokens,
-                 "Greedy decoding of N tokens after --prompt with a\n"
-                 "model that has a KV cache: prefill, then one decode\n"
-                 "per token; prints the tokens and tokens/s of prefill\n"
+                 "Decode N tokens after each --prompt with a model\n"
+                 "that has a KV cache: prefill, then one decode per\n"
+                 "token for all prompts as one batch; prints one\n"
+                 "line of tokens per prompt and tokens/s of prefill\n"
                  "and decode")
       ->type_name("N")
       ->check(countAtLeast(1))
       ->group(decode);
   CLI::Option *promptOption =
-      app.add_option("--prompt", prompt,
-                     "The prompt's ids, e.g. 1,2,3 (batch 1)")
+      app.add_option("--prompt", prompts,
+                     "A prompt's ids, e.g. 1,2,3; repeat it for a batch\n"
+                     "of prompts (of any lengths)")
           ->type_name("IDS")
+          ->expected(1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+          ->group(decode);
+  CLI::Option *promptsOption =
+      app.add_option("--prompts", promptsFile,
+                     "Read the prompts from a text file: one a line, ids\n"
+                     "separated by commas or spaces")
+          ->type_name("FILE")
           ->group(decode);
   app.add_option("--cache", o.generate.capacity,
-                 "The KV cache's capacity (default: prompt + N)")
+                 "The KV cache's capacity (default: the longest\n"
+                 "prompt + N)")
       ->type_name("ROWS")
       ->check(countAtLeast(1))
       ->group(decode);
   app.add_flag("--check", o.generate.check,
-               "Also run the whole sequence once and compare its\n"
-               "logits with those of prefill and decode")
+               "Also run each whole sequence alone once and compare\n"
+               "its logits with those of prefill and decode (and,\n"
+               "greedy, the tokens they choose)")
       ->group(decode);
+  std::vector<CLI::Option *> samplingOptions = {
+      app.add_option("--temperature", o.generate.sampling.temperature,
+                     "Sample at this temperature (default 0: greedy, the\n"
+                     "largest logit); transformers' rules and order:\n"
+                     "repetition penalty, temperature, top-k, top-p")
+          ->type_name("T")
+          ->group(decode),
+      app.add_option("--top-k", o.generate.sampling.topK,
+                     "Sample from the K largest logits only (default 0:\n"
+                     "all); needs --temperature")
+          ->type_name("K")
+          ->group(decode),
+      app.add_option("--top-p", o.generate.sampling.topP,
+                     "Sample from the most likely tokens whose\n"
+                     "probabilities add up to P (default 1: all); needs\n"
+                     "--temperature")
+          ->type_name("P")
+          ->group(decode),
+      app.add_option("--repetition-penalty",
+                     o.generate.sampling.repetitionPenalty,
+                     "Divide the positive logits of the ids a sequence\n"
+                     "has seen by R, multiply the negative ones (default\n"
+                     "1: none); greedy too")
+          ->type_name("R")
+          ->group(decode),
+      app.add_option("--seed", o.generate.seed,
+                     "The draws' seed (default 0): the same seed draws\n"
+                     "the same tokens, though not torch's")
+          ->type_name("N")
+          ->group(decode)};
+  CLI::Option *eosOption =
+      app.add_option("--eos", o.generate.eos,
+                     "A token id that ends a sequence (kept in its\n"
+                     "tokens); repeat it for several")
+          ->type_name("ID")
+          ->expected(1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+          ->group(decode);
 
   try {
     app.parse(argc, argv);
@@ -303,22 +355,38 @@ Options parseArgs(int argc, char **argv) {
     throw Failure{"no model library given (see attn-run --help)"};
   if (*randomOption)
     o.random = parseBindings(random);
-  if (*promptOption)
-    o.generate.prompt = attn::run::parsePrompt(prompt);
+  if (*promptOption && *promptsOption)
+    throw Failure{"give the prompts with --prompt IDS or --prompts FILE, "
+                  "not both"};
+  for (const std::string &text : prompts)
+    o.generate.prompts.push_back(attn::run::parsePrompt(text));
+  if (*promptsOption)
+    o.generate.prompts = attn::run::readPrompts(promptsFile);
   bool heatmapDetail = std::any_of(heatmapDetails.begin(), heatmapDetails.end(),
                                    [](CLI::Option *opt) { return bool(*opt); });
+  bool sampling = std::any_of(samplingOptions.begin(), samplingOptions.end(),
+                              [](CLI::Option *opt) { return bool(*opt); });
   if (o.generate.tokens) {
-    if (o.generate.prompt.empty())
-      throw Failure{"--generate needs --prompt IDS (e.g. --prompt 1,2,3)"};
+    if (o.generate.prompts.empty())
+      throw Failure{"--generate needs --prompt IDS (e.g. --prompt 1,2,3) or "
+                    "--prompts FILE"};
     if (!o.inputs.empty() || !o.random.empty())
       throw Failure{"--generate makes its own inputs: drop --inputs/--random"};
     if (o.deviceMemory)
       throw Failure{"--generate keeps its KV caches in device memory on a "
                     "GPU already: drop --device-memory"};
+    try {
+      o.generate.sampling.validate();
+    } catch (const attn::run::SamplingError &e) {
+      throw Failure{e.what()};
+    }
     return o;
   }
-  if (!o.generate.prompt.empty() || o.generate.capacity || o.generate.check)
-    throw Failure{"--prompt, --cache and --check go with --generate N"};
+  if (!o.generate.prompts.empty() || o.generate.capacity || o.generate.check ||
+      sampling || *eosOption)
+    throw Failure{"--prompt, --prompts, --cache, --check, --temperature, "
+                  "--top-k, --top-p, --repetition-penalty, --seed and --eos "
+                  "go with --generate N"};
   if (o.checkWeights && o.weights.empty())
     throw Failure{"--check-weights scans the weights a model reads at load: "
                   "give them with --weights FILE (a library built with attnc "

@@ -240,8 +240,8 @@ typedef struct attn_run_options {
    * written into the states at row `position` and attend over the states'
    * rows 0 .. position + S - 1). "decode" takes the inputs of "run" plus
    * `position`, i32 [B]: the tokens already in each sequence's states, one
-   * value for the whole batch. A position + S beyond the states' capacity
-   * fails before any state is written. */
+   * value per sequence (they may differ). A position + S beyond the states'
+   * capacity fails before any state is written. */
   const char *entry;
   /* The states, by name or by position (attn_model_state_info); every state
    * exactly once for "prefill" and "decode", none for "run". */
