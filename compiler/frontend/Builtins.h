@@ -158,6 +158,8 @@ public:
 
   /// Checks a value argument: a name, an operator or a nested call.
   virtual ExprPtr checkValue(ExprPtr expr) = 0;
+  /// Whether a model may call `name` for a value (a builtin or function).
+  virtual bool isCallable(llvm::StringRef name) const = 0;
 
   const ModelAST &getModel() const { return model; }
   DiagnosticEngine &getDiags() { return diags; }
@@ -283,6 +285,7 @@ void registerLinearBuiltins(BuiltinRegistry &registry);
 void registerNormBuiltins(BuiltinRegistry &registry);
 void registerElementwiseBuiltins(BuiltinRegistry &registry);
 void registerEmbeddingBuiltins(BuiltinRegistry &registry);
+void registerPositionBiasBuiltins(BuiltinRegistry &registry);
 void registerAttentionBuiltins(BuiltinRegistry &registry);
 /// The dialect's functions of one tensor, `name(x)`, not yet registered.
 void registerFunctionBuiltins(BuiltinRegistry &registry,

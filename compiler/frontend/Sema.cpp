@@ -29,6 +29,10 @@ public:
 
   bool run();
   ExprPtr checkValue(ExprPtr expr) override;
+  bool isCallable(llvm::StringRef name) const override {
+    const Builtin *builtin = builtins.lookup(name);
+    return builtin && builtin->check;
+  }
 
 private:
   bool hadError() const { return diags.getNumErrors() != errorsAtStart; }

@@ -405,6 +405,35 @@ def make_bert_model():
     return cfg, type(model).__name__, state, inputs, {"y": y.numpy()}
 
 
+def make_t5_encoder():
+    """The whole T5EncoderModel: ids, padding -> last_hidden_state, with the
+    bucketed relative position bias of its first layer shared by both."""
+    import torch
+    from transformers import T5Config, T5EncoderModel
+    # 16 buckets, 8 per direction: distances 0 .. 3 exact, 4 .. 9 in the
+    # logarithmic buckets 4 .. 7, 10 (max_distance) and past in the last;
+    # S = 13 reaches all three, and another max_distance moves some
+    # buckets (12 puts distance 8 in bucket 6, not 7). Gated tanh GELU as
+    # flan-t5's feed-forward.
+    cfg = T5Config(d_model=32, d_kv=8, num_heads=4, d_ff=64, num_layers=2,
+                   vocab_size=50, relative_attention_num_buckets=16,
+                   relative_attention_max_distance=10, dropout_rate=0.0,
+                   feed_forward_proj="gated-gelu", layer_norm_epsilon=1e-6,
+                   attn_implementation="eager")
+    model = T5EncoderModel(cfg).eval()
+    redraw_parameters(model)
+    B, S = 3, 13
+    lengths = torch.tensor([13, 6, 1], dtype=torch.int32)
+    ids = torch.randint(0, cfg.vocab_size, (B, S))
+    am = (torch.arange(S)[None, :] < lengths[:, None]).long()
+    with torch.no_grad():
+        y = model(input_ids=ids, attention_mask=am).last_hidden_state
+    state = checkpoint_tensors(model, "", model)
+    inputs = {"input.ids": ids.to(torch.int32).numpy(),
+              "input.lengths": lengths.numpy()}
+    return cfg, type(model).__name__, state, inputs, {"y": y.numpy()}
+
+
 # --- encoder-decoder configurations -----------------------------------------
 
 def seq2seq_classes():
@@ -719,7 +748,7 @@ CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_v
            "bart_decoder_layer": make_bart_decoder_layer,
            "llama_mlp": make_llama_mlp, "gemma2_head": make_gemma2_head,
            "llama_lm": make_llama_lm, "mistral_lm": make_mistral_lm,
-           "gptj_lm": make_gptj_lm}
+           "gptj_lm": make_gptj_lm, "t5_encoder": make_t5_encoder}
 
 
 def main():

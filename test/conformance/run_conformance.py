@@ -141,6 +141,11 @@ CONFIGS = {
     "gptj_lm": ("the whole GPTJForCausalLM, 2 layers: interleaved RoPE over whole "
                 "heads, parallel attention + MLP blocks, ln_f, untied head with "
                 "a bias -> logits", ()),
+    "t5_encoder": ("the whole T5EncoderModel, 2 blocks: T5LayerNorm, unscaled "
+                   "scores plus block 0's bucketed relative position bias "
+                   "(bidirectional, 16 buckets, max_distance 10 < S = 13) and "
+                   "padding, gated tanh-GELU feed-forward, final norm "
+                   "-> last_hidden_state", ()),
 }
 
 INPUT_PREFIX = "input."

@@ -931,3 +931,27 @@ func.func @sinusoidal_shape(%p: tensor<?x?xi32>) -> tensor<?x8xf32> {
   %pe = attn.sinusoidal %p : (tensor<?x?xi32>) -> tensor<?x8xf32>
   return %pe : tensor<?x8xf32>
 }
+
+// -----
+
+func.func @relative_bias_odd_pairs(%x: tensor<?x?x8xf32>, %t: tensor<7x2xf32>) -> tensor<?x2x?x?xf32> {
+  // expected-error @+1 {{'attn.relative_bias' op bidirectional buckets come in pairs, got 7}}
+  %b = attn.relative_bias %x, %t bidirectional {max_distance = 16 : i64} : (tensor<?x?x8xf32>, tensor<7x2xf32>) -> tensor<?x2x?x?xf32>
+  return %b : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+func.func @relative_bias_short_distance(%x: tensor<?x?x8xf32>, %t: tensor<32x2xf32>) -> tensor<?x2x?x?xf32> {
+  // expected-error @+1 {{'attn.relative_bias' op max_distance 8 must exceed the 8 distances held exactly}}
+  %b = attn.relative_bias %x, %t bidirectional {max_distance = 8 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>) -> tensor<?x2x?x?xf32>
+  return %b : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+func.func @relative_bias_heads(%x: tensor<?x?x8xf32>, %t: tensor<32x2xf32>) -> tensor<?x4x?x?xf32> {
+  // expected-error @+1 {{'attn.relative_bias' op result must be [B, heads, S, S] of the input's B and S and the table's 2 heads}}
+  %b = attn.relative_bias %x, %t {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>) -> tensor<?x4x?x?xf32>
+  return %b : tensor<?x4x?x?xf32>
+}

@@ -180,3 +180,13 @@ func.func @positions_per_sequence(%ids: tensor<?x?xi32>, %pos: tensor<?xi32>) ->
   %p = attn.positions %ids offset(%pos) {dim = 1 : i64} : (tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x?xi32>
   return %p : tensor<?x?xi32>
 }
+
+// CHECK-LABEL: func.func @relative_bias
+func.func @relative_bias(%x: tensor<?x?x8xf32>, %t: tensor<32x2xf32>) -> tensor<?x2x?x?xf32> {
+  // CHECK-NEXT: attn.relative_bias %{{.*}}, %{{.*}} bidirectional {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>) -> tensor<?x2x?x?xf32>
+  %b = attn.relative_bias %x, %t bidirectional {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>) -> tensor<?x2x?x?xf32>
+  // CHECK-NEXT: attn.relative_bias %{{.*}}, %{{.*}} {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>) -> tensor<?x2x?x?xf32>
+  %d = attn.relative_bias %x, %t {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>) -> tensor<?x2x?x?xf32>
+  %s = attn.add %b, %d : tensor<?x2x?x?xf32>
+  return %s : tensor<?x2x?x?xf32>
+}

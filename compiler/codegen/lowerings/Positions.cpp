@@ -105,9 +105,46 @@ static LogicalResult lowerRope(RopeOp op, KernelBuilder &b) {
   return success();
 }
 
+/// T5's relative position bias, [B, heads, S, S]: the table's entry of the
+/// bucket of key - query. The buckets of distances below max_distance are a
+/// table computed at compile time (RelativeBiasOp::getDistanceBuckets);
+/// farther ones share their direction's last bucket.
+static LogicalResult lowerRelativeBias(RelativeBiasOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  Func table = b.get(op.getTable()).func;
+  SmallVector<int32_t> distances = op.getDistanceBuckets();
+  int far = int(distances.size());
+  Buffer<int32_t> bucketOf(std::vector<int>{far}, b.name("distance_bucket"));
+  for (int n = 0; n < far; ++n)
+    bucketOf(n) = distances[n];
+  int perDirection = int(op.getBucketsPerDirection());
+  std::vector<Var> v = b.vars(4); // key, query, head, batch
+  Expr relative = v[0] - v[1];
+  Expr base = 0, distance;
+  if (op.getBidirectional()) {
+    base = select(relative > 0, perDirection, 0);
+    distance = select(relative < 0, -relative, relative);
+  } else {
+    distance = max(-relative, 0);
+  }
+  Expr bucket =
+      base + select(distance < far, bucketOf(clamp(distance, 0, far - 1)),
+                    perDirection - 1);
+  // The clamp bounds the table rows Halide sees read (the buckets are
+  // within them by construction).
+  int buckets = int(op.getTable().getType().getDimSize(0));
+  Func out(b.name("relative_bias"));
+  out(v) = table(v[2], clamp(bucket, 0, buckets - 1));
+  int heads = int(op.getTable().getType().getDimSize(1));
+  b.define(op.getResult(),
+           {out, {in.extents[1], in.extents[1], heads, in.extents[2]}});
+  return success();
+}
+
 void registerPositionLowerings(LoweringRegistry &registry) {
   registry.add<PositionsOp>(lowerPositions);
   registry.add<SinusoidalOp>(lowerSinusoidal);
+  registry.add<RelativeBiasOp>(lowerRelativeBias);
   registry.add<RopeOp>(lowerRope);
 }
 

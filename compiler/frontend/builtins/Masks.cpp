@@ -124,7 +124,9 @@ bool attnc::resolveMask(CheckContext &ctx, ExprPtr &mask, BuiltinExpr &call,
       ok = false;
       continue;
     }
-    if (fn || (name && !ctx.isValue(name->name))) {
+    // Any other call must compute an additive mask (relative_bias(...)).
+    if ((fn && !ctx.isCallable(fn->callee)) ||
+        (name && !ctx.isValue(name->name))) {
       llvm::StringRef what = fn ? llvm::StringRef(fn->callee) : name->name;
       ctx.errorAt(*term,
                   "unknown mask '" + what +
@@ -134,7 +136,8 @@ bool attnc::resolveMask(CheckContext &ctx, ExprPtr &mask, BuiltinExpr &call,
       ok = false;
       continue;
     }
-    // An additive mask: [S, T], [B, S, T] or [B, heads, S, T].
+    // An additive mask: [S, T], [B, S, T] or [B, heads, S, T], a value or
+    // a call computing one.
     ExprPtr bias = ctx.checkValue(std::move(*slot));
     if (!bias) {
       ok = false;

@@ -17,6 +17,7 @@ attnc::makeBuiltinRegistry(llvm::ArrayRef<std::string> functions) {
   registerNormBuiltins(registry);
   registerElementwiseBuiltins(registry);
   registerEmbeddingBuiltins(registry);
+  registerPositionBiasBuiltins(registry);
   registerAttentionBuiltins(registry);
   registerFunctionBuiltins(registry, functions);
   return registry;

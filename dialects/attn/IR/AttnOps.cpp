@@ -378,6 +378,71 @@ void SinusoidalOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
     groups.push_back({{getResult(), d}, {getPositions(), d}});
 }
 
+int64_t RelativeBiasOp::getBucketsPerDirection() {
+  int64_t buckets = getTable().getType().getDimSize(0);
+  return getBidirectional() ? buckets / 2 : buckets;
+}
+
+LogicalResult RelativeBiasOp::verify() {
+  auto input = getInput().getType();
+  auto table = getTable().getType();
+  if (input.getRank() != 3)
+    return emitOpError("input must be [B, S, features], got rank ")
+           << input.getRank();
+  if (!table.hasStaticShape())
+    return emitOpError("table must have a static shape");
+  int64_t buckets = table.getDimSize(0), heads = table.getDimSize(1);
+  if (getBidirectional() && buckets % 2)
+    return emitOpError("bidirectional buckets come in pairs, got ") << buckets;
+  int64_t maxExact = getBucketsPerDirection() / 2;
+  if (maxExact < 1)
+    return emitOpError("needs at least 2 buckets per direction, got ")
+           << getBucketsPerDirection();
+  if (getMaxDistance() <= maxExact)
+    return emitOpError("max_distance ")
+           << getMaxDistance() << " must exceed the " << maxExact
+           << " distances held exactly";
+  auto result = getType();
+  int64_t b = input.getDimSize(0), s = input.getDimSize(1);
+  if (result.getRank() != 4 || !extentsAgree(result.getDimSize(0), b) ||
+      result.getDimSize(1) != heads || !extentsAgree(result.getDimSize(2), s) ||
+      !extentsAgree(result.getDimSize(3), s))
+    return emitOpError("result must be [B, heads, S, S] of the input's B "
+                       "and S and the table's ")
+           << heads << " heads";
+  return success();
+}
+
+SmallVector<int32_t> RelativeBiasOp::getDistanceBuckets() {
+  // T5Attention._relative_position_bucket in f32, as PyTorch evaluates it:
+  // max_exact + long(log(float(n) / max_exact) / log(max_distance /
+  // max_exact) * (buckets - max_exact)), the Python float divisor rounded
+  // to f32 first.
+  int64_t buckets = getBucketsPerDirection(), maxExact = buckets / 2;
+  int64_t maxDistance = getMaxDistance();
+  float divisor = float(std::log(double(maxDistance) / double(maxExact)));
+  SmallVector<int32_t> result;
+  for (int64_t n = 0; n < maxDistance; ++n) {
+    if (n < maxExact) {
+      result.push_back(int32_t(n));
+      continue;
+    }
+    float ratio = float(n) / float(maxExact);
+    float scaled = std::log(ratio) / divisor * float(buckets - maxExact);
+    int64_t large = maxExact + int64_t(scaled);
+    result.push_back(int32_t(std::min(large, buckets - 1)));
+  }
+  return result;
+}
+
+/// [B, heads, S, S]: B and both S from the input, heads from the table.
+void RelativeBiasOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  groups.push_back({{getResult(), 0}, {getInput(), 0}});
+  groups.push_back({{getResult(), 1}, {getTable(), 1}});
+  groups.push_back({{getResult(), 2}, {getInput(), 1}});
+  groups.push_back({{getResult(), 3}, {getInput(), 1}});
+}
+
 LogicalResult SoftmaxOp::verify() {
   auto input = getInput().getType();
   if (input.getRank() < 1 || input.isDynamicDim(input.getRank() - 1))

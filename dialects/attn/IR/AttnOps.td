@@ -348,6 +348,52 @@ def Attn_SinusoidalOp : Attn_Op<"sinusoidal", [Pure,
   let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
 
+def Attn_RelativeBiasOp : Attn_Op<"relative_bias", [Pure,
+    DeclareOpInterfaceMethods<Attn_WeightInitOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "T5's bucketed relative position bias of every head";
+  let description = [{
+    `result[b, h, i, j] = table[bucket(j - i), h]` for the queries `i` and
+    keys `j` of one sequence, `input`'s dim 1 (`[B, S, ...]`; only its
+    extents are read): an attention's additive mask term. `table` is
+    `[num_buckets, heads]` (T5's `relative_attention_bias`). As
+    `T5Attention._relative_position_bucket` computes it, with
+    `bidirectional` half of the buckets are for keys after the query; the
+    first `max_exact` = half of the remaining buckets `n` hold distance `n`
+    exactly, the rest grow logarithmically up to `max_distance`, past which
+    every distance shares the last bucket. Without `bidirectional` a key
+    after the query is at distance 0. The log is taken in f32 as PyTorch
+    does; the buckets are a table over distances `0 .. max_distance - 1`
+    computed once at compile time.
+
+    ```mlir
+    %b = attn.relative_bias %x, %table bidirectional {max_distance = 128 : i64}
+        : (tensor<?x?x512xf32>, tensor<32x8xf32>) -> tensor<?x8x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, Attn_WeightMatrix:$table,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$max_distance,
+                       UnitAttr:$bidirectional);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $table (`bidirectional` $bidirectional^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  // Read in place by the attention it feeds alone; one shared by several
+  // attentions is computed once into a buffer.
+  let extraClassDefinition = Attn_FusionRole<"Prologue">.definition;
+  let extraClassDeclaration = [{
+    /// The buckets of distances 0 .. max_distance - 1 (after the direction's
+    /// offset), as T5Attention._relative_position_bucket gives them; every
+    /// distance past them is in the last bucket of its direction.
+    SmallVector<int32_t> getDistanceBuckets();
+    /// Buckets per direction: all of them, or half with `bidirectional`.
+    int64_t getBucketsPerDirection();
+  }];
+}
+
 def Attn_RopeOp : Attn_Op<"rope", [Pure,
     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {

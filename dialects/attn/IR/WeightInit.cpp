@@ -52,6 +52,13 @@ std::optional<WeightInit> EmbeddingOp::getWeightInit(OpOperand &operand) {
   return std::nullopt;
 }
 
+/// A bias per bucket and head, of a projection's scale.
+std::optional<WeightInit> RelativeBiasOp::getWeightInit(OpOperand &operand) {
+  if (&operand == &getTableMutable())
+    return WeightInit::fanIn(1);
+  return std::nullopt;
+}
+
 /// The projections' matrices are `[out, in]`, their biases vectors.
 std::optional<WeightInit> SelfAttentionOp::getWeightInit(OpOperand &operand) {
   unsigned first = getODSOperandIndexAndLength(1).first; // q_weight
