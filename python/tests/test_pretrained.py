@@ -74,11 +74,16 @@ def test_a_stop_string_ends_the_text(lm):
     got = m.generate(case["prompt"], max_new_tokens=12, stop=[stop, "never appears"])
     # Where transformers' stop_strings end it: the first token after which
     # the text from the prompt on holds the stop string past the prompt's
-    # (test_text_stream.py checks this rule against transformers).
+    # (test_text_stream.py checks this rule against transformers' goldens).
     base = len(m.decode(case["prompt_ids"]))
     k = next(k for k in range(1, 13)
              if m.decode(case["prompt_ids"] + case["ids"][:k]).find(stop, base - 2) >= 0)
     assert got == m.decode(case["ids"][:k]) and len(got) < len(text)
+    # transformers' generate(stop_strings=[s]) on every golden case.
+    for c in golden(name)["cases"]:
+        for s, n in c["stops"].items():
+            assert m.generate(c["prompt"], max_new_tokens=12, stop=s) == \
+                m.decode(c["ids"][:n]), s
     # A stop string longer than anything generated changes nothing.
     assert m.generate(case["prompt"], max_new_tokens=12, stop="x" * 200) == text
     # Streamed, the pieces join to the same text.
