@@ -30,7 +30,7 @@ std::string shapeString(ArrayRef<int64_t> shape) {
 }
 
 /// Up to three names of `file` closest to `name`, quoted, for "did you mean".
-std::string closestNames(const st::File &file, StringRef name) {
+std::string closestNames(const st::Checkpoint &file, StringRef name) {
   SmallVector<std::pair<unsigned, StringRef>> scored;
   for (const st::Tensor &t : file.tensors())
     scored.push_back({name.edit_distance(t.name), t.name});
@@ -42,7 +42,7 @@ std::string closestNames(const st::File &file, StringRef name) {
 }
 
 /// Checks one attn.weight against the file, reporting at the op.
-LogicalResult checkWeight(WeightOp op, const st::File &file) {
+LogicalResult checkWeight(WeightOp op, const st::Checkpoint &file) {
   ArrayRef<int64_t> declared = op.getType().getShape();
   const st::Tensor *t = file.find(op.getName());
   if (!t) {
@@ -59,8 +59,9 @@ LogicalResult checkWeight(WeightOp op, const st::File &file) {
   std::optional<int32_t> dtype = st::attnDType(t->dtype);
   if (!dtype || *dtype != declaredDType) {
     InFlightDiagnostic diag =
-        op.emitError() << "weight '" << op.getName() << "' in '" << file.path()
-                       << "' has dtype " << st::dtypeName(t->dtype)
+        op.emitError() << "weight '" << op.getName() << "' in '"
+                       << file.pathOf(*t) << "' has dtype "
+                       << st::dtypeName(t->dtype)
                        << " but the model declares it " << element << ": ";
     // A float the language has: declaring it so keeps the file's precision.
     if (dtype && *dtype != ATTN_MODEL_I32)
@@ -71,7 +72,7 @@ LogicalResult checkWeight(WeightOp op, const st::File &file) {
   }
   if (ArrayRef<int64_t>(t->shape) != declared)
     return op.emitError() << "weight '" << op.getName() << "' in '"
-                          << file.path() << "' has shape "
+                          << file.pathOf(*t) << "' has shape "
                           << shapeString(t->shape)
                           << " but the model declares it "
                           << shapeString(declared)
@@ -197,7 +198,7 @@ LogicalResult runConstantsLibrary(Location loc, const std::string &path,
 FailureOr<WeightsFileUse> checkWeightsFile(ArrayRef<func::FuncOp> funcs,
                                            StringRef weightsPath) {
   func::FuncOp model = funcs.front();
-  st::Expected<st::File> file = st::File::open(weightsPath.str());
+  st::Expected<st::Checkpoint> file = st::Checkpoint::open(weightsPath.str());
   if (!file)
     return emitError(UnknownLoc::get(model.getContext()))
            << "cannot read weights: " << file.message();

@@ -11,7 +11,7 @@ static constexpr size_t kMaxErrors = 20;
 
 ImportContext::ImportContext(std::string directory, std::string configPath,
                              std::string architecture, nlohmann::json config,
-                             attn::safetensors::File weights,
+                             attn::safetensors::Checkpoint weights,
                              const ImportOptions &options)
     : dir(std::move(directory)), arch(std::move(architecture)),
       cfg(std::move(config), std::move(configPath),

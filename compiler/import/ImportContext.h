@@ -22,10 +22,11 @@ class ImportContext {
 public:
   ImportContext(std::string directory, std::string configPath,
                 std::string architecture, nlohmann::json config,
-                attn::safetensors::File weights, const ImportOptions &options);
+                attn::safetensors::Checkpoint weights,
+                const ImportOptions &options);
 
   Config &config() { return cfg; }
-  const attn::safetensors::File &weights() const { return file; }
+  const attn::safetensors::Checkpoint &weights() const { return file; }
   /// The `architectures` entry being imported: "GPT2LMHeadModel".
   llvm::StringRef architecture() const { return arch; }
   llvm::StringRef directory() const { return dir; }
@@ -78,7 +79,7 @@ private:
   std::vector<std::string> notes;
   std::string contextFrom;
   Config cfg;
-  attn::safetensors::File file;
+  attn::safetensors::Checkpoint file;
   const ImportOptions &opts;
 };
 

@@ -67,25 +67,28 @@ readArchitecture(const nlohmann::json &config, const std::string &path) {
   return name;
 }
 
-/// The checkpoint: one model.safetensors. A sharded checkpoint or a
-/// PyTorch pickle is named with what to do instead.
-static llvm::Expected<attn::safetensors::File>
+/// The checkpoint: one model.safetensors or, as transformers looks for them
+/// in that order, a sharded one's model.safetensors.index.json and its
+/// shards. A PyTorch pickle is named with what to do instead.
+static llvm::Expected<attn::safetensors::Checkpoint>
 openWeights(llvm::StringRef dir) {
   std::string path = join(dir, "model.safetensors");
   if (!llvm::sys::fs::exists(path)) {
-    if (llvm::sys::fs::exists(join(dir, "model.safetensors.index.json")))
-      return fail(dir + ": sharded checkpoints (model.safetensors.index.json) "
-                        "are not supported yet; save the model as one file "
-                        "(save_pretrained(..., max_shard_size=\"100GB\"))");
-    if (llvm::sys::fs::exists(join(dir, "pytorch_model.bin")))
+    std::string index = join(dir, "model.safetensors.index.json");
+    if (llvm::sys::fs::exists(index))
+      path = index;
+    else if (llvm::sys::fs::exists(join(dir, "pytorch_model.bin")) ||
+             llvm::sys::fs::exists(join(dir, "pytorch_model.bin.index.json")))
       return fail(path + ": no such file, only pytorch_model.bin; attnc "
                          "reads safetensors (save_pretrained(..., "
                          "safe_serialization=True) writes them)");
-    return fail(path + ": no such file; a Hugging Face model directory "
-                       "holds config.json and model.safetensors");
+    else
+      return fail(path + ": no such file; a Hugging Face model directory "
+                         "holds config.json and model.safetensors (or "
+                         "model.safetensors.index.json and its shards)");
   }
-  attn::safetensors::Expected<attn::safetensors::File> file =
-      attn::safetensors::File::open(path);
+  attn::safetensors::Expected<attn::safetensors::Checkpoint> file =
+      attn::safetensors::Checkpoint::open(path);
   if (!file)
     return fail(file.message());
   return std::move(*file);
@@ -103,8 +106,9 @@ static std::string header(ImportContext &ctx) {
   w.comment(ctx.architecture() + ", imported by `attnc import`" + version +
             " from");
   w.verbatim(ctx.directory());
-  w.comment("Weight names and dtypes are model.safetensors' own; the library "
-            "reads them at load:");
+  w.comment(std::string("Weight names and dtypes are ") +
+            (ctx.weights().sharded() ? "the shards'" : "model.safetensors'") +
+            " own; the library reads them at load:");
   w.verbatim("attn-run lib.so --weights " + ctx.weights().path());
   w.comment("config.json: " + llvm::join(ctx.config().fieldsRead(), ", ") +
             ".");
@@ -126,7 +130,7 @@ llvm::Expected<ImportResult> importDirectory(llvm::StringRef dir,
       readArchitecture(*config, configPath);
   if (!architecture)
     return architecture.takeError();
-  llvm::Expected<attn::safetensors::File> weights = openWeights(dir);
+  llvm::Expected<attn::safetensors::Checkpoint> weights = openWeights(dir);
   if (!weights)
     return weights.takeError();
 

@@ -588,8 +588,9 @@ def _on_device(value):
 
 def load(path, weights=None, threads=None, check_weights=False):
     """Loads the model library at `path`. `weights`: the safetensors file of
-    a library that reads its weights at load (attnc without --weights), None
-    for one that embeds them. `threads`: the thread pool's size (default: the
+    a library that reads its weights at load (attnc without --weights), or a
+    sharded checkpoint's model.safetensors.index.json; None for one that
+    embeds them. `threads`: the thread pool's size (default: the
     library's). `check_weights`: scan the weights for NaN and Inf first,
     raising NonFiniteError at the first (ATTN_LOAD_CHECK_WEIGHTS)."""
     return Model(path, weights=weights, threads=threads, check_weights=check_weights)

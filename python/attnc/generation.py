@@ -71,13 +71,13 @@ class _Request:
             raise ArgumentError("a stop sequence must hold at least one token id", 4)
         self.stop_when = stop_when
 
-    def finished(self, generated):
-        """Whether a sequence ends with the tokens it has `generated`."""
+    def finished(self, b, generated):
+        """Whether sequence `b` ends with the tokens it has `generated`."""
         if generated[-1] in self.eos:
             return True
         if any(generated[-len(s):] == s for s in self.stop if len(s) <= len(generated)):
             return True
-        return self.stop_when is not None and self.stop_when(generated)
+        return self.stop_when is not None and self.stop_when(b, generated)
 
 
 def _prefill(model, request, states):
@@ -116,7 +116,7 @@ def _steps(model, request, rng):
             seen[b].append(token)
             generated[b].append(token)
             out[b] = token
-            if not request.finished(generated[b]):
+            if not request.finished(b, generated[b]):
                 keep.append(row)
         yield out
         if not keep or step + 1 == request.max_new_tokens:
@@ -135,8 +135,8 @@ def _steps(model, request, rng):
 def generate(model, prompt, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,
              repetition_penalty=1.0, seed=None, eos_token_id=None, stop=None, stream=False,
              stop_when=None):
-    """Model.generate: see its docstring. `stop_when(generated ids)` ends a
-    sequence too when true (attnc.pretrained's stop strings)."""
+    """Model.generate: see its docstring. `stop_when(b, generated ids)` ends
+    sequence `b` too when true (attnc.pretrained's stop strings)."""
     from . import ArgumentError
     try:
         config = SamplingConfig(temperature, top_k, top_p, repetition_penalty)

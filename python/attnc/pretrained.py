@@ -1,5 +1,6 @@
 """attnc.from_pretrained: a Hugging Face model directory (config.json,
-model.safetensors, tokenizer.json, generation_config.json) to text.
+model.safetensors or a sharded checkpoint's model.safetensors.index.json and
+shards, tokenizer.json, generation_config.json) to text.
 
 The directory is imported and compiled by the attnc executable (`attnc DIR
 -o lib.so`, docs/import.md) into a cache keyed by what the library depends
@@ -17,21 +18,56 @@ from . import ArgumentError, FileError, _run_attnc, find_attnc, load
 from .generation import generate
 
 WEIGHTS = "model.safetensors"
+INDEX = "model.safetensors.index.json"
+
+
+def _weights(directory):
+    """The checkpoint attnc imports and the runtime reads: model.safetensors,
+    else a sharded checkpoint's index (as transformers looks for them)."""
+    for name in (WEIGHTS, INDEX):
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _shards(index):
+    """The shard files a sharded checkpoint's index names, sorted; the
+    runtime checks them (names inside the directory, each readable)."""
+    try:
+        with open(index, "rb") as f:
+            weight_map = json.load(f).get("weight_map")
+        names = sorted(set(weight_map.values()))
+    except (ValueError, AttributeError, TypeError):
+        return []      # malformed: attnc refuses it with the reason
+    return [os.path.join(os.path.dirname(index), n) for n in names if isinstance(n, str)]
 
 
 def _cache_key(directory, options):
     """What the compiled library depends on: attnc's version, config.json,
     the checkpoint's header (names, dtypes, shapes; not the weights, which
-    are read at load) and the import options."""
+    are read at load) and the import options. A sharded checkpoint's header
+    is its index and every shard's header."""
     h = hashlib.sha256()
     h.update(_run_attnc(["--version"], "attnc --version").stdout.encode())
     h.update(os.path.realpath(find_attnc()).encode())
     with open(os.path.join(directory, "config.json"), "rb") as f:
         h.update(f.read())
-    with open(os.path.join(directory, WEIGHTS), "rb") as f:
-        raw = f.read(8)
-        if len(raw) == 8:
-            h.update(f.read(struct.unpack("<Q", raw)[0]))
+    weights = _weights(directory)
+    files = [weights]
+    if weights.endswith(".json"):
+        with open(weights, "rb") as f:
+            h.update(f.read())
+        files = _shards(weights)
+    for path in files:
+        h.update(os.path.basename(path).encode())
+        try:
+            with open(path, "rb") as f:
+                raw = f.read(8)
+                if len(raw) == 8:
+                    h.update(f.read(min(struct.unpack("<Q", raw)[0], 100 << 20)))
+        except OSError:
+            pass       # a missing shard: attnc names it
     h.update(json.dumps(options, sort_keys=True).encode())
     return h.hexdigest()[:32]
 
@@ -61,6 +97,99 @@ def _eos_ids(directory):
     return []
 
 
+class TextTail:
+    """The text of one sequence's generated ids, decoded incrementally: each
+    new id decodes with the few ids before it (the last piece's) as context,
+    not the whole sequence again, so a step costs the same at token 1000 as
+    at token 1. A piece is held back while the decoded text ends in U+FFFD (a
+    character whose UTF-8 bytes are split over ids not all generated yet) or
+    does not yet extend the context's text (a merged piece), as
+    transformers' TextStreamer and vLLM's incremental detokenizer do.
+    `text` is the text so far (starting with `context`'s, ids decoded before
+    the generated ones); `flush()` adds what is held back at the end, after
+    which `text` equals `decode(context + all ids)`."""
+
+    def __init__(self, decode, context=()):
+        self.decode, self.ids = decode, list(context)
+        self.given = len(self.ids)
+        self.text = decode(self.ids) if self.ids else ""
+        self.prefix, self.read = 0, len(self.ids)  # ids[prefix:read]: the last piece's
+
+    def feed(self, ids):
+        """Takes the ids of `ids` (the whole generated sequence so far) past
+        those already fed; returns the text they add (maybe "")."""
+        self.ids.extend(ids[len(self.ids) - self.given:])
+        before = self.decode(self.ids[self.prefix:self.read])
+        after = self.decode(self.ids[self.prefix:])
+        if len(after) <= len(before) or after.endswith("\ufffd") \
+                or not after.startswith(before):
+            return ""
+        piece = after[len(before):]
+        self.text += piece
+        self.prefix, self.read = self.read, len(self.ids)
+        return piece
+
+    def flush(self):
+        """The rest of the text, held back until the end (an incomplete
+        character the model never completed): decodes the sequence once."""
+        full = self.decode(self.ids)
+        piece = full[len(self.text):] if full.startswith(self.text) else ""
+        self.text += piece
+        return piece
+
+
+class StopStrings:
+    """stop_when for generation, as transformers' StopStringCriteria: a
+    sequence ends at the first generated token that completes one of
+    `stops`, the token kept whole (a stop string may end inside it) and
+    generate returning the ids up to it. A stop string may begin in the
+    prompt ("every" + " every" holds "y "), so each sequence's text starts
+    with its prompt's last ids (`prompts`). Only the text a new token could
+    complete is searched."""
+
+    def __init__(self, decode, prompts, stops):
+        self.stops = stops
+        longest = max(len(s) for s in stops)
+        self.tails = [TextTail(decode, prompt_tail(decode, p, longest)) for p in prompts]
+
+    def __call__(self, b, generated):
+        tail = self.tails[b]
+        old = len(tail.text)
+        if not tail.feed(generated):
+            return False
+        return any(tail.text.find(s, max(0, old - len(s) + 1)) >= 0 for s in self.stops)
+
+
+def prompt_tail(decode, prompt, chars):
+    """The fewest last ids of `prompt` whose text has at least `chars`
+    characters, and one more (the first id's text may lose a leading
+    space)."""
+    j = len(prompt)
+    while j > 0 and len(decode(prompt[j:])) < chars:
+        j -= 1
+    return list(prompt[max(0, j - 1):])
+
+
+def stream_text(steps, tails):
+    """Each step's new text per sequence (the `tails`, one per sequence, fed
+    the ids of `steps`), then, when some
+    text was held back to the end, one last step with it: the pieces of a
+    sequence join to its final text."""
+    ids = [[] for _ in tails]
+    for tokens in steps:
+        out = []
+        for b, token in enumerate(tokens):
+            if token is None:
+                out.append("")
+                continue
+            ids[b].append(token)
+            out.append(tails[b].feed(ids[b]))
+        yield out
+    rest = [tail.flush() for tail in tails]
+    if any(rest):
+        yield rest
+
+
 class Pretrained:
     """A loaded model with its tokenizer (from_pretrained). `model` is the
     attnc.Model, `tokenizer` the tokenizers.Tokenizer, `eos_token_id` the
@@ -82,10 +211,14 @@ class Pretrained:
                  repetition_penalty=1.0, seed=None, stop=None, stream=False):
         """Text after `prompt` (a string, or a list of strings for a batch;
         token ids in give token ids out), as Model.generate chooses it; a
-        sequence also ends at generation_config.json's EOS and at the first
-        of the `stop` strings (a string or a list) its text contains. With
-        `stream`, an iterator over the pieces of text (for a batch, a list of
-        pieces per step, "" for a sequence with nothing new)."""
+        sequence also ends at generation_config.json's EOS and at the token
+        that completes one of the `stop` strings (a string or a list), kept
+        whole, as transformers' stop_strings (a stop string may begin in the
+        prompt). With `stream`, an iterator over the pieces of text (for a
+        batch, a list of pieces per step, "" for a sequence with nothing
+        new; a character split over tokens comes whole once complete), which
+        join to the text generate returns. Both decode incrementally: a step
+        costs the same however long the text."""
         texts = isinstance(prompt, str) or (
             isinstance(prompt, (list, tuple)) and prompt and isinstance(prompt[0], str))
         if not texts:
@@ -97,32 +230,17 @@ class Pretrained:
         stops = [stop] if isinstance(stop, str) else list(stop or [])
         if any(not s for s in stops):
             raise ArgumentError("a stop string must not be empty", 4)
-        stop_when = (lambda ids: any(s in self.decode(ids) for s in stops)) if stops else None
-        result = generate(self.model, [self.encode(p) for p in prompts], max_new_tokens,
+        encoded = [self.encode(p) for p in prompts]
+        stop_when = StopStrings(self.decode, encoded, stops) if stops else None
+        result = generate(self.model, encoded, max_new_tokens,
                           temperature, top_k, top_p, repetition_penalty, seed,
                           self.eos_token_id, None, stream, stop_when)
         if stream:
-            pieces = self._pieces(result, len(prompts))
+            tails = [TextTail(self.decode) for _ in prompts]
+            pieces = stream_text(result, tails)
             return (p[0] for p in pieces) if single else pieces
         texts = [self.decode(ids) for ids in result]
         return texts[0] if single else texts
-
-    def _pieces(self, steps, batch):
-        """Each step's new text per sequence: the decoded text's growth,
-        held back while it ends in an incomplete character."""
-        ids, shown = [[] for _ in range(batch)], [""] * batch
-        for tokens in steps:
-            out = []
-            for b, token in enumerate(tokens):
-                if token is not None:
-                    ids[b].append(token)
-                text = self.decode(ids[b])
-                if text.endswith("\ufffd") or not text.startswith(shown[b]):
-                    out.append("")
-                    continue
-                out.append(text[len(shown[b]):])
-                shown[b] = text
-            yield out
 
     def close(self):
         self.model.close()
@@ -144,9 +262,11 @@ def from_pretrained(directory, threads=None, max_context=None, cache_dir=None):
     tokenizer that does not fit the model."""
     directory = os.path.abspath(os.fspath(directory))
     for name in ("config.json", WEIGHTS, "tokenizer.json"):
-        if not os.path.isfile(os.path.join(directory, name)):
+        if not (os.path.isfile(os.path.join(directory, name))
+                or name == WEIGHTS and _weights(directory)):
             raise FileError(f"{directory}: no {name}: give a Hugging Face model directory "
-                            "(config.json, model.safetensors, tokenizer.json)", 2)
+                            "(config.json, model.safetensors or a sharded checkpoint's "
+                            f"{INDEX} and shards, tokenizer.json)", 2)
     try:
         from tokenizers import Tokenizer
     except ImportError:
@@ -156,7 +276,7 @@ def from_pretrained(directory, threads=None, max_context=None, cache_dir=None):
         os.path.expanduser("~"), ".cache", "attnc")
     lib = _compiled(directory, os.fspath(cache_dir), {"max_context": max_context})
     tokenizer = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
-    model = load(lib, weights=os.path.join(directory, WEIGHTS), threads=threads)
+    model = load(lib, weights=_weights(directory), threads=threads)
     logits = [t for t in model.outputs if t.name == "logits"]
     vocab = logits[0].dims[-1].extent if logits else None
     if vocab is None:

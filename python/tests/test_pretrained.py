@@ -72,9 +72,53 @@ def test_a_stop_string_ends_the_text(lm):
     text = case["text"]
     stop = text[len(text) // 2:len(text) // 2 + 3]
     got = m.generate(case["prompt"], max_new_tokens=12, stop=[stop, "never appears"])
-    assert stop in got and len(got) < len(text) and text.startswith(got[:len(got) - 3])
+    # Where transformers' stop_strings end it: the first token after which
+    # the text from the prompt on holds the stop string past the prompt's
+    # (test_text_stream.py checks this rule against transformers' goldens).
+    base = len(m.decode(case["prompt_ids"]))
+    k = next(k for k in range(1, 13)
+             if m.decode(case["prompt_ids"] + case["ids"][:k]).find(stop, base - 2) >= 0)
+    assert got == m.decode(case["ids"][:k]) and len(got) < len(text)
+    # transformers' generate(stop_strings=[s]) on every golden case.
+    for c in golden(name)["cases"]:
+        for s, n in c["stops"].items():
+            assert m.generate(c["prompt"], max_new_tokens=12, stop=s) == \
+                m.decode(c["ids"][:n]), s
     # A stop string longer than anything generated changes nothing.
     assert m.generate(case["prompt"], max_new_tokens=12, stop="x" * 200) == text
+    # Streamed, the pieces join to the same text.
+    pieces = m.generate(case["prompt"], max_new_tokens=12, stop=stop, stream=True)
+    assert "".join(pieces) == got
+
+
+def test_a_sharded_checkpoint(tmp_path):
+    """The llama fixture split into 3 shards and an index generates the
+    same; the cache key covers every shard's header."""
+    import sys
+    sys.path.insert(0, os.path.join(REPO, "test", "import", "Inputs"))
+    from edit_config import shard
+    from attnc.pretrained import _cache_key
+    d = tmp_path / "llama"
+    shutil.copytree(os.path.join(FIXTURES, "llama"), d)
+    shard(str(d), 3)
+    assert not (d / "model.safetensors").exists()
+    g = golden("llama")
+    with attnc.from_pretrained(d, cache_dir=tmp_path / "cache") as m:
+        case = g["cases"][0]
+        assert m.generate(case["prompt"], max_new_tokens=g["max_new_tokens"]) == case["text"]
+    key = _cache_key(str(d), {"max_context": None})
+    shard3 = d / "model-00003-of-00003.safetensors"
+    blob = shard3.read_bytes()
+    n = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8:8 + n])
+    header["__metadata__"] = {"edited": "yes"}
+    text = json.dumps(header).encode()
+    shard3.write_bytes(len(text).to_bytes(8, "little") + text + blob[8 + n:])
+    assert _cache_key(str(d), {"max_context": None}) != key
+    # A missing shard: attnc names it.
+    shard3.unlink()
+    with pytest.raises(attnc.CompileError, match="shard 'model-00003-of-00003.safetensors'"):
+        attnc.from_pretrained(d, cache_dir=tmp_path / "cache")
 
 
 def test_bad_directories(tmp_path, lm):

@@ -162,7 +162,7 @@ struct attn_model {
   /// The weights file, kept mapped only while kernels of "run" read its
   /// tensors directly; `weights` points at each tensor's data (into the
   /// mapping, or into `weightCopies` where the file's data was misaligned).
-  std::optional<attn::safetensors::File> weightsFile;
+  std::optional<attn::safetensors::Checkpoint> weightsFile;
   std::vector<const void *> weights; ///< per attn_model_desc.weights entry
   std::vector<void *> weightCopies;  ///< freed with the model
   /// On a GPU library's device (device_buffers.h), uploaded at load: the

@@ -287,6 +287,170 @@ std::string File::tensorNames() const {
   return s.empty() ? "no tensors" : s;
 }
 
+namespace {
+
+/// The bytes of the regular file at `path` (an index: JSON, so bounded).
+Expected<std::string> readSmallFile(const std::string &path,
+                                    const std::string &what) {
+  constexpr uint64_t MaxBytes = uint64_t(64) << 20;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::failure(what + ": cannot open it: " + errnoText());
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::failure(what + ": not a regular file");
+  }
+  if (uint64_t(st.st_size) > MaxBytes) {
+    ::close(fd);
+    return Status::failure(what + ": " + std::to_string(st.st_size) +
+                           " bytes, more than the " + std::to_string(MaxBytes) +
+                           " an index of tensor names takes: is it an index?");
+  }
+  std::string text(std::size_t(st.st_size), '\0');
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    done += std::size_t(n);
+  }
+  ::close(fd);
+  text.resize(done);
+  return text;
+}
+
+/// `name` with empty and "." components dropped, or nullopt when it is
+/// absolute or climbs out with "..".
+std::optional<std::string> shardName(const std::string &name) {
+  if (name.empty() || name.front() == '/')
+    return std::nullopt;
+  std::string out;
+  std::size_t begin = 0;
+  while (begin <= name.size()) {
+    std::size_t end = std::min(name.find('/', begin), name.size());
+    std::string_view part(name.data() + begin, end - begin);
+    if (part == "..")
+      return std::nullopt;
+    if (!part.empty() && part != ".")
+      out += (out.empty() ? "" : "/") + std::string(part);
+    begin = end + 1;
+  }
+  if (out.empty())
+    return std::nullopt;
+  return out;
+}
+
+} // namespace
+
+bool Checkpoint::isIndex(std::string_view path) {
+  constexpr std::string_view Suffix = ".json";
+  return path.size() >= Suffix.size() &&
+         path.substr(path.size() - Suffix.size()) == Suffix;
+}
+
+Expected<Checkpoint> Checkpoint::open(const std::string &path) {
+  Checkpoint cp;
+  cp.checkpointPath = path;
+  if (!isIndex(path)) {
+    Expected<File> file = File::open(path);
+    if (!file)
+      return Status::failure(file.message());
+    cp.fileList.push_back(std::move(*file));
+  } else {
+    cp.isSharded = true;
+    std::string what = "safetensors index '" + path + "'";
+    Expected<std::string> text = readSmallFile(path, what);
+    if (!text)
+      return Status::failure(text.message());
+    auto fail = [&](const std::string &why) {
+      return Status::failure(what + ": " + why);
+    };
+    Json index;
+    try {
+      index = Json::parse(*text);
+    } catch (const Json::exception &e) {
+      return fail(std::string("not valid JSON (") + e.what() +
+                  "): restore the index, or download the checkpoint again");
+    }
+    auto map = index.is_object() ? index.find("weight_map") : index.end();
+    if (!index.is_object() || map == index.end() || !map->is_object())
+      return fail("no \"weight_map\" object mapping tensor names to shard "
+                  "files: is it a Hugging Face model.safetensors.index.json?");
+    if (map->empty())
+      return fail("its \"weight_map\" maps no tensors: the checkpoint is "
+                  "empty or the index is damaged");
+    // Shard name -> the tensors the index maps to it.
+    std::map<std::string, std::vector<std::string>> shards;
+    for (const auto &[tensor, shard] : map->items()) {
+      if (!shard.is_string())
+        return fail("tensor '" + tensor + "' maps to " + shard.dump() +
+                    ", not a shard file name");
+      std::optional<std::string> name = shardName(shard.get<std::string>());
+      if (!name)
+        return fail("tensor '" + tensor + "' maps to shard '" +
+                    shard.get<std::string>() +
+                    "', which is not a file name inside the index's "
+                    "directory (an empty or absolute name, or one with "
+                    "'..'): shards must lie beside their index");
+      shards[*name].push_back(tensor);
+    }
+    std::string dir;
+    if (std::size_t slash = path.rfind('/'); slash != std::string::npos)
+      dir = path.substr(0, slash + 1);
+    for (const auto &[name, tensors] : shards) {
+      Expected<File> file = File::open(dir + name);
+      if (!file)
+        return fail(
+            "shard '" + name + "' (which holds tensor '" + tensors.front() +
+            "'" +
+            (tensors.size() > 1
+                 ? " and " + std::to_string(tensors.size() - 1) + " more"
+                 : std::string()) +
+            ") cannot be read: " + file.message() +
+            ": download the checkpoint's shards again");
+      for (const std::string &tensor : tensors)
+        if (!file->find(tensor))
+          return fail("maps tensor '" + tensor + "' to shard '" + name +
+                      "', which lacks it: the index and its shards disagree; "
+                      "download the checkpoint again");
+      cp.fileList.push_back(std::move(*file));
+    }
+  }
+  for (std::size_t f = 0; f < cp.fileList.size(); ++f)
+    for (const Tensor &t : cp.fileList[f].tensors()) {
+      auto [it, added] = cp.byName.try_emplace(t.name, cp.tensorList.size());
+      if (!added)
+        return Status::failure(
+            "safetensors index '" + path + "': tensor '" + t.name +
+            "' is in two shards, '" +
+            cp.fileList[cp.fileOf[it->second]].path() + "' and '" +
+            cp.fileList[f].path() +
+            "': a checkpoint holds each tensor once; download it again");
+      cp.tensorList.push_back(t);
+      cp.fileOf.push_back(f);
+    }
+  return cp;
+}
+
+const Tensor *Checkpoint::find(std::string_view name) const {
+  auto it = byName.find(name);
+  return it == byName.end() ? nullptr : &tensorList[it->second];
+}
+
+const std::string &Checkpoint::pathOf(const Tensor &t) const {
+  return fileList[fileOf[std::size_t(&t - tensorList.data())]].path();
+}
+
+std::string Checkpoint::tensorNames() const {
+  std::string s;
+  for (const Tensor &t : tensorList)
+    s += (s.empty() ? "" : ", ") + t.name;
+  return s.empty() ? "no tensors" : s;
+}
+
 Status Writer::add(std::string name, DType dtype, std::vector<int64_t> shape,
                    const void *data, std::size_t sizeBytes) {
   if (name.empty() || name == "__metadata__")

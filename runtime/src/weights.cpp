@@ -2,10 +2,11 @@
 //
 // A library built without attnc --weights names the tensors it reads (its
 // weights table) and computes its constants block from them with its "init"
-// entry. Here the safetensors file is mapped, every tensor of the table is
-// checked by name, dtype and shape (all problems reported at once, so one
-// export fixes them all), optionally scanned for NaN and Inf, and "init" runs
-// once.
+// entry. Here the safetensors file (or each shard of a sharded checkpoint,
+// through its model.safetensors.index.json) is mapped, every tensor of the
+// table is checked by name, dtype and shape (all problems reported at once, so
+// one export fixes them all), optionally scanned for NaN and Inf, and "init"
+// runs once.
 //
 //===----------------------------------------------------------------------===//
 #include "model.h"
@@ -45,7 +46,7 @@ std::size_t levenshtein(std::string_view a, std::string_view b) {
 }
 
 /// "'x', 'y', 'z'": the names in `file` closest to `name`.
-std::string closestNames(const st::File &file, std::string_view name) {
+std::string closestNames(const st::Checkpoint &file, std::string_view name) {
   std::vector<std::pair<std::size_t, const std::string *>> ranked;
   for (const st::Tensor &t : file.tensors())
     ranked.push_back({levenshtein(name, t.name), &t.name});
@@ -84,11 +85,11 @@ struct Problems {
   }
 };
 
-void checkWeight(const attn_model_weight &w, const st::File &file,
+void checkWeight(const attn_model_weight &w, const st::Checkpoint &file,
                  Problems &problems) {
   std::string where = "weight '" + std::string(w.name) + "'";
-  std::string in = "'" + file.path() + "'";
   const st::Tensor *t = file.find(w.name);
+  std::string in = "'" + (t ? file.pathOf(*t) : file.path()) + "'";
   if (!t) {
     std::string line = where + " is not in " + in;
     if (!problems.listing())
@@ -188,7 +189,7 @@ std::string nonFiniteName(const void *data, int64_t i, int32_t dtype) {
 
 /// Fails on the first NaN or Inf of the weights the model reads, in the
 /// order of its weights table, naming the tensor, the index and the value.
-attn_status checkFinite(const attn_model_desc &d, const st::File &file) {
+attn_status checkFinite(const attn_model_desc &d, const st::Checkpoint &file) {
   for (int32_t w = 0; w < d.num_weights; ++w) {
     const attn_model_weight &weight = d.weights[w];
     const st::Tensor &t = *file.find(weight.name);
@@ -206,10 +207,10 @@ attn_status checkFinite(const attn_model_desc &d, const st::File &file) {
       flat /= weight.dims[r];
     }
     return fail(ATTN_ERROR_NON_FINITE,
-                "weight '" + std::string(weight.name) + "' in '" + file.path() +
-                    "' holds " + nonFiniteName(t.data, i, weight.dtype) +
-                    " at [" + index + "] (shape " +
-                    dimsString(weight.dims, weight.rank) +
+                "weight '" + std::string(weight.name) + "' in '" +
+                    file.pathOf(t) + "' holds " +
+                    nonFiniteName(t.data, i, weight.dtype) + " at [" + index +
+                    "] (shape " + dimsString(weight.dims, weight.rank) +
                     "): the checkpoint is damaged; export it again from a "
                     "model whose weights are finite");
   }
@@ -219,7 +220,7 @@ attn_status checkFinite(const attn_model_desc &d, const st::File &file) {
 attn_status readWeightsFile(attn_model &model, const std::string &path,
                             bool checkNonFinite) {
   const attn_model_desc &d = *model.desc;
-  st::Expected<st::File> file = st::File::open(path);
+  st::Expected<st::Checkpoint> file = st::Checkpoint::open(path);
   if (!file)
     return fail(ATTN_ERROR_IO, file.message());
   Problems problems;
@@ -255,17 +256,19 @@ attn_status readWeightsFile(attn_model &model, const std::string &path,
 /// this process lets the runs fault back in only what they read: the data
 /// stays in the page cache, and the mapping is private and read-only, so
 /// nothing is lost.
-void releaseResidentPages(const st::File &file) {
-  uintptr_t begin = UINTPTR_MAX, end = 0;
-  for (const st::Tensor &t : file.tensors()) {
-    auto p = reinterpret_cast<uintptr_t>(t.data);
-    begin = std::min(begin, p);
-    end = std::max(end, p + t.sizeBytes);
+void releaseResidentPages(const st::Checkpoint &checkpoint) {
+  for (const st::File &file : checkpoint.files()) {
+    uintptr_t begin = UINTPTR_MAX, end = 0;
+    for (const st::Tensor &t : file.tensors()) {
+      auto p = reinterpret_cast<uintptr_t>(t.data);
+      begin = std::min(begin, p);
+      end = std::max(end, p + t.sizeBytes);
+    }
+    uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    begin = begin / page * page;
+    if (begin < end)
+      ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
   }
-  uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  begin = begin / page * page;
-  if (begin < end)
-    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
 bool readsWeights(const attn_model_entry &entry) {

@@ -24,7 +24,10 @@ For fixtures/gpt2 and fixtures/llama it writes:
     gives them, the ids transformers' `generate` adds greedily
     (max_new_tokens 12, generation_config.json's EOS; the model in float32,
     as attnc computes a bf16 checkpoint), and their text decoded with
-    skip_special_tokens."""
+    skip_special_tokens; and under "stops", for every two-character
+    substring of that text at an even offset, how many ids `generate`
+    returns with it as `stop_strings` (StopStringCriteria: the ids up to
+    the one that completes it, which may begin in the prompt)."""
 
 import json
 import os
@@ -83,11 +86,22 @@ def main():
                 out = model.generate(ids, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
                                      attention_mask=torch.ones_like(ids))
             new = out[0, ids.shape[1]:].tolist()
+            text = fast.decode(new, skip_special_tokens=True)
+            stops = {}
+            for start in range(0, len(text) - 2, 2):
+                stop = text[start:start + 2]
+                if stop in stops:
+                    continue
+                with torch.no_grad():
+                    out = model.generate(ids, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
+                                         attention_mask=torch.ones_like(ids),
+                                         stop_strings=[stop], tokenizer=fast)
+                stops[stop] = out.shape[1] - ids.shape[1]
             cases.append({"prompt": prompt, "prompt_ids": ids[0].tolist(), "ids": new,
-                          "text": fast.decode(new, skip_special_tokens=True)})
+                          "text": text, "stops": stops})
         with open(os.path.join(d, "text_golden.json"), "w") as f:
             json.dump({"versions": PINNED, "max_new_tokens": MAX_NEW_TOKENS,
-                       "cases": cases}, f, indent=1)
+                       "cases": cases}, f, indent=2)
             f.write("\n")
         print(name, [(c["prompt"], len(c["ids"]), c["text"]) for c in cases])
 

@@ -17,6 +17,11 @@ For one fixture (see --list):
      prefill and 7 decodes from the KV caches give the logits of one run
      over the whole sequence (attn-run's own tolerance).
 
+With --sharded, the fixture is first copied into WORKDIR and its
+model.safetensors split into 3 shards and model.safetensors.index.json
+(Inputs/edit_config.py --shard), which every step then reads instead: a
+sharded checkpoint must give the same outputs.
+
 Needs only numpy. Prints PASS or FAIL per check, ends with `N passed, M
 failed`; exit status 0 if all passed, 1 if any failed, 2 on a usage error.
 
@@ -38,6 +43,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
+sys.path.insert(0, os.path.join(HERE, "Inputs"))
 
 from run_e2e import Tally, describe_rc, run_cmd, select_configs, tools_missing  # noqa: E402
 
@@ -93,9 +99,19 @@ def run_fixture(name, args, tally):
 
     fixture = os.path.join(FIXTURES, name)
     weights = os.path.join(fixture, "model.safetensors")
-    wd = os.path.join(args.workdir, name)
+    wd = os.path.join(args.workdir, name + ("-sharded" if args.sharded else ""))
     os.makedirs(wd, exist_ok=True)
     print(f"== {name} (workdir {wd})", flush=True)
+    if args.sharded:
+        import shutil
+
+        from edit_config import shard
+        copy = os.path.join(wd, "checkpoint")
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(fixture, copy)
+        shard(copy, 3)
+        fixture, weights = copy, os.path.join(copy, "model.safetensors.index.json")
+        name += " (sharded)"
 
     source = os.path.join(wd, "model.attn")
     p, err = run_ok([args.attnc, "import", fixture, "-o", source], args.timeout)
@@ -110,7 +126,7 @@ def run_fixture(name, args, tally):
         tally.fail(f"{name}: attnc {fixture} -o m.so failed: {err}")
         return
 
-    golden, meta = st.load(os.path.join(fixture, "golden.safetensors"),
+    golden, meta = st.load(os.path.join(FIXTURES, name.split()[0], "golden.safetensors"),
                            with_metadata=True)
     print(f"  golden: {meta.get('module')}, transformers "
           f"{meta.get('transformers_version')}", flush=True)
@@ -137,7 +153,7 @@ def run_fixture(name, args, tally):
                          args, tally) or {}).get(out)
         compare(f"{name} {out}", y, want, args.tolerance, tally)
 
-    if CONFIGS[name]:
+    if CONFIGS[name.split()[0]]:
         prompt = ",".join(str(int(t)) for t in inputs["ids"][0, :5])
         p, err = run_ok([args.attn_run, lib, "--weights", weights, "--generate", "8",
                          "--prompt", prompt, "--check"], args.timeout)
@@ -161,6 +177,8 @@ def main(argv=None):
     ap.add_argument("--tolerance", type=float, default=DEFAULT_TOL,
                     help=f"max error relative to max |expected| (default {DEFAULT_TOL:g})")
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--sharded", action="store_true",
+                    help="split each fixture's checkpoint into 3 shards first")
     args = ap.parse_args(argv)
     if args.list:
         print("\n".join(CONFIGS))

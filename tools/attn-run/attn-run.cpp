@@ -164,6 +164,7 @@ Options parseArgs(int argc, char **argv) {
   std::string random;
   app.add_option("--weights", o.weights,
                  "Read the model's weights from this safetensors file\n"
+                 "(or a sharded checkpoint's model.safetensors.index.json)\n"
                  "at load (a model built without attnc --weights)")
       ->type_name("FILE")
       ->group(run);

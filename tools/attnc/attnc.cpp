@@ -91,7 +91,9 @@ cl::opt<std::string> outputPath("o",
                                 cl::cat(attncCategory));
 cl::opt<std::string>
     weightsPath("weights",
-                cl::desc("Embed these weights in the library (default: the "
+                cl::desc("Embed these weights in the library, a safetensors "
+                         "file or a sharded checkpoint's "
+                         "model.safetensors.index.json (default: the "
                          "library reads them at load, attn-run --weights)"),
                 cl::value_desc("file.safetensors"), cl::cat(attncCategory));
 cl::opt<std::string>

@@ -116,7 +116,10 @@ typedef struct attn_load_options {
   uint32_t size; /* sizeof(attn_load_options) */
   /* The safetensors file the model's weights are read from (mapped, checked
    * by name, dtype and shape, then packed by the library's "init" plan), or
-   * NULL for a library that embeds its weights. */
+   * NULL for a library that embeds its weights. A path ending in ".json" is
+   * a sharded checkpoint's index (model.safetensors.index.json): every shard
+   * it names beside it is mapped and checked alike, and the weights are
+   * found across them. */
   const char *weights;
   /* ATTN_LOAD_* bits; 0 for a plain load. Unknown bits are refused. */
   uint32_t flags;

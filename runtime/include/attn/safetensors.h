@@ -132,6 +132,47 @@ private:
   std::map<std::string, std::string> meta;
 };
 
+/// A model's weights as Hugging Face saves them: one safetensors file, or a
+/// sharded checkpoint, an index (model.safetensors.index.json: {"metadata":
+/// {...}, "weight_map": {tensor name: shard file name}}) and the shards it
+/// names beside it. Every shard is opened as a File (so checked all through)
+/// and the tensors of all of them form one table. Refused, with a message
+/// naming the index, the shard and a tensor: malformed JSON, a shard name
+/// that is empty, absolute or has a ".." component (it must stay in the
+/// index's directory; the check is on the name, so a shard may be a symbolic
+/// link, as in the Hub's cache), a shard that cannot be opened, a tensor the
+/// index maps to a shard that lacks it, and a tensor held by two shards. A
+/// tensor a shard holds that the index does not list is read too.
+class Checkpoint {
+public:
+  /// A path ending in ".json" is an index; anything else one File.
+  static Expected<Checkpoint> open(const std::string &path);
+  static bool isIndex(std::string_view path);
+
+  /// The path opened: the file or the index.
+  const std::string &path() const { return checkpointPath; }
+  bool sharded() const { return isSharded; }
+  /// The files the tensors are in (one for an unsharded checkpoint), in the
+  /// order of their names.
+  const std::vector<File> &files() const { return fileList; }
+  /// Every tensor of every file, by file then data order.
+  const std::vector<Tensor> &tensors() const { return tensorList; }
+  /// The tensor called `name`, or nullptr.
+  const Tensor *find(std::string_view name) const;
+  /// The file `t` (one of tensors()) is in.
+  const std::string &pathOf(const Tensor &t) const;
+  std::string tensorNames() const;
+
+private:
+  std::string checkpointPath;
+  bool isSharded = false;
+  std::vector<File> fileList;
+  std::vector<Tensor> tensorList;
+  /// Per tensor of tensorList, its file's index in fileList.
+  std::vector<std::size_t> fileOf;
+  std::map<std::string, std::size_t, std::less<>> byName;
+};
+
 /// Collects tensors, then writes them as one safetensors file atomically: the
 /// file at `path` is either the complete new file or left as it was.
 class Writer {

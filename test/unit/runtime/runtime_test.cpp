@@ -830,6 +830,94 @@ TEST_F(WeightsTest, MissingWeightNamesTheClosestOnes) {
   EXPECT_THAT(message, Not(HasSubstr("unrelated")));
 }
 
+/// model.safetensors.index.json in `dir` mapping each name to its shard.
+std::string
+writeIndex(const fs::path &dir,
+           const std::vector<std::pair<std::string, std::string>> &weightMap) {
+  std::string p = (dir / "model.safetensors.index.json").string();
+  std::ofstream out(p);
+  out << R"({"metadata": {}, "weight_map": {)";
+  for (std::size_t i = 0; i < weightMap.size(); ++i)
+    out << (i ? ", " : "") << '"' << weightMap[i].first << R"(": ")"
+        << weightMap[i].second << '"';
+  out << "}}";
+  return p;
+}
+
+TEST_F(WeightsTest, ShardedCheckpointLoadsAcrossShards) {
+  std::string one = write({f32("bias", {4}, Bias, 4)}, "model-1.safetensors");
+  std::string two = write({f32("scale", {4}, Scale, 4)}, "model-2.safetensors");
+  std::string index = writeIndex(
+      dir, {{"bias", "model-1.safetensors"}, {"scale", "model-2.safetensors"}});
+  ASSERT_EQ(loadWith(FAKE_WEIGHTS, index.c_str(), &model), ATTN_OK)
+      << attn_last_error();
+  // 'run' reads 'scale' from its shard; 'bias' is read by 'init' only, but
+  // the shards are released together.
+  EXPECT_TRUE(isMapped(two));
+  WeightsCase c(3);
+  ASSERT_EQ(c.run(model), ATTN_OK) << attn_last_error();
+  c.expectResult(Bias, Scale);
+  attn_model_free(model);
+  model = nullptr;
+  EXPECT_FALSE(isMapped(one));
+  EXPECT_FALSE(isMapped(two));
+
+  // --check-weights scans every shard, and names the one with the NaN.
+  float nan[4] = {1, 2, std::nanf(""), 4};
+  write({f32("scale", {4}, nan, 4)}, "model-2.safetensors");
+  attn_load_options options{};
+  options.size = sizeof options;
+  options.weights = index.c_str();
+  options.flags = ATTN_LOAD_CHECK_WEIGHTS;
+  EXPECT_EQ(attn_model_load_with_options(FAKE_WEIGHTS, &options, &model),
+            ATTN_ERROR_NON_FINITE);
+  EXPECT_THAT(std::string(attn_last_error()),
+              AllOf(HasSubstr("weight 'scale' in '" + two + "' holds NaN"),
+                    HasSubstr("at [2]")));
+}
+
+TEST_F(WeightsTest, ShardedMissingWeightNamesTheClosestAcrossShards) {
+  write({f32("bias", {4}, Bias, 4), f32("shift", {4}, Scale, 4)},
+        "model-1.safetensors");
+  write({f32("sclae", {4}, Scale, 4)}, "model-2.safetensors");
+  std::string index = writeIndex(dir, {{"bias", "model-1.safetensors"},
+                                       {"shift", "model-1.safetensors"},
+                                       {"sclae", "model-2.safetensors"}});
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, index), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(message,
+              AllOf(HasSubstr("weight 'scale' is not in '" + index + "'"),
+                    HasSubstr("closest names there: 'sclae', 'bias', "
+                              "'shift'")));
+}
+
+TEST_F(WeightsTest, ShardedMismatchNamesTheShard) {
+  write({f32("bias", {4}, Bias, 4)}, "model-1.safetensors");
+  std::string two =
+      write({f32("scale", {2, 2}, Scale, 4)}, "model-2.safetensors");
+  std::string index = writeIndex(
+      dir, {{"bias", "model-1.safetensors"}, {"scale", "model-2.safetensors"}});
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, index), ATTN_ERROR_SHAPE_MISMATCH);
+  EXPECT_THAT(message, HasSubstr("weight 'scale' in '" + two +
+                                 "' has shape [2, 2] but the model "
+                                 "declares it [4]"));
+}
+
+TEST_F(WeightsTest, ShardedRefusalsFailTheLoad) {
+  write({f32("bias", {4}, Bias, 4), f32("scale", {4}, Scale, 4)},
+        "model-1.safetensors");
+  std::string index = writeIndex(
+      dir, {{"bias", "model-1.safetensors"}, {"scale", "model-2.safetensors"}});
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, index), ATTN_ERROR_IO);
+  EXPECT_THAT(message,
+              AllOf(HasSubstr("safetensors index '" + index + "'"),
+                    HasSubstr("shard 'model-2.safetensors' (which holds "
+                              "tensor 'scale') cannot be read")));
+  index = writeIndex(dir, {{"bias", "model-1.safetensors"},
+                           {"scale", "../model-1.safetensors"}});
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS, index), ATTN_ERROR_IO);
+  EXPECT_THAT(message, HasSubstr("shards must lie beside their index"));
+}
+
 TEST_F(WeightsTest, FileWithoutTensorsReportsEveryWeight) {
   EXPECT_EQ(loadFails(FAKE_WEIGHTS, write({})), ATTN_ERROR_INVALID_ARGUMENT);
   EXPECT_THAT(message,

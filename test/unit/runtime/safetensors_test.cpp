@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sys/resource.h>
+#include <tuple>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -332,6 +333,185 @@ TEST_F(SafetensorsTest, WriteIntoMissingOrUnwritableDirectory) {
     std::string content((std::istreambuf_iterator<char>(in)), {});
     EXPECT_EQ(content, "old");
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Sharded checkpoints: model.safetensors.index.json and its shards
+//===----------------------------------------------------------------------===//
+
+class CheckpointTest : public SafetensorsTest {
+protected:
+  /// Writes shard `name` holding one F32 [2] tensor per name in `tensors`,
+  /// tensor i filled with `first` + i.
+  void shard(const std::string &name, const std::vector<std::string> &tensors,
+             float first = 0) {
+    Writer w;
+    for (const std::string &t : tensors) {
+      float v[2] = {first, first};
+      first += 1;
+      ASSERT_TRUE(w.add(t, DType::F32, {2}, v, sizeof v).ok());
+    }
+    Status s = w.write(path(name));
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  /// Writes the index with `weightMap`, a JSON object's members.
+  std::string index(const std::string &weightMap) {
+    std::string p = path("model.safetensors.index.json");
+    std::ofstream(p) << R"({"metadata": {"total_size": 24}, "weight_map": {)"
+                     << weightMap << "}}";
+    return p;
+  }
+  /// The usual layout: a and b in the first shard, c in the second.
+  std::string twoShards() {
+    shard("model-00001-of-00002.safetensors", {"a", "b"}, 1);
+    shard("model-00002-of-00002.safetensors", {"c"}, 3);
+    return index(R"("a": "model-00001-of-00002.safetensors",)"
+                 R"("b": "model-00001-of-00002.safetensors",)"
+                 R"("c": "model-00002-of-00002.safetensors")");
+  }
+};
+
+::testing::AssertionResult failsWith(const Expected<Checkpoint> &cp,
+                                     const std::vector<std::string> &parts) {
+  if (cp.ok())
+    return ::testing::AssertionFailure() << "the checkpoint opened";
+  for (const std::string &part : parts)
+    if (cp.message().find(part) == std::string::npos)
+      return ::testing::AssertionFailure()
+             << "'" << cp.message() << "' lacks '" << part << "'";
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(CheckpointTest, OneFileIsACheckpointOfOne) {
+  shard("model.safetensors", {"x", "y"});
+  Expected<Checkpoint> cp = Checkpoint::open(path("model.safetensors"));
+  ASSERT_TRUE(cp.ok()) << cp.message();
+  EXPECT_FALSE(cp->sharded());
+  EXPECT_EQ(cp->files().size(), 1u);
+  EXPECT_EQ(cp->tensorNames(), "x, y");
+  ASSERT_NE(cp->find("y"), nullptr);
+  EXPECT_EQ(cp->pathOf(*cp->find("y")), path("model.safetensors"));
+  EXPECT_TRUE(failsWith(Checkpoint::open(path("nope.safetensors")),
+                        {"nope.safetensors", "cannot open"}));
+}
+
+TEST_F(CheckpointTest, ReadsTensorsAcrossShards) {
+  Expected<Checkpoint> cp = Checkpoint::open(twoShards());
+  ASSERT_TRUE(cp.ok()) << cp.message();
+  EXPECT_TRUE(cp->sharded());
+  EXPECT_EQ(cp->path(), path("model.safetensors.index.json"));
+  ASSERT_EQ(cp->files().size(), 2u);
+  EXPECT_EQ(cp->tensors().size(), 3u);
+  EXPECT_EQ(cp->tensorNames(), "a, b, c");
+  for (auto [name, value, file] :
+       {std::tuple{"a", 1.0f, "model-00001-of-00002.safetensors"},
+        std::tuple{"b", 2.0f, "model-00001-of-00002.safetensors"},
+        std::tuple{"c", 3.0f, "model-00002-of-00002.safetensors"}}) {
+    const Tensor *t = cp->find(name);
+    ASSERT_NE(t, nullptr) << name;
+    EXPECT_EQ(static_cast<const float *>(t->data)[1], value) << name;
+    EXPECT_EQ(cp->pathOf(*t), path(file)) << name;
+  }
+  EXPECT_EQ(cp->find("d"), nullptr);
+}
+
+TEST_F(CheckpointTest, ShardsMayBeLinksAndDotted) {
+  // The Hub's cache: each snapshot file a link into ../../blobs.
+  fs::create_directories(path("blobs"));
+  fs::create_directories(path("snap"));
+  shard("blobs/1234", {"a"});
+  fs::create_symlink("../blobs/1234", path("snap/model-1.safetensors"));
+  std::string p = path("snap/model.safetensors.index.json");
+  std::ofstream(p) << R"({"weight_map": {"a": "./model-1.safetensors"}})";
+  Expected<Checkpoint> cp = Checkpoint::open(p);
+  ASSERT_TRUE(cp.ok()) << cp.message();
+  EXPECT_NE(cp->find("a"), nullptr);
+}
+
+TEST_F(CheckpointTest, UnlistedTensorsOfAShardAreRead) {
+  shard("s1.safetensors", {"a", "extra"});
+  Expected<Checkpoint> cp = Checkpoint::open(index(R"("a": "s1.safetensors")"));
+  ASSERT_TRUE(cp.ok()) << cp.message();
+  EXPECT_NE(cp->find("extra"), nullptr);
+}
+
+TEST_F(CheckpointTest, MissingShardNamesIndexShardAndTensor) {
+  shard("model-00001-of-00002.safetensors", {"a"});
+  std::string p = index(R"("a": "model-00001-of-00002.safetensors",)"
+                        R"("b": "model-00002-of-00002.safetensors",)"
+                        R"("c": "model-00002-of-00002.safetensors")");
+  EXPECT_TRUE(failsWith(Checkpoint::open(p),
+                        {"safetensors index '" + p + "'",
+                         "shard 'model-00002-of-00002.safetensors'",
+                         "holds tensor 'b' and 1 more", "cannot open it",
+                         "download the checkpoint's shards again"}));
+}
+
+TEST_F(CheckpointTest, CorruptShardIsRefusedWithTheReadersMessage) {
+  twoShards();
+  std::ofstream(path("model-00002-of-00002.safetensors")) << "garbage";
+  EXPECT_TRUE(failsWith(Checkpoint::open(path("model.safetensors.index.json")),
+                        {"shard 'model-00002-of-00002.safetensors'",
+                         "holds tensor 'c')", "too short"}));
+}
+
+TEST_F(CheckpointTest, TensorTheShardLacks) {
+  shard("s1.safetensors", {"a"});
+  shard("s2.safetensors", {"b"});
+  EXPECT_TRUE(
+      failsWith(Checkpoint::open(
+                    index(R"("a": "s1.safetensors", "b": "s1.safetensors")")),
+                {"maps tensor 'b' to shard 's1.safetensors', which lacks it",
+                 "the index and its shards disagree"}));
+}
+
+TEST_F(CheckpointTest, TensorInTwoShards) {
+  shard("s1.safetensors", {"a", "b"});
+  shard("s2.safetensors", {"b"});
+  EXPECT_TRUE(failsWith(Checkpoint::open(index(
+                            R"("a": "s1.safetensors", "b": "s2.safetensors")")),
+                        {"tensor 'b' is in two shards", path("s1.safetensors"),
+                         path("s2.safetensors"), "holds each tensor once"}));
+}
+
+TEST_F(CheckpointTest, ShardNamesMustStayBesideTheIndex) {
+  fs::create_directories(path("sub"));
+  shard("outside.safetensors", {"a"});
+  std::string p = path("sub/model.safetensors.index.json");
+  for (std::string name :
+       {path("outside.safetensors"), std::string("../outside.safetensors"),
+        std::string("x/../../outside.safetensors"), std::string(""),
+        std::string(".")}) {
+    std::ofstream(p) << R"({"weight_map": {"a": ")" << name << R"("}})";
+    EXPECT_TRUE(failsWith(Checkpoint::open(p),
+                          {"tensor 'a' maps to shard '" + name + "'",
+                           "not a file name inside the index's directory",
+                           "shards must lie beside their index"}))
+        << name;
+  }
+}
+
+TEST_F(CheckpointTest, MalformedIndexes) {
+  std::string p = path("model.safetensors.index.json");
+  auto with = [&](const std::string &text) {
+    std::ofstream(p) << text;
+    return Checkpoint::open(p);
+  };
+  EXPECT_TRUE(failsWith(with(R"({"weight_map": {"a": )"),
+                        {"safetensors index '" + p + "'", "not valid JSON",
+                         "restore the index"}));
+  EXPECT_TRUE(failsWith(with("[]"), {"no \"weight_map\" object"}));
+  EXPECT_TRUE(
+      failsWith(with(R"({"weight_map": []})"),
+                {"no \"weight_map\" object", "model.safetensors.index.json?"}));
+  EXPECT_TRUE(failsWith(with(R"({"weight_map": {}})"), {"maps no tensors"}));
+  EXPECT_TRUE(failsWith(with(R"({"weight_map": {"a": 3}})"),
+                        {"tensor 'a' maps to 3, not a shard file name"}));
+  EXPECT_TRUE(failsWith(Checkpoint::open(path("none.index.json")),
+                        {"none.index.json", "cannot open it"}));
+  fs::create_directories(path("dir.json"));
+  EXPECT_TRUE(
+      failsWith(Checkpoint::open(path("dir.json")), {"not a regular file"}));
 }
 
 } // namespace
