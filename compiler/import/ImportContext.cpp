@@ -46,7 +46,12 @@ static const std::pair<llvm::StringRef, llvm::StringRef> kActivations[] = {
 std::string ImportContext::activation(llvm::StringRef field,
                                       llvm::StringRef otherwise,
                                       llvm::StringRef x) {
-  std::string name = cfg.string(field, otherwise);
+  return activationNamed(cfg.string(field, otherwise), field, x);
+}
+
+std::string ImportContext::activationNamed(llvm::StringRef name,
+                                           llvm::StringRef field,
+                                           llvm::StringRef x) {
   std::vector<llvm::StringRef> names;
   for (auto &[known, spelling] : kActivations) {
     if (known == name) {
@@ -56,7 +61,7 @@ std::string ImportContext::activation(llvm::StringRef field,
     }
     names.push_back(known);
   }
-  unsupported(field, "\"" + name + "\"",
+  unsupported(field, ("\"" + name + "\"").str(),
               "attnc import supports " + llvm::join(names, ", "));
   return x.str();
 }

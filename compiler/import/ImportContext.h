@@ -44,6 +44,10 @@ public:
   /// ACT2FN names), `otherwise` when the field is absent.
   std::string activation(llvm::StringRef field, llvm::StringRef otherwise,
                          llvm::StringRef x);
+  /// The same for an activation `name` derived from config field `field`
+  /// (T5's feed_forward_proj "gated-gelu" names gelu_new).
+  std::string activationNamed(llvm::StringRef name, llvm::StringRef field,
+                              llvm::StringRef x);
 
   /// The head --head asks for, one of `allowed`; the first is the default.
   std::string head(llvm::ArrayRef<llvm::StringRef> allowed);

@@ -46,6 +46,9 @@ The fixtures, and what each exercises of the importer:
               type_vocab_size 1, f32; lm_head (gelu whatever hidden_act).
   distilbert  DistilBertForMaskedLM: no token types, q_lin/k_lin/v_lin,
               f32; vocab_* head with an untied vocab_projector.
+  t5          T5EncoderModel: T5LayerNorm, unscaled scores plus block 0's
+              bucketed relative position bias (16 buckets, max_distance
+              10), gated-gelu feed-forward, bf16.
 """
 
 import json
@@ -198,9 +201,29 @@ def make_distilbert():
                                      "logits": m(**kwargs).logits}
 
 
+def make_t5():
+    import torch
+    from transformers import T5Config, T5EncoderModel
+    s = SIZES
+    # 16 relative attention buckets, 8 per direction (distances 0 .. 3
+    # exact, then logarithmic up to max_distance 10), gated tanh GELU as
+    # flan-t5, bf16 as T5 v1.1's checkpoints.
+    cfg = T5Config(d_model=s["hidden"], d_kv=s["hidden"] // s["heads"],
+                   num_heads=s["heads"], num_layers=s["layers"], d_ff=s["inner"],
+                   vocab_size=s["vocab"], relative_attention_num_buckets=16,
+                   relative_attention_max_distance=10, feed_forward_proj="gated-gelu",
+                   attn_implementation="eager")
+    model = T5EncoderModel(cfg).eval()
+    redraw_parameters(model)
+    model = model.to(torch.bfloat16)
+    ids, lengths, mask = encoder_inputs()
+    return model, {"ids": ids, "lengths": lengths}, lambda m: {
+        "hidden": m(input_ids=ids, attention_mask=mask).last_hidden_state}
+
+
 MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "mistral": make_mistral,
           "qwen2": make_qwen2, "bert": make_bert, "roberta": make_roberta,
-          "distilbert": make_distilbert}
+          "distilbert": make_distilbert, "t5": make_t5}
 
 
 def main():
