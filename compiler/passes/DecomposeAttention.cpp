@@ -20,13 +20,15 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getInput();
-    int64_t d = op.getResult().getType().getShape().back();
     Value wq = op.getQWeight(), bq = op.getQBias();
     Value wk = op.getKWeight(), bk = op.getKBias();
     Value wv = op.getVWeight(), bv = op.getVBias();
-    int64_t headDim = d / op.getHeads();
+    int64_t headDim = op.getHeadDimension();
+    // Queries of heads * head_dim features (d_model unless head_dim says
+    // otherwise), keys and values of kv_heads * head_dim.
+    int64_t d = op.getHeads() * headDim;
     int64_t kvd = op.getNumKvHeads() * headDim;
-    // A packed [D + 2 kvd, D] projection is cut into its Q, K and V rows; the
+    // A packed [d + 2 kvd, D] projection is cut into its Q, K and V rows; the
     // slices are weight expressions, so later passes treat all three alike.
     if (Value w = op.getQkvWeight()) {
       wq = buildSlice(rewriter, loc, w, 0, 0, d);
@@ -56,10 +58,14 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
       float theta = op.getRopeTheta() ? op.getRopeTheta()->convertToFloat()
                                       : kDefaultRopeTheta;
       auto rotate = [&](Value t) -> Value {
-        return rewriter.create<RopeOp>(
+        auto rope = rewriter.create<RopeOp>(
             loc, t.getType(), t, positions, rewriter.getI64IntegerAttr(headDim),
             RopeStyleAttr::get(rewriter.getContext(), *style),
-            rewriter.getF32FloatAttr(theta));
+            rewriter.getF32FloatAttr(theta), op.getRopeDimsAttr(),
+            op.getRopeScalingAttr(), op.getRopeFactorAttr(),
+            op.getRopeLowFreqFactorAttr(), op.getRopeHighFreqFactorAttr(),
+            op.getRopeOriginalMaxAttr());
+        return rope.getResult();
       };
       q = rotate(q);
       k = rotate(k);
@@ -82,11 +88,15 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     IntegerAttr kvHeads = op.getNumKvHeads() != op.getHeads()
                               ? op.getKvHeadsAttr()
                               : IntegerAttr();
+    auto xt = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> heads(xt.getShape());
+    heads.back() = d;
     auto sdpa = rewriter.create<SdpaOp>(
-        loc, op.getResult().getType(), weights, q, k, v, op.getKeyLengths(),
-        op.getBias(), /*score=*/Value(), /*query_offsets=*/position,
-        op.getHeadsAttr(), kvHeads, op.getMaskAttr(),
-        rewriter.getF32FloatAttr(op.getEffectiveScale()), op.getSoftcapAttr());
+        loc, RankedTensorType::get(heads, xt.getElementType()), weights, q, k,
+        v, op.getKeyLengths(), op.getBias(), /*score=*/Value(),
+        /*query_offsets=*/position, op.getHeadsAttr(), kvHeads,
+        op.getMaskAttr(), rewriter.getF32FloatAttr(op.getEffectiveScale()),
+        op.getSoftcapAttr());
     SmallVector<Value, 2> results{buildLinear(rewriter, loc, sdpa.getResult(),
                                               op.getOutWeight(),
                                               op.getOutBias(), layout)};

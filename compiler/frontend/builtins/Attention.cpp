@@ -303,14 +303,18 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
   bool ok = x != nullptr && heads > 0;
   int64_t kvHeads = heads > 0 ? checkKvHeads(ctx, args, heads) : 0;
   ok &= kvHeads > 0;
-  // Keys and values: kv_heads heads of the queries' head dim.
-  int64_t kvDim = ok ? kvHeads * (modelDim / heads) : -1;
-  std::string kvWhat = "d_model";
-  if (ok && kvHeads != heads)
-    kvWhat = "kv_heads = " + std::to_string(kvHeads) + " heads of " +
-             std::to_string(modelDim / heads) + " features from d_model";
-
   auto attn = std::make_unique<BuiltinExpr>("self_attention", call.getRange());
+  // Queries: heads heads of head_dim features (d_model / heads unless
+  // given); keys and values: kv_heads heads of the same head dim.
+  int64_t headDim = checkHeadDim(args, *attn, modelDim, heads);
+  int64_t qDim = ok ? heads * headDim : -1;
+  int64_t kvDim = ok ? kvHeads * headDim : -1;
+  std::string kvWhat = "d_model";
+  if (ok && (kvHeads != heads || args.get("head_dim")))
+    kvWhat = (kvHeads != heads ? "kv_heads = " : "heads = ") +
+             std::to_string(kvHeads) + " heads of " + std::to_string(headDim) +
+             " features from d_model";
+
   Argument *qkv = args.get("qkv");
   Argument *separate[] = {args.get("q"), args.get("k"), args.get("v")};
   unsigned numSeparate =
@@ -323,9 +327,9 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
     ok = false;
   } else if (qkv) {
     ok &= ctx.resolveProjection(
-        *qkv, modelDim, kvDim < 0 ? -1 : modelDim + 2 * kvDim, *attn, kvWhat);
+        *qkv, modelDim, kvDim < 0 ? -1 : qDim + 2 * kvDim, *attn, kvWhat);
   } else if (numSeparate == 3) {
-    ok &= ctx.resolveProjection(*separate[0], modelDim, modelDim, *attn);
+    ok &= ctx.resolveProjection(*separate[0], modelDim, qDim, *attn);
     for (Argument *arg : {separate[1], separate[2]})
       ok &= ctx.resolveProjection(*arg, modelDim, kvDim, *attn, kvWhat);
   } else if (numSeparate) {
@@ -347,14 +351,17 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
     ok = false;
   }
 
-  ok &= ctx.resolveProjection(*args.get("out"), modelDim, modelDim, *attn);
+  // The output projection reads the joined heads, [d_model, heads *
+  // head_dim].
+  ok &= ctx.resolveProjection(*args.get("out"), qDim, modelDim, *attn,
+                              "the heads' joined features, heads * head_dim");
 
   if (Argument *mask = args.get("mask"); mask && x)
     ok &= resolveMask(ctx, mask->value, *attn, x->shape,
                       x->shape[x->shape.size() - 2], heads);
   recordScoreArgs(args, *attn);
-  if (heads > 0 && modelDim > 0)
-    ok &= checkRope(ctx, args, *attn, modelDim / heads);
+  if (headDim > 0)
+    ok &= checkRope(ctx, args, *attn, headDim);
   if (Argument *cache = args.get("cache"); cache && x) {
     // With kv_heads the cache rows hold kv_heads heads of keys.
     ok &= resolveCache(ctx, *cache, *x, kvDim > 0 ? kvDim : modelDim, *attn);
@@ -449,12 +456,25 @@ static Value emitSelfAttention(EmitContext &ctx, const BuiltinExpr &e,
     valueCache = ctx.state(e.getState("value"));
     at = ctx.getPosition();
   }
+  auto integer = [&](llvm::StringRef name) {
+    const BuiltinAttr *given = e.getAttr(name);
+    return given ? builder.getI64IntegerAttr(given->integer)
+                 : mlir::IntegerAttr();
+  };
+  attn::RopeScalingAttr scaling;
+  if (const BuiltinAttr *type = e.getAttr("rope_scaling"))
+    scaling = attn::RopeScalingAttr::get(
+        builder.getContext(),
+        *attn::symbolizeRopeScaling(llvm::StringRef(type->enumerator)));
   auto op = builder.create<attn::SelfAttentionOp>(
       ctx.loc(e.getLoc()), input.getType(), weights, input, wq, bq, wk, bk, wv,
       bv, wqkv, bqkv, wo, bo, lengths, bias, keyCache, valueCache, at,
       builder.getI64IntegerAttr(e.getAttr("heads")->integer),
       emitMaskAttr(ctx, e), ctx.realAttr(e, "scale"), emitKvHeadsAttr(ctx, e),
-      rope, ctx.realAttr(e, "rope_theta"), ctx.realAttr(e, "softcap"));
+      rope, ctx.realAttr(e, "rope_theta"), ctx.realAttr(e, "softcap"),
+      integer("head_dim"), integer("rope_dims"), scaling,
+      ctx.realAttr(e, "rope_factor"), ctx.realAttr(e, "rope_low_freq_factor"),
+      ctx.realAttr(e, "rope_high_freq_factor"), integer("rope_original_max"));
   ctx.setResults(e, llvm::SmallVector<Value, 2>(op->getResults()));
   return op.getResult();
 }
@@ -573,19 +593,23 @@ static Value emitAttention(EmitContext &ctx, const BuiltinExpr &e,
   return sdpa.getResult();
 }
 
+/// `args` and rope_dims, rope_scaling and its parameters.
+static std::vector<NamedArg> withRopeExtras(std::vector<NamedArg> args) {
+  for (NamedArg &arg : ropeExtraArgs())
+    args.push_back(std::move(arg));
+  return args;
+}
+
 void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
   auto projection = NamedArg::modulePrefix;
-  registry.add({"self_attention",
-                1,
-                1,
-                "self_attention(x)",
-                {NamedArg::statePrefix("cache"), headsArg(), projection("q"),
-                 projection("k"), projection("v"), projection("qkv"), outArg(),
-                 maskArg(), scaleArg(), ropeArg(), ropeThetaArg(), softcapArg(),
-                 kvHeadsArg()},
-                checkSelfAttention,
-                emitSelfAttention,
-                checkWeightsResult});
+  registry.add(
+      {"self_attention", 1, 1, "self_attention(x)",
+       withRopeExtras({NamedArg::statePrefix("cache"), headsArg(),
+                       projection("q"), projection("k"), projection("v"),
+                       projection("qkv"), outArg(), maskArg(), scaleArg(),
+                       ropeArg(), ropeThetaArg(), softcapArg(), kvHeadsArg(),
+                       headDimArg()}),
+       checkSelfAttention, emitSelfAttention, checkWeightsResult});
   // `rope` is declared to explain why cross-attention has none.
   registry.add({"cross_attention",
                 2,
