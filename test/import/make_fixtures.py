@@ -37,6 +37,11 @@ The fixtures, and what each exercises of the importer:
               head, gelu_new (the tanh GELU), f32.
   llama       LlamaForCausalLM: grouped-query attention (4 heads over 2),
               rope_theta 500000, rms_norm_eps 1e-5, untied head, bf16.
+  llama3      LlamaForCausalLM: head_dim 16 over hidden 32 (4 heads of 16),
+              rope_type llama3 (factor 8, low 1, high 4, original 64; 128
+              positions), bf16.
+  llama_linear LlamaForCausalLM: rope_type linear (factor 4),
+              attention_bias, tied head, f32.
   mistral     MistralForCausalLM: sliding_window 4 < S = 9, f16.
   qwen2       Qwen2ForCausalLM: q/k/v biases, tied head, bf16.
   bert        BertForMaskedLM: `bert.` keys, the MLM head's tensors
@@ -99,10 +104,10 @@ def make_gpt2():
 
 def llama_like(config_class, model_class, dtype=None, **extra):
     s = SIZES
+    extra.setdefault("max_position_embeddings", s["positions"])
     cfg = config_class(hidden_size=s["hidden"], num_attention_heads=s["heads"],
                        num_key_value_heads=2, num_hidden_layers=s["layers"],
                        intermediate_size=s["inner"], vocab_size=s["vocab"],
-                       max_position_embeddings=s["positions"],
                        bos_token_id=0, eos_token_id=0,
                        attn_implementation="eager", **extra)
     return decoder(model_class(cfg).eval(), dtype)
@@ -115,6 +120,29 @@ def make_llama():
                       rms_norm_eps=1e-5, tie_word_embeddings=False,
                       rope_parameters={"rope_type": "default",
                                        "rope_theta": 500000.0})
+
+
+def make_llama3():
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    # head_dim 16 over hidden 32 and 4 heads; with rope_theta 10000 the
+    # wavelengths 6.3, 19.9, 62.8, 199, ... fall in each of llama3's three
+    # bands for original_max_position_embeddings 64 (low 64, high 16).
+    return llama_like(LlamaConfig, LlamaForCausalLM, torch.bfloat16,
+                      head_dim=16, tie_word_embeddings=False,
+                      max_position_embeddings=128,
+                      rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0,
+                                       "factor": 8.0, "low_freq_factor": 1.0,
+                                       "high_freq_factor": 4.0,
+                                       "original_max_position_embeddings": 64})
+
+
+def make_llama_linear():
+    from transformers import LlamaConfig, LlamaForCausalLM
+    return llama_like(LlamaConfig, LlamaForCausalLM, attention_bias=True,
+                      tie_word_embeddings=True,
+                      rope_parameters={"rope_type": "linear", "rope_theta": 10000.0,
+                                       "factor": 4.0})
 
 
 def make_mistral():
@@ -191,7 +219,8 @@ def make_distilbert():
     return model, inputs, lambda m: {"hidden": m(**kwargs).last_hidden_state}
 
 
-MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "mistral": make_mistral,
+MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "llama3": make_llama3,
+          "llama_linear": make_llama_linear, "mistral": make_mistral,
           "qwen2": make_qwen2, "bert": make_bert, "roberta": make_roberta,
           "distilbert": make_distilbert}
 
