@@ -42,6 +42,10 @@ The fixtures, and what each exercises of the importer:
               positions), bf16.
   llama_linear LlamaForCausalLM: rope_type linear (factor 4),
               attention_bias, tied head, f32.
+  gemma2      Gemma2ForCausalLM: head_dim 16 over hidden 32, 3 layers
+              (sliding window 4, full, sliding), query_pre_attn_scalar 24,
+              attention and final soft caps 5 and 3, (1 + w) norms, the
+              embeddings scaled by sqrt(32) rounded to bf16, tied, bf16.
   mistral     MistralForCausalLM: sliding_window 4 < S = 9, f16.
   qwen2       Qwen2ForCausalLM: q/k/v biases, tied head, bf16.
   bert        BertForMaskedLM: `bert.` keys, the MLM head's tensors
@@ -145,6 +149,23 @@ def make_llama_linear():
                                        "factor": 4.0})
 
 
+def make_gemma2():
+    import torch
+    from transformers import Gemma2Config, Gemma2ForCausalLM
+    s = SIZES
+    # head_dim 16 over hidden 32; 3 layers: sliding, full, sliding (the
+    # default layer_types) with a window of 4 < S = 9; a query_pre_attn_scalar
+    # other than head_dim; soft caps low enough to bend the scores and logits.
+    cfg = Gemma2Config(hidden_size=s["hidden"], num_attention_heads=s["heads"],
+                       num_key_value_heads=2, head_dim=16, num_hidden_layers=3,
+                       intermediate_size=s["inner"], vocab_size=s["vocab"],
+                       max_position_embeddings=s["positions"], sliding_window=4,
+                       query_pre_attn_scalar=24, attn_logit_softcapping=5.0,
+                       final_logit_softcapping=3.0, bos_token_id=0, eos_token_id=0,
+                       pad_token_id=0, attn_implementation="eager")
+    return decoder(Gemma2ForCausalLM(cfg).eval(), torch.bfloat16)
+
+
 def make_mistral():
     from transformers import MistralConfig, MistralForCausalLM
     import torch
@@ -220,7 +241,8 @@ def make_distilbert():
 
 
 MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "llama3": make_llama3,
-          "llama_linear": make_llama_linear, "mistral": make_mistral,
+          "llama_linear": make_llama_linear, "gemma2": make_gemma2,
+          "mistral": make_mistral,
           "qwen2": make_qwen2, "bert": make_bert, "roberta": make_roberta,
           "distilbert": make_distilbert}
 
