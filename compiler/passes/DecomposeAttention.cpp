@@ -31,13 +31,39 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     // A packed [d + 2 kvd, D] projection is cut into its Q, K and V rows; the
     // slices are weight expressions, so later passes treat all three alike.
     if (Value w = op.getQkvWeight()) {
-      wq = buildSlice(rewriter, loc, w, 0, 0, d);
-      wk = buildSlice(rewriter, loc, w, 0, d, kvd);
-      wv = buildSlice(rewriter, loc, w, 0, d + kvd, kvd);
-      if (Value b = op.getQkvBias()) {
-        bq = buildSlice(rewriter, loc, b, 0, 0, d);
-        bk = buildSlice(rewriter, loc, b, 0, d, kvd);
-        bv = buildSlice(rewriter, loc, b, 0, d + kvd, kvd);
+      Value b = op.getQkvBias();
+      if (op.getQkvPerHead()) {
+        // Rows [heads, 3, head_dim] (GPT-NeoX): part t of head h starts at
+        // row (3 h + t) head_dim; each part joins its heads' slices.
+        auto gather = [&](Value t, int64_t part) -> Value {
+          SmallVector<Value> rows;
+          for (int64_t h = 0; h < op.getHeads(); ++h)
+            rows.push_back(buildSlice(rewriter, loc, t, 0,
+                                      (3 * h + part) * headDim, headDim));
+          auto type = cast<RankedTensorType>(t.getType());
+          SmallVector<int64_t> shape(type.getShape());
+          shape[0] = d;
+          return rewriter.create<ConcatOp>(
+              loc, RankedTensorType::get(shape, type.getElementType()), rows,
+              rewriter.getI64IntegerAttr(0));
+        };
+        wq = gather(w, 0);
+        wk = gather(w, 1);
+        wv = gather(w, 2);
+        if (b) {
+          bq = gather(b, 0);
+          bk = gather(b, 1);
+          bv = gather(b, 2);
+        }
+      } else {
+        wq = buildSlice(rewriter, loc, w, 0, 0, d);
+        wk = buildSlice(rewriter, loc, w, 0, d, kvd);
+        wv = buildSlice(rewriter, loc, w, 0, d + kvd, kvd);
+        if (b) {
+          bq = buildSlice(rewriter, loc, b, 0, 0, d);
+          bk = buildSlice(rewriter, loc, b, 0, d, kvd);
+          bv = buildSlice(rewriter, loc, b, 0, d + kvd, kvd);
+        }
       }
     }
     auto layout = WeightLayout::out_in;

@@ -116,3 +116,12 @@ func.func @self_attention_rope_dims_without_rope(%x: tensor<?x?x16xf32>, %w: ten
       : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
   return %a : tensor<?x?x16xf32>
 }
+
+// -----
+
+func.func @self_attention_per_head_separate(%x: tensor<?x?x16xf32>, %w: tensor<16x16xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.self_attention' op qkv_per_head needs a packed qkv projection and as many key/value heads as heads}}
+  %a = attn.self_attention %x heads(2) mask<none> q(%w) k(%w) v(%w) out(%w) {qkv_per_head}
+      : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
+  return %a : tensor<?x?x16xf32>
+}

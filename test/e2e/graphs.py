@@ -864,7 +864,9 @@ def _rope_variants():
     frequencies of Hugging Face's rope_type linear (factor 4) and llama3
     (factor 8, low 1, high 4, original 64: with base 10000 and 16 features
     the wavelengths 6.3 .. 19869 put frequencies in each of llama3's three
-    bands, none within 2% of a band's edge). The reference computes the
+    bands, none within 2% of a band's edge); and GPT-NeoX's packing of
+    query_key_value by head ([heads, 3, head_dim] rows, qkv_layout =
+    per_head) with a quarter of each head rotary. The reference computes the
     frequencies in float64 (reference.rope_inv_freq), attnc in f32 as
     transformers does; over positions up to 79 an f32 frequency's rounding
     moves an angle by ~5e-6 rad, well inside the tolerance."""
@@ -872,7 +874,8 @@ def _rope_variants():
     Q, KVD = H * HD, KV * HD
     weights = (("q.weight", (Q, D), "out_in"), ("k.weight", (KVD, D), "out_in"),
                ("v.weight", (KVD, D), "out_in"), ("o.weight", (D, Q), "out_in"),
-               ("p.weight", (Q + 2 * KVD, D), "out_in"), ("p.bias", (Q + 2 * KVD,), None))
+               ("p.weight", (Q + 2 * KVD, D), "out_in"), ("p.bias", (Q + 2 * KVD,), None),
+               ("n.weight", (3 * Q, D), "out_in"), ("n.bias", (3 * Q,), None))
     decls = [f"  weight {n} : f32[{', '.join(map(str, shape))}]" for n, shape, _ in weights]
     sep = f"heads = {H}, kv_heads = {KV}, head_dim = {HD}, q = q, k = k, v = v, out = o"
     text = "\n".join([
@@ -893,6 +896,9 @@ def _rope_variants():
         "                                 rope_scaling = llama3, rope_factor = 8,",
         "                                 rope_low_freq_factor = 1, rope_high_freq_factor = 4,",
         "                                 rope_original_max = 64)",
+        f"  output neox = self_attention(x, heads = {H}, head_dim = {HD}, qkv = n, out = o,",
+        "                               qkv_layout = per_head, mask = causal, rope = half,",
+        "                               rope_dims = 4)",
         "}"]) + "\n"
 
     def forward(w, inp):
@@ -904,6 +910,9 @@ def _rope_variants():
         q, k, v = lin(x, "q.weight"), lin(x, "k.weight"), lin(x, "v.weight")
         p = lin(x, "p.weight", "p.bias")
         pq, pk, pv = p[..., :Q], p[..., Q:Q + KVD], p[..., Q + KVD:]
+        # GPT-NeoX's query_key_value: rows [heads, 3, head_dim].
+        n = lin(x, "n.weight", "n.bias").reshape(*x.shape[:2], H, 3, HD)
+        nq, nk, nv = (n[..., t, :].reshape(*x.shape[:2], Q) for t in range(3))
         att = ref.llm_attention
         out = lambda t: lin(t, "o.weight")  # noqa: E731
 
@@ -926,6 +935,8 @@ def _rope_variants():
                                          theta=500.0),
             "linear": roped(scaling=("linear", 4.0)),
             "llama3": roped(scaling=("llama3", 8.0, 1.0, 4.0, 64.0)),
+            "neox": out(att(*(ref.rope(t, pos, HD, rotary_dims=4) for t in (nq, nk)), nv,
+                            H, causal=True)),
         }
 
     return GraphConfig(text=text, inputs={"x": lambda B, S: (B, S, D)},

@@ -328,7 +328,22 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
   } else if (qkv) {
     ok &= ctx.resolveProjection(
         *qkv, modelDim, kvDim < 0 ? -1 : qDim + 2 * kvDim, *attn, kvWhat);
+    if (args.get("qkv_layout") && args.choice("qkv_layout") == "per_head") {
+      if (kvHeads != heads) {
+        ctx.errorAt(*args.get("qkv_layout")->value,
+                    "'qkv_layout = per_head' groups each head's query, key "
+                    "and value rows, so it needs kv_heads = heads");
+        ok = false;
+      }
+      attn->attrs.push_back({"qkv_per_head", BuiltinAttr::getInteger(1)});
+    }
   } else if (numSeparate == 3) {
+    if (Argument *layout = args.get("qkv_layout")) {
+      ctx.errorAt(*layout->value, "'qkv_layout' says how a packed 'qkv' "
+                                  "projection is laid out; separate q, k "
+                                  "and v have none");
+      ok = false;
+    }
     ok &= ctx.resolveProjection(*separate[0], modelDim, qDim, *attn);
     for (Argument *arg : {separate[1], separate[2]})
       ok &= ctx.resolveProjection(*arg, modelDim, kvDim, *attn, kvWhat);
@@ -474,7 +489,8 @@ static Value emitSelfAttention(EmitContext &ctx, const BuiltinExpr &e,
       rope, ctx.realAttr(e, "rope_theta"), ctx.realAttr(e, "softcap"),
       integer("head_dim"), integer("rope_dims"), scaling,
       ctx.realAttr(e, "rope_factor"), ctx.realAttr(e, "rope_low_freq_factor"),
-      ctx.realAttr(e, "rope_high_freq_factor"), integer("rope_original_max"));
+      ctx.realAttr(e, "rope_high_freq_factor"), integer("rope_original_max"),
+      e.getAttr("qkv_per_head") ? builder.getUnitAttr() : mlir::UnitAttr());
   ctx.setResults(e, llvm::SmallVector<Value, 2>(op->getResults()));
   return op.getResult();
 }
@@ -604,11 +620,15 @@ void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
   auto projection = NamedArg::modulePrefix;
   registry.add(
       {"self_attention", 1, 1, "self_attention(x)",
-       withRopeExtras({NamedArg::statePrefix("cache"), headsArg(),
-                       projection("q"), projection("k"), projection("v"),
-                       projection("qkv"), outArg(), maskArg(), scaleArg(),
-                       ropeArg(), ropeThetaArg(), softcapArg(), kvHeadsArg(),
-                       headDimArg()}),
+       withRopeExtras(
+           {NamedArg::statePrefix("cache"), headsArg(), projection("q"),
+            projection("k"), projection("v"), projection("qkv"), outArg(),
+            maskArg(), scaleArg(), ropeArg(), ropeThetaArg(), softcapArg(),
+            kvHeadsArg(), headDimArg(),
+            NamedArg::choice("qkv_layout",
+                             {{"stacked", "Q | K | V"},
+                              {"per_head", "[heads, 3, head_dim], GPT-NeoX's "
+                                           "query_key_value"}})}),
        checkSelfAttention, emitSelfAttention, checkWeightsResult});
   // `rope` is declared to explain why cross-attention has none.
   registry.add({"cross_attention",

@@ -515,6 +515,9 @@ LogicalResult SelfAttentionOp::verify() {
   }
   if (auto cap = getSoftcap(); cap && !(cap->convertToFloat() > 0))
     return emitOpError("softcap must be > 0");
+  if (getQkvPerHead() && (!getQkvWeight() || kvHeads != getHeads()))
+    return emitOpError("qkv_per_head needs a packed qkv projection and as "
+                       "many key/value heads as heads");
   bool separate = getQWeight() || getKWeight() || getVWeight();
   if (separate == bool(getQkvWeight()))
     return emitOpError("needs either q, k and v projections or one packed qkv "

@@ -619,6 +619,11 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     `rope_scaling` and its `rope_factor`, `rope_low_freq_factor`,
     `rope_high_freq_factor`, `rope_original_max` are `attn.rope`'s
     `rotary_dims`, `scaling`, `factor`, ... ; `softcap` is `attn.sdpa`'s.
+    With `qkv_per_head` the packed `qkv` rows are grouped by head, `[heads,
+    3, head_dim]` (GPT-NeoX's `query_key_value`: each head's Q, K, V rows
+    together) rather than Q|K|V; the decomposition gathers each part with
+    `attn.slice` and `attn.concat` weight expressions (computed once, at
+    load).
 
     With `key_cache` and `value_cache` (state buffers `[B, L, features]`, a
     KV cache) the keys and values are also written into the caches: at rows
@@ -657,7 +662,8 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
       OptionalAttr<F32Attr>:$rope_factor,
       OptionalAttr<F32Attr>:$rope_low_freq_factor,
       OptionalAttr<F32Attr>:$rope_high_freq_factor,
-      OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rope_original_max);
+      OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rope_original_max,
+      UnitAttr:$qkv_per_head);
   let results = (outs Attn_F32Tensor:$result,
                       Optional<Attn_F32Tensor>:$weights);
   let assemblyFormat = [{
