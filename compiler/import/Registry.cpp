@@ -20,6 +20,7 @@ const ArchitectureRegistry &getArchitectureRegistry() {
     registerBert(r);
     registerLlama(r);
     registerGemma2(r);
+    registerGptNeox(r);
     return r;
   }();
   return registry;

@@ -46,6 +46,11 @@ The fixtures, and what each exercises of the importer:
               (sliding window 4, full, sliding), query_pre_attn_scalar 24,
               attention and final soft caps 5 and 3, (1 + w) norms, the
               embeddings scaled by sqrt(32) rounded to bf16, tied, bf16.
+  gpt_neox    GPTNeoXForCausalLM: query_key_value packed by head, rotary_pct
+              0.5 (4 of 8 features), parallel residual, untied embed_out,
+              f16.
+  gpt_neox_seq GPTNeoXForCausalLM: use_parallel_residual false, whole heads
+              rotary (rotary_pct 1), f32.
   mistral     MistralForCausalLM: sliding_window 4 < S = 9, f16.
   qwen2       Qwen2ForCausalLM: q/k/v biases, tied head, bf16.
   bert        BertForMaskedLM: `bert.` keys, the MLM head's tensors
@@ -166,6 +171,32 @@ def make_gemma2():
     return decoder(Gemma2ForCausalLM(cfg).eval(), torch.bfloat16)
 
 
+def make_gpt_neox():
+    import torch
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+    s = SIZES
+    # A quarter of each 8-feature head rotary (2 pairs), the parallel
+    # residual, per-head packed query_key_value, f16.
+    cfg = GPTNeoXConfig(hidden_size=s["hidden"], num_attention_heads=s["heads"],
+                        num_hidden_layers=s["layers"], intermediate_size=s["inner"],
+                        vocab_size=s["vocab"], max_position_embeddings=s["positions"],
+                        rotary_pct=0.5, use_parallel_residual=True,
+                        bos_token_id=0, eos_token_id=0, attn_implementation="eager")
+    return decoder(GPTNeoXForCausalLM(cfg).eval(), torch.float16)
+
+
+def make_gpt_neox_seq():
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+    s = SIZES
+    # The sequential residual and whole heads rotary, f32.
+    cfg = GPTNeoXConfig(hidden_size=s["hidden"], num_attention_heads=s["heads"],
+                        num_hidden_layers=s["layers"], intermediate_size=s["inner"],
+                        vocab_size=s["vocab"], max_position_embeddings=s["positions"],
+                        rotary_pct=1.0, use_parallel_residual=False,
+                        bos_token_id=0, eos_token_id=0, attn_implementation="eager")
+    return decoder(GPTNeoXForCausalLM(cfg).eval())
+
+
 def make_mistral():
     from transformers import MistralConfig, MistralForCausalLM
     import torch
@@ -242,6 +273,7 @@ def make_distilbert():
 
 MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "llama3": make_llama3,
           "llama_linear": make_llama_linear, "gemma2": make_gemma2,
+          "gpt_neox": make_gpt_neox, "gpt_neox_seq": make_gpt_neox_seq,
           "mistral": make_mistral,
           "qwen2": make_qwen2, "bert": make_bert, "roberta": make_roberta,
           "distilbert": make_distilbert}
