@@ -158,6 +158,25 @@ static ExprPtr checkAttention(CheckContext &ctx, CallExpr &call,
     }
   }
   recordScoreArgs(args, *attn);
+  if (Argument *rope = args.get("rope")) {
+    // Rotary embeddings turn queries and keys by their positions along one
+    // sequence, as in the self-attention they come from.
+    if (score != "dot") {
+      ctx.errorAt(*rope->value, "'rope' rotates the queries and keys of "
+                                "dot-product scores, but the score is " +
+                                    score);
+      ok = false;
+    } else if (qs[qs.size() - 2] != ks[ks.size() - 2]) {
+      ctx.errorAt(*rope->value,
+                  "'rope' rotates queries and keys by their positions along "
+                  "one sequence, but the queries run along " +
+                      extentToString(qs[qs.size() - 2]) +
+                      " and the keys along " +
+                      extentToString(ks[ks.size() - 2]));
+      ok = false;
+    }
+  }
+  ok &= checkRope(ctx, args, *attn, dq / heads);
   if (!ok)
     return nullptr;
   attn->attrs.push_back({"score", BuiltinAttr::getEnum(score.str())});
@@ -581,6 +600,42 @@ static Value emitCrossAttention(EmitContext &ctx, const BuiltinExpr &e,
   return out;
 }
 
+/// `t` [batch..., S, heads * head_dim] rotated by attn.rope at positions
+/// 0 .. S-1 with the call's rope arguments (`attention(q, k, v, rope =
+/// ...)`, whose queries and keys share S).
+static Value emitRope(EmitContext &ctx, const BuiltinExpr &e, Value t,
+                      int64_t headDim) {
+  mlir::OpBuilder &builder = ctx.getBuilder();
+  mlir::Location where = ctx.loc(e.getLoc());
+  auto type = mlir::cast<mlir::RankedTensorType>(t.getType());
+  int64_t seq = type.getRank() - 2;
+  Value positions = builder.create<attn::PositionsOp>(
+      where,
+      mlir::RankedTensorType::get({type.getDimSize(seq)}, builder.getI32Type()),
+      t, builder.getI64IntegerAttr(seq), Value());
+  auto integer = [&](llvm::StringRef name) {
+    const BuiltinAttr *given = e.getAttr(name);
+    return given ? builder.getI64IntegerAttr(given->integer)
+                 : mlir::IntegerAttr();
+  };
+  attn::RopeScalingAttr scaling;
+  if (const BuiltinAttr *kind = e.getAttr("rope_scaling"))
+    scaling = attn::RopeScalingAttr::get(
+        builder.getContext(),
+        *attn::symbolizeRopeScaling(llvm::StringRef(kind->enumerator)));
+  const BuiltinAttr *theta = e.getAttr("rope_theta");
+  return builder.create<attn::RopeOp>(
+      where, type, t, positions, builder.getI64IntegerAttr(headDim),
+      attn::RopeStyleAttr::get(builder.getContext(),
+                               *attn::symbolizeRopeStyle(llvm::StringRef(
+                                   e.getAttr("rope")->enumerator))),
+      builder.getF32FloatAttr(theta ? float(theta->real)
+                                    : attn::kDefaultRopeTheta),
+      integer("rope_dims"), scaling, ctx.realAttr(e, "rope_factor"),
+      ctx.realAttr(e, "rope_low_freq_factor"),
+      ctx.realAttr(e, "rope_high_freq_factor"), integer("rope_original_max"));
+}
+
 /// attn.sdpa of tensors already projected, with Luong's general score as a
 /// projection of the keys and Bahdanau's additive one as projections of both
 /// and sdpa's score vector.
@@ -595,6 +650,13 @@ static Value emitAttention(EmitContext &ctx, const BuiltinExpr &e,
                              ctx.weight(e.getWeight((role + ".bias").str())),
                              attn::WeightLayout::out_in);
   };
+  if (e.getAttr("rope")) {
+    int64_t headDim =
+        mlir::cast<mlir::RankedTensorType>(q.getType()).getShape().back() /
+        e.getAttr("heads")->integer;
+    q = emitRope(ctx, e, q, headDim);
+    k = emitRope(ctx, e, k, headDim);
+  }
   llvm::StringRef score = e.getAttr("score")->enumerator;
   if (score == "general")
     k = project(k, "w");
@@ -641,19 +703,17 @@ void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
                 checkCrossAttention,
                 emitCrossAttention,
                 checkWeightsResult});
-  registry.add({"attention",
-                3,
-                3,
-                "attention(q, k, v)",
-                {headsArg().byDefault(int64_t(1)), maskArg(), scaleArg(),
-                 NamedArg::choice(
-                     "score", {{"dot", "q . k"},
-                               {"general", "Luong: q . W k"},
-                               {"additive", "Bahdanau: v . tanh(Wq q + Wk k)"}})
-                     .byDefault("dot"),
-                 projection("w"), projection("w_query"), projection("w_key"),
-                 projection("w_score"), softcapArg(), kvHeadsArg()},
-                checkAttention,
-                emitAttention,
-                checkWeightsResult});
+  registry.add(
+      {"attention", 3, 3, "attention(q, k, v)",
+       withRopeExtras(
+           {headsArg().byDefault(int64_t(1)), maskArg(), scaleArg(),
+            NamedArg::choice("score",
+                             {{"dot", "q . k"},
+                              {"general", "Luong: q . W k"},
+                              {"additive", "Bahdanau: v . tanh(Wq q + Wk k)"}})
+                .byDefault("dot"),
+            projection("w"), projection("w_query"), projection("w_key"),
+            projection("w_score"), softcapArg(), kvHeadsArg(), ropeArg(),
+            ropeThetaArg()}),
+       checkAttention, emitAttention, checkWeightsResult});
 }
