@@ -220,6 +220,10 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
   bool ok = x && memory && heads > 0;
 
   auto attn = std::make_unique<BuiltinExpr>("cross_attention", call.getRange());
+  // Queries, keys and values have heads * head_dim features (d_model
+  // unless head_dim is given).
+  int64_t headDim = checkHeadDim(args, *attn, modelDim, heads);
+  int64_t qDim = ok ? heads * headDim : -1;
   Argument *q = args.get("q"), *kv = args.get("kv"), *k = args.get("k"),
            *v = args.get("v"), *qkv = args.get("qkv");
   if (qkv && (q || kv || k || v)) {
@@ -231,8 +235,8 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
   } else if (qkv) {
     // nn.MultiheadAttention's in_proj: rows [0, D) project the queries, rows
     // [D, 3D) the memory's keys and values, so both have D features.
-    ok &= ctx.resolveProjection(*qkv, modelDim,
-                                modelDim < 0 ? -1 : 3 * modelDim, *attn);
+    ok &=
+        ctx.resolveProjection(*qkv, modelDim, qDim < 0 ? -1 : 3 * qDim, *attn);
     if (ok && memoryDim != modelDim) {
       ctx.errorAt(*qkv->value,
                   "a packed 'qkv' projects the queries and the memory with "
@@ -243,7 +247,7 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
       ok = false;
     }
   } else if (q) {
-    ok &= ctx.resolveProjection(*q, modelDim, modelDim, *attn);
+    ok &= ctx.resolveProjection(*q, modelDim, qDim, *attn);
   } else {
     ctx.error(call.calleeLoc.Start,
               "'cross_attention' requires 'q = P' (the query projection), or "
@@ -251,7 +255,7 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
               call.getRange());
     ok = false;
   }
-  int64_t kvOut = modelDim < 0 ? -1 : 2 * modelDim;
+  int64_t kvOut = qDim < 0 ? -1 : 2 * qDim;
   if (qkv) {
     // The packed projection has them.
   } else if (kv && (k || v)) {
@@ -263,9 +267,9 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
     ok &= ctx.resolveProjection(*kv, memoryDim, kvOut, *attn,
                                 "the memory's features");
   } else if (k && v) {
-    ok &= ctx.resolveProjection(*k, memoryDim, modelDim, *attn,
+    ok &= ctx.resolveProjection(*k, memoryDim, qDim, *attn,
                                 "the memory's features");
-    ok &= ctx.resolveProjection(*v, memoryDim, modelDim, *attn,
+    ok &= ctx.resolveProjection(*v, memoryDim, qDim, *attn,
                                 "the memory's features");
   } else {
     ctx.error(call.calleeLoc.Start,
@@ -274,7 +278,8 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
               call.getRange());
     ok = false;
   }
-  ok &= ctx.resolveProjection(*args.get("out"), modelDim, modelDim, *attn);
+  ok &= ctx.resolveProjection(*args.get("out"), qDim, modelDim, *attn,
+                              "the heads' joined features, heads * head_dim");
   recordScoreArgs(args, *attn);
   if (Argument *rope = args.get("rope")) {
     ctx.errorAt(*rope->value,
@@ -560,8 +565,14 @@ static Value emitCrossAttention(EmitContext &ctx, const BuiltinExpr &e,
   mlir::OpBuilder &builder = ctx.getBuilder();
   Value input = operands[0], memory = operands[1];
   mlir::Location where = ctx.loc(e.getLoc());
-  int64_t d =
-      mlir::cast<mlir::RankedTensorType>(input.getType()).getShape().back();
+  // Queries, keys and values of heads * head_dim features.
+  int64_t d = e.getAttr("heads")->integer *
+              (e.getAttr("head_dim")
+                   ? e.getAttr("head_dim")->integer
+                   : mlir::cast<mlir::RankedTensorType>(input.getType())
+                             .getShape()
+                             .back() /
+                         e.getAttr("heads")->integer);
   auto linear = [&](Value x, Value w, Value b) {
     return attn::buildLinear(builder, where, x, w, b,
                              attn::WeightLayout::out_in);
@@ -699,7 +710,7 @@ void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
                 "cross_attention(x, memory)",
                 {headsArg(), projection("q"), projection("k"), projection("v"),
                  projection("kv"), projection("qkv"), outArg(), maskArg(),
-                 scaleArg(), softcapArg(), ropeArg()},
+                 scaleArg(), softcapArg(), ropeArg(), headDimArg()},
                 checkCrossAttention,
                 emitCrossAttention,
                 checkWeightsResult});
