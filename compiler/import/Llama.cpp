@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/import/Registry.h"
+#include "compiler/import/Rope.h"
 
 namespace attnc::import {
 
@@ -15,36 +16,17 @@ namespace {
 enum class Variant { Llama, Mistral, Qwen2 };
 } // namespace
 
-/// The RoPE base, after refusing what the language cannot compute yet
-/// (scaled or partial rotary). transformers 5 writes `rope_parameters`;
-/// older configs `rope_theta` and `rope_scaling`.
-static double readRope(ImportContext &ctx) {
+/// Partial rotary is refused: transformers 5.23.0's Llama rotates whole
+/// heads (its default inv_freq ignores partial_rotary_factor, and its
+/// scaled ones would not broadcast against a head).
+static void refusePartialRotary(ImportContext &ctx) {
   Config &cfg = ctx.config();
-  const char *why = "the .attn language has no RoPE scaling yet; attnc "
-                    "import reads rope_type \"default\" only";
   for (llvm::StringRef field :
        {"partial_rotary_factor", "rope_parameters.partial_rotary_factor"})
     if (cfg.has(field) && cfg.positive(field, 1.0) != 1.0)
       ctx.unsupported(field, cfg.find(field)->dump(),
-                      "the .attn language has no partial rotary yet");
-  if (cfg.has("rope_parameters")) {
-    std::string type = cfg.string("rope_parameters.rope_type", "default");
-    if (type != "default")
-      ctx.unsupported("rope_parameters.rope_type", "\"" + type + "\"", why);
-    return cfg.positive("rope_parameters.rope_theta", 10000);
-  }
-  if (cfg.has("rope_scaling")) {
-    const nlohmann::json &scaling = *cfg.find("rope_scaling");
-    std::string type = "?";
-    for (const char *key : {"rope_type", "type"})
-      if (scaling.is_object() && scaling.contains(key) &&
-          scaling[key].is_string())
-        type = scaling[key].get<std::string>();
-    if (type != "default")
-      ctx.unsupported("rope_scaling", scaling.dump(),
-                      llvm::Twine(why) + " (rope_scaling null)");
-  }
-  return cfg.positive("rope_theta", 10000);
+                      ctx.architecture() +
+                          " rotates whole heads in transformers 5.23.0");
 }
 
 static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
@@ -58,24 +40,25 @@ static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
   int64_t vocab = cfg.count("vocab_size");
   int64_t positions = cfg.count("max_position_embeddings");
   int64_t kvHeads = cfg.integer("num_key_value_heads", heads);
-  int64_t headDim = heads ? d / heads : 0;
-  if (d && heads && d % heads)
+  // head_dim may differ from hidden_size / num_attention_heads (its
+  // default, which must then divide).
+  int64_t headDim = cfg.integer("head_dim", heads ? d / heads : 0);
+  bool ownHeadDim = headDim != (heads ? d / heads : 0);
+  if (!cfg.has("head_dim") && d && heads && d % heads)
     cfg.fail("num_attention_heads", std::to_string(heads) +
                                         " does not divide hidden_size " +
                                         std::to_string(d));
-  if (cfg.has("head_dim") && cfg.integer("head_dim", headDim) != headDim)
-    ctx.unsupported("head_dim", cfg.find("head_dim")->dump(),
-                    "it differs from hidden_size / num_attention_heads = " +
-                        std::to_string(headDim) +
-                        ", and the .attn language cannot give attention a "
-                        "head_dim of its own yet");
+  if (cfg.has("head_dim") && headDim <= 0)
+    cfg.fail("head_dim", "is " + cfg.find("head_dim")->dump() +
+                             ", expected a positive integer");
   if (kvHeads <= 0 || (heads && heads % kvHeads))
     cfg.fail("num_key_value_heads",
              std::to_string(kvHeads) + " does not divide num_attention_heads " +
                  std::to_string(heads));
   double eps = cfg.positive("rms_norm_eps", 1e-6);
   std::string act = ctx.activation("hidden_act", "silu", "GATE");
-  double theta = readRope(ctx);
+  refusePartialRotary(ctx);
+  RopeArgs rope = readRopeArgs(ctx, 10000);
   bool attentionBias =
       variant == Variant::Llama && cfg.boolean("attention_bias", false);
   bool mlpBias = variant == Variant::Llama && cfg.boolean("mlp_bias", false);
@@ -103,6 +86,9 @@ static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
   std::string L = p + "layers.{i}.";
   std::string A = L + "self_attn.";
   Extent D{d, "hidden_size"};
+  Extent Q{heads * headDim, "num_attention_heads * head_dim"};
+  if (!ownHeadDim)
+    Q = D;
   Extent KV{kvHeads * headDim, "num_key_value_heads * head_dim"};
   Extent I{inner, "intermediate_size"};
   std::string ctxText = std::to_string(context);
@@ -120,17 +106,17 @@ static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
   w.blank();
   w.open("repeat " + std::to_string(layers) + " as i", "num_hidden_layers");
   std::vector<WeightSpec> specs = {{L + "input_layernorm.weight", {D}},
-                                   {A + "q_proj.weight", {D, D}}};
+                                   {A + "q_proj.weight", {Q, D}}};
   bool qkvBias = attentionBias || variant == Variant::Qwen2;
   if (qkvBias)
-    specs.push_back({A + "q_proj.bias", {D}});
+    specs.push_back({A + "q_proj.bias", {Q}});
   specs.push_back({A + "k_proj.weight", {KV, D}});
   if (qkvBias)
     specs.push_back({A + "k_proj.bias", {KV}});
   specs.push_back({A + "v_proj.weight", {KV, D}});
   if (qkvBias)
     specs.push_back({A + "v_proj.bias", {KV}});
-  specs.push_back({A + "o_proj.weight", {D, D}});
+  specs.push_back({A + "o_proj.weight", {D, Q}});
   if (attentionBias)
     specs.push_back({A + "o_proj.bias", {D}});
   specs.push_back({L + "post_attention_layernorm.weight", {D}});
@@ -153,15 +139,23 @@ static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
          "rms_norm_eps");
   std::string mask =
       window ? "causal & window(" + std::to_string(window) + ")" : "causal";
+  // The scaling's arguments on lines of their own.
+  std::string ropeText = rope.text;
+  for (llvm::StringRef arg : {", rope_scaling", ", rope_low_freq_factor"})
+    if (size_t at = ropeText.find(arg.str()); at != std::string::npos)
+      ropeText.replace(at, 2, ",\n" + indent);
+  std::string headDimText =
+      ownHeadDim ? ", head_dim = " + std::to_string(headDim) : "";
   w.line("x = x + self_attention(h, heads = " + std::to_string(heads) +
-             ", kv_heads = " + std::to_string(kvHeads) + ",\n" + indent +
-             "q = " + A + "q_proj,\n" + indent + "k = " + A + "k_proj,\n" +
-             indent + "v = " + A + "v_proj,\n" + indent + "out = " + A +
-             "o_proj,\n" + indent + "mask = " + mask +
-             ", rope = half, rope_theta = " + formatReal(theta) + ",\n" +
-             indent + "cache = cache.{i})",
+             ", kv_heads = " + std::to_string(kvHeads) + headDimText + ",\n" +
+             indent + "q = " + A + "q_proj,\n" + indent + "k = " + A +
+             "k_proj,\n" + indent + "v = " + A + "v_proj,\n" + indent +
+             "out = " + A + "o_proj,\n" + indent + "mask = " + mask +
+             ", rope = half, " + ropeText + ",\n" + indent +
+             "cache = cache.{i})",
          std::string("num_attention_heads, num_key_value_heads, ") +
-             (window ? "sliding_window, " : "") + "rope_theta");
+             (ownHeadDim ? "head_dim, " : "") +
+             (window ? "sliding_window, " : "") + rope.fields);
   w.line("h = rms_norm(x, " + L + "post_attention_layernorm, eps = " + epsText +
              ")",
          "rms_norm_eps");

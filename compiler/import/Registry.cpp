@@ -20,6 +20,8 @@ const ArchitectureRegistry &getArchitectureRegistry() {
     registerBert(r);
     registerLlama(r);
     registerT5(r);
+    registerGemma2(r);
+    registerGptNeox(r);
     return r;
   }();
   return registry;

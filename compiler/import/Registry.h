@@ -38,6 +38,8 @@ void registerGpt2(ArchitectureRegistry &registry);
 void registerBert(ArchitectureRegistry &registry);
 void registerLlama(ArchitectureRegistry &registry);
 void registerT5(ArchitectureRegistry &registry);
+void registerGemma2(ArchitectureRegistry &registry);
+void registerGptNeox(ArchitectureRegistry &registry);
 
 } // namespace attnc::import
 

@@ -20,22 +20,50 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getInput();
-    int64_t d = op.getResult().getType().getShape().back();
     Value wq = op.getQWeight(), bq = op.getQBias();
     Value wk = op.getKWeight(), bk = op.getKBias();
     Value wv = op.getVWeight(), bv = op.getVBias();
-    int64_t headDim = d / op.getHeads();
+    int64_t headDim = op.getHeadDimension();
+    // Queries of heads * head_dim features (d_model unless head_dim says
+    // otherwise), keys and values of kv_heads * head_dim.
+    int64_t d = op.getHeads() * headDim;
     int64_t kvd = op.getNumKvHeads() * headDim;
-    // A packed [D + 2 kvd, D] projection is cut into its Q, K and V rows; the
+    // A packed [d + 2 kvd, D] projection is cut into its Q, K and V rows; the
     // slices are weight expressions, so later passes treat all three alike.
     if (Value w = op.getQkvWeight()) {
-      wq = buildSlice(rewriter, loc, w, 0, 0, d);
-      wk = buildSlice(rewriter, loc, w, 0, d, kvd);
-      wv = buildSlice(rewriter, loc, w, 0, d + kvd, kvd);
-      if (Value b = op.getQkvBias()) {
-        bq = buildSlice(rewriter, loc, b, 0, 0, d);
-        bk = buildSlice(rewriter, loc, b, 0, d, kvd);
-        bv = buildSlice(rewriter, loc, b, 0, d + kvd, kvd);
+      Value b = op.getQkvBias();
+      if (op.getQkvPerHead()) {
+        // Rows [heads, 3, head_dim] (GPT-NeoX): part t of head h starts at
+        // row (3 h + t) head_dim; each part joins its heads' slices.
+        auto gather = [&](Value t, int64_t part) -> Value {
+          SmallVector<Value> rows;
+          for (int64_t h = 0; h < op.getHeads(); ++h)
+            rows.push_back(buildSlice(rewriter, loc, t, 0,
+                                      (3 * h + part) * headDim, headDim));
+          auto type = cast<RankedTensorType>(t.getType());
+          SmallVector<int64_t> shape(type.getShape());
+          shape[0] = d;
+          return rewriter.create<ConcatOp>(
+              loc, RankedTensorType::get(shape, type.getElementType()), rows,
+              rewriter.getI64IntegerAttr(0));
+        };
+        wq = gather(w, 0);
+        wk = gather(w, 1);
+        wv = gather(w, 2);
+        if (b) {
+          bq = gather(b, 0);
+          bk = gather(b, 1);
+          bv = gather(b, 2);
+        }
+      } else {
+        wq = buildSlice(rewriter, loc, w, 0, 0, d);
+        wk = buildSlice(rewriter, loc, w, 0, d, kvd);
+        wv = buildSlice(rewriter, loc, w, 0, d + kvd, kvd);
+        if (b) {
+          bq = buildSlice(rewriter, loc, b, 0, 0, d);
+          bk = buildSlice(rewriter, loc, b, 0, d, kvd);
+          bv = buildSlice(rewriter, loc, b, 0, d + kvd, kvd);
+        }
       }
     }
     auto layout = WeightLayout::out_in;
@@ -56,10 +84,14 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
       float theta = op.getRopeTheta() ? op.getRopeTheta()->convertToFloat()
                                       : kDefaultRopeTheta;
       auto rotate = [&](Value t) -> Value {
-        return rewriter.create<RopeOp>(
+        auto rope = rewriter.create<RopeOp>(
             loc, t.getType(), t, positions, rewriter.getI64IntegerAttr(headDim),
             RopeStyleAttr::get(rewriter.getContext(), *style),
-            rewriter.getF32FloatAttr(theta));
+            rewriter.getF32FloatAttr(theta), op.getRopeDimsAttr(),
+            op.getRopeScalingAttr(), op.getRopeFactorAttr(),
+            op.getRopeLowFreqFactorAttr(), op.getRopeHighFreqFactorAttr(),
+            op.getRopeOriginalMaxAttr());
+        return rope.getResult();
       };
       q = rotate(q);
       k = rotate(k);
@@ -82,11 +114,15 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     IntegerAttr kvHeads = op.getNumKvHeads() != op.getHeads()
                               ? op.getKvHeadsAttr()
                               : IntegerAttr();
+    auto xt = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> heads(xt.getShape());
+    heads.back() = d;
     auto sdpa = rewriter.create<SdpaOp>(
-        loc, op.getResult().getType(), weights, q, k, v, op.getKeyLengths(),
-        op.getBias(), /*score=*/Value(), /*query_offsets=*/position,
-        op.getHeadsAttr(), kvHeads, op.getMaskAttr(),
-        rewriter.getF32FloatAttr(op.getEffectiveScale()), op.getSoftcapAttr());
+        loc, RankedTensorType::get(heads, xt.getElementType()), weights, q, k,
+        v, op.getKeyLengths(), op.getBias(), /*score=*/Value(),
+        /*query_offsets=*/position, op.getHeadsAttr(), kvHeads,
+        op.getMaskAttr(), rewriter.getF32FloatAttr(op.getEffectiveScale()),
+        op.getSoftcapAttr());
     SmallVector<Value, 2> results{buildLinear(rewriter, loc, sdpa.getResult(),
                                               op.getOutWeight(),
                                               op.getOutBias(), layout)};

@@ -190,28 +190,54 @@ def masked_attention(q, k, v, heads, causal=False, window=None, lengths=None,
     return (o, p) if return_weights else o
 
 
-def rope(x, positions, head_dim, style="half", theta=10000.0):
+def rope_inv_freq(theta, dims, scaling=None):
+    """The dims / 2 frequencies theta^(-2i / dims), in float64, scaled as
+    Hugging Face's rope_type: ("linear", factor) divides them by the factor;
+    ("llama3", factor, low, high, original_max) divides those whose
+    wavelength 2 pi / f exceeds original_max / low by the factor, keeps those
+    below original_max / high and blends between with the weight
+    (original_max / wavelength - low) / (high - low) on the unscaled one
+    (Llama 3.1's `apply_scaling`)."""
+    freq = theta ** (-2.0 * np.arange(dims // 2) / dims)
+    if scaling is None:
+        return freq
+    if scaling[0] == "linear":
+        return freq / scaling[1]
+    _, factor, low, high, original = scaling
+    wavelen = 2 * math.pi / freq
+    smooth = (original / wavelen - low) / (high - low)
+    blended = (1 - smooth) * freq / factor + smooth * freq
+    return np.where(wavelen < original / high, freq,
+                    np.where(wavelen > original / low, freq / factor, blended))
+
+
+def rope(x, positions, head_dim, style="half", theta=10000.0, rotary_dims=None,
+         scaling=None):
     """Rotary embeddings of every head of x [B, S, n * head_dim] at integer
     positions [S] or [B, S] (Su et al.): the pair (a, b) of features turns
-    by the angle p * theta^(-2i / head_dim) to (a cos - b sin, a sin + b cos).
-    `half` pairs feature i with i + head_dim/2 (Hugging Face's rotate_half),
-    `interleaved` pairs 2i with 2i + 1 (GPT-J)."""
+    by the angle p * theta^(-2i / N) to (a cos - b sin, a sin + b cos), for
+    the first N = rotary_dims (default head_dim) features of each head; the
+    rest pass through (partial rotary, GPT-NeoX). `half` pairs feature i
+    with i + N/2 (Hugging Face's rotate_half), `interleaved` pairs 2i with
+    2i + 1 (GPT-J). `scaling` as rope_inv_freq."""
     B, S, D = x.shape
-    half = head_dim // 2
-    freq = theta ** (-2.0 * np.arange(half) / head_dim)              # [half]
+    n = rotary_dims or head_dim
+    half = n // 2
+    freq = rope_inv_freq(theta, n, scaling)                           # [half]
     p = np.broadcast_to(np.asarray(positions, np.float64), (B, S))
     angle = p[..., None] * freq                                       # [B, S, half]
     c, s = np.cos(angle)[:, :, None], np.sin(angle)[:, :, None]       # [B, S, 1, half]
     h = x.reshape(B, S, D // head_dim, head_dim)
+    r, rest = h[..., :n], h[..., n:]
     if style == "half":
-        a, b = h[..., :half], h[..., half:]
+        a, b = r[..., :half], r[..., half:]
         out = np.concatenate([a * c - b * s, a * s + b * c], axis=-1)
     elif style == "interleaved":
-        a, b = h[..., 0::2], h[..., 1::2]
-        out = np.stack([a * c - b * s, a * s + b * c], axis=-1).reshape(h.shape)
+        a, b = r[..., 0::2], r[..., 1::2]
+        out = np.stack([a * c - b * s, a * s + b * c], axis=-1).reshape(r.shape)
     else:
         raise ValueError(f"unknown rope style {style!r}")
-    return out.reshape(B, S, D)
+    return np.concatenate([out, rest], axis=-1).reshape(B, S, D)
 
 
 def alibi_slopes(heads):

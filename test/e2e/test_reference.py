@@ -442,6 +442,28 @@ def test_llm_attention():
         k = ref.rope(np.broadcast_to(x[:, 1:2], x.shape), np.arange(5), 4, style)
         dots = [float(q[0, i, :4] @ k[0, i - 1, :4]) for i in range(1, 5)]
         check(max(dots) - min(dots) < 1e-12, f"rope {style}: q.k depends on the distance only")
+    # Partial rotary: features past rotary_dims pass through, the first
+    # rotary_dims rotate as a head of that many features would.
+    r = ref.rope(x, np.arange(5), 8, "half", rotary_dims=4)
+    check(np.array_equal(r[..., 4:], x[..., 4:]), "partial rope: the rest pass through")
+    check(np.allclose(r[..., :4], ref.rope(x[..., :4], np.arange(5), 4)),
+          "partial rope: the rotated part is a 4-feature head's")
+    # Scaled frequencies, against Llama 3.1's published apply_scaling written
+    # out per frequency, and linear as a division.
+    f = ref.rope_inv_freq(10000.0, 16)
+    check(np.allclose(ref.rope_inv_freq(10000.0, 16, ("linear", 4.0)), f / 4), "linear scaling")
+    want = []
+    for freq in f:
+        wavelen = 2 * math.pi / freq
+        if wavelen < 64 / 4:
+            want.append(freq)
+        elif wavelen > 64 / 1:
+            want.append(freq / 8)
+        else:
+            smooth = (64 / wavelen - 1) / (4 - 1)
+            want.append((1 - smooth) * freq / 8 + smooth * freq)
+    check(np.allclose(ref.rope_inv_freq(10000.0, 16, ("llama3", 8.0, 1.0, 4.0, 64.0)), want),
+          "llama3 scaling")
     check(np.allclose(ref.alibi_slopes(8), [2.0 ** -(i + 1) for i in range(8)]),
           "alibi slopes of 8 heads: 1/2 .. 1/256")
     check(np.allclose(ref.alibi_slopes(6), [2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8, 2 ** -1, 2 ** -3]),

@@ -38,6 +38,20 @@ The fixtures, and what each exercises of the importer:
               head, gelu_new (the tanh GELU), f32.
   llama       LlamaForCausalLM: grouped-query attention (4 heads over 2),
               rope_theta 500000, rms_norm_eps 1e-5, untied head, bf16.
+  llama3      LlamaForCausalLM: head_dim 16 over hidden 32 (4 heads of 16),
+              rope_type llama3 (factor 8, low 1, high 4, original 64; 128
+              positions), bf16.
+  llama_linear LlamaForCausalLM: rope_type linear (factor 4),
+              attention_bias, tied head, f32.
+  gemma2      Gemma2ForCausalLM: head_dim 16 over hidden 32, 3 layers
+              (sliding window 4, full, sliding), query_pre_attn_scalar 24,
+              attention and final soft caps 5 and 3, (1 + w) norms, the
+              embeddings scaled by sqrt(32) rounded to bf16, tied, bf16.
+  gpt_neox    GPTNeoXForCausalLM: query_key_value packed by head, rotary_pct
+              0.5 (4 of 8 features), parallel residual, untied embed_out,
+              f16.
+  gpt_neox_seq GPTNeoXForCausalLM: use_parallel_residual false, whole heads
+              rotary (rotary_pct 1), f32.
   mistral     MistralForCausalLM: sliding_window 4 < S = 9, f16.
   qwen2       Qwen2ForCausalLM: q/k/v biases, tied head, bf16.
   bert        BertForMaskedLM: `bert.` keys, token types, padding, f32;
@@ -104,10 +118,10 @@ def make_gpt2():
 
 def llama_like(config_class, model_class, dtype=None, **extra):
     s = SIZES
+    extra.setdefault("max_position_embeddings", s["positions"])
     cfg = config_class(hidden_size=s["hidden"], num_attention_heads=s["heads"],
                        num_key_value_heads=2, num_hidden_layers=s["layers"],
                        intermediate_size=s["inner"], vocab_size=s["vocab"],
-                       max_position_embeddings=s["positions"],
                        bos_token_id=0, eos_token_id=0,
                        attn_implementation="eager", **extra)
     return decoder(model_class(cfg).eval(), dtype)
@@ -120,6 +134,72 @@ def make_llama():
                       rms_norm_eps=1e-5, tie_word_embeddings=False,
                       rope_parameters={"rope_type": "default",
                                        "rope_theta": 500000.0})
+
+
+def make_llama3():
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    # head_dim 16 over hidden 32 and 4 heads; with rope_theta 10000 the
+    # wavelengths 6.3, 19.9, 62.8, 199, ... fall in each of llama3's three
+    # bands for original_max_position_embeddings 64 (low 64, high 16).
+    return llama_like(LlamaConfig, LlamaForCausalLM, torch.bfloat16,
+                      head_dim=16, tie_word_embeddings=False,
+                      max_position_embeddings=128,
+                      rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0,
+                                       "factor": 8.0, "low_freq_factor": 1.0,
+                                       "high_freq_factor": 4.0,
+                                       "original_max_position_embeddings": 64})
+
+
+def make_llama_linear():
+    from transformers import LlamaConfig, LlamaForCausalLM
+    return llama_like(LlamaConfig, LlamaForCausalLM, attention_bias=True,
+                      tie_word_embeddings=True,
+                      rope_parameters={"rope_type": "linear", "rope_theta": 10000.0,
+                                       "factor": 4.0})
+
+
+def make_gemma2():
+    import torch
+    from transformers import Gemma2Config, Gemma2ForCausalLM
+    s = SIZES
+    # head_dim 16 over hidden 32; 3 layers: sliding, full, sliding (the
+    # default layer_types) with a window of 4 < S = 9; a query_pre_attn_scalar
+    # other than head_dim; soft caps low enough to bend the scores and logits.
+    cfg = Gemma2Config(hidden_size=s["hidden"], num_attention_heads=s["heads"],
+                       num_key_value_heads=2, head_dim=16, num_hidden_layers=3,
+                       intermediate_size=s["inner"], vocab_size=s["vocab"],
+                       max_position_embeddings=s["positions"], sliding_window=4,
+                       query_pre_attn_scalar=24, attn_logit_softcapping=5.0,
+                       final_logit_softcapping=3.0, bos_token_id=0, eos_token_id=0,
+                       pad_token_id=0, attn_implementation="eager")
+    return decoder(Gemma2ForCausalLM(cfg).eval(), torch.bfloat16)
+
+
+def make_gpt_neox():
+    import torch
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+    s = SIZES
+    # A quarter of each 8-feature head rotary (2 pairs), the parallel
+    # residual, per-head packed query_key_value, f16.
+    cfg = GPTNeoXConfig(hidden_size=s["hidden"], num_attention_heads=s["heads"],
+                        num_hidden_layers=s["layers"], intermediate_size=s["inner"],
+                        vocab_size=s["vocab"], max_position_embeddings=s["positions"],
+                        rotary_pct=0.5, use_parallel_residual=True,
+                        bos_token_id=0, eos_token_id=0, attn_implementation="eager")
+    return decoder(GPTNeoXForCausalLM(cfg).eval(), torch.float16)
+
+
+def make_gpt_neox_seq():
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+    s = SIZES
+    # The sequential residual and whole heads rotary, f32.
+    cfg = GPTNeoXConfig(hidden_size=s["hidden"], num_attention_heads=s["heads"],
+                        num_hidden_layers=s["layers"], intermediate_size=s["inner"],
+                        vocab_size=s["vocab"], max_position_embeddings=s["positions"],
+                        rotary_pct=1.0, use_parallel_residual=False,
+                        bos_token_id=0, eos_token_id=0, attn_implementation="eager")
+    return decoder(GPTNeoXForCausalLM(cfg).eval())
 
 
 def make_mistral():
@@ -221,7 +301,10 @@ def make_t5():
         "hidden": m(input_ids=ids, attention_mask=mask).last_hidden_state}
 
 
-MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "mistral": make_mistral,
+MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "llama3": make_llama3,
+          "llama_linear": make_llama_linear, "gemma2": make_gemma2,
+          "gpt_neox": make_gpt_neox, "gpt_neox_seq": make_gpt_neox_seq,
+          "mistral": make_mistral,
           "qwen2": make_qwen2, "bert": make_bert, "roberta": make_roberta,
           "distilbert": make_distilbert, "t5": make_t5}
 

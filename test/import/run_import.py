@@ -50,7 +50,9 @@ from run_e2e import Tally, describe_rc, run_cmd, select_configs, tools_missing  
 DEFAULT_TOL = 1e-5
 FIXTURES = os.path.join(HERE, "fixtures")
 # name -> whether it is a decoder (KV caches, --generate).
-CONFIGS = {"gpt2": True, "llama": True, "mistral": True, "qwen2": True,
+CONFIGS = {"gpt2": True, "llama": True, "llama3": True, "llama_linear": True,
+           "gemma2": True, "gpt_neox": True, "gpt_neox_seq": True,
+           "mistral": True, "qwen2": True,
            "bert": False, "roberta": False, "distilbert": False, "t5": False}
 
 

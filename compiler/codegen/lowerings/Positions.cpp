@@ -51,20 +51,21 @@ static LogicalResult lowerSinusoidal(SinusoidalOp op, KernelBuilder &b) {
 
 /// Rotary embeddings of every head: out = x cos + rotate(x) sin, with
 /// inv_freq, the angle, cos and sin in f32 as Hugging Face's
-/// LlamaRotaryEmbedding and apply_rotary_pos_emb compute them (inv_freq =
-/// 1 / theta^(2i / head_dim) rounded once to f32; Hugging Face's f32 pow may
-/// differ by an ulp).
+/// LlamaRotaryEmbedding and apply_rotary_pos_emb compute them (inv_freq from
+/// computeRopeInvFreq, scaled as the op says). With rotary_dims = N < head
+/// dim (partial rotary) the features N .. head_dim-1 of each head pass
+/// through, as GPT-NeoX's cat((rotated, pass), -1).
 static LogicalResult lowerRope(RopeOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
   const Tensor &positions = b.get(op.getPositions());
-  int headDim = int(op.getHeadDim()), half = headDim / 2;
+  int headDim = int(op.getHeadDim());
+  int rotary = int(op.getNumRotaryDims()), half = rotary / 2;
   int features = int(op.getType().getShape().back());
-  double theta = op.getTheta().convertToFloat();
+  llvm::SmallVector<float> frequencies = computeRopeInvFreq(
+      op.getTheta().convertToFloat(), rotary, op.getScalingParams());
   Buffer<float> invFreq(std::vector<int>{half}, b.name("inv_freq"));
-  for (int i = 0; i < half; ++i) {
-    float exponent = float(2 * i) / float(headDim);
-    invFreq(i) = 1.0f / float(std::pow(theta, double(exponent)));
-  }
+  for (int i = 0; i < half; ++i)
+    invFreq(i) = frequencies[i];
   size_t rank = in.extents.size();
   std::vector<Var> v = b.vars(rank);
   // Positions are [S] or [batch..., S]: the vars after the features.
@@ -99,8 +100,9 @@ static LogicalResult lowerRope(RopeOp op, KernelBuilder &b) {
   Tuple cs = table(at);
   Expr x = in.func(v);
   Expr other = in.func(b.args(rank, 0, clamp(partner, 0, features - 1)));
+  Expr rotated = x * cs[0] + (sign * other) * cs[1];
   Func out(b.name("rope"));
-  out(v) = x * cs[0] + (sign * other) * cs[1];
+  out(v) = rotary == headDim ? rotated : select(d < rotary, rotated, x);
   b.define(op.getResult(), {out, in.extents});
   return success();
 }

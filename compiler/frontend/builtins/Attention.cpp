@@ -158,6 +158,25 @@ static ExprPtr checkAttention(CheckContext &ctx, CallExpr &call,
     }
   }
   recordScoreArgs(args, *attn);
+  if (Argument *rope = args.get("rope")) {
+    // Rotary embeddings turn queries and keys by their positions along one
+    // sequence, as in the self-attention they come from.
+    if (score != "dot") {
+      ctx.errorAt(*rope->value, "'rope' rotates the queries and keys of "
+                                "dot-product scores, but the score is " +
+                                    score);
+      ok = false;
+    } else if (qs[qs.size() - 2] != ks[ks.size() - 2]) {
+      ctx.errorAt(*rope->value,
+                  "'rope' rotates queries and keys by their positions along "
+                  "one sequence, but the queries run along " +
+                      extentToString(qs[qs.size() - 2]) +
+                      " and the keys along " +
+                      extentToString(ks[ks.size() - 2]));
+      ok = false;
+    }
+  }
+  ok &= checkRope(ctx, args, *attn, dq / heads);
   if (!ok)
     return nullptr;
   attn->attrs.push_back({"score", BuiltinAttr::getEnum(score.str())});
@@ -201,6 +220,10 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
   bool ok = x && memory && heads > 0;
 
   auto attn = std::make_unique<BuiltinExpr>("cross_attention", call.getRange());
+  // Queries, keys and values have heads * head_dim features (d_model
+  // unless head_dim is given).
+  int64_t headDim = checkHeadDim(args, *attn, modelDim, heads);
+  int64_t qDim = ok ? heads * headDim : -1;
   Argument *q = args.get("q"), *kv = args.get("kv"), *k = args.get("k"),
            *v = args.get("v"), *qkv = args.get("qkv");
   if (qkv && (q || kv || k || v)) {
@@ -212,8 +235,8 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
   } else if (qkv) {
     // nn.MultiheadAttention's in_proj: rows [0, D) project the queries, rows
     // [D, 3D) the memory's keys and values, so both have D features.
-    ok &= ctx.resolveProjection(*qkv, modelDim,
-                                modelDim < 0 ? -1 : 3 * modelDim, *attn);
+    ok &=
+        ctx.resolveProjection(*qkv, modelDim, qDim < 0 ? -1 : 3 * qDim, *attn);
     if (ok && memoryDim != modelDim) {
       ctx.errorAt(*qkv->value,
                   "a packed 'qkv' projects the queries and the memory with "
@@ -224,7 +247,7 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
       ok = false;
     }
   } else if (q) {
-    ok &= ctx.resolveProjection(*q, modelDim, modelDim, *attn);
+    ok &= ctx.resolveProjection(*q, modelDim, qDim, *attn);
   } else {
     ctx.error(call.calleeLoc.Start,
               "'cross_attention' requires 'q = P' (the query projection), or "
@@ -232,7 +255,7 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
               call.getRange());
     ok = false;
   }
-  int64_t kvOut = modelDim < 0 ? -1 : 2 * modelDim;
+  int64_t kvOut = qDim < 0 ? -1 : 2 * qDim;
   if (qkv) {
     // The packed projection has them.
   } else if (kv && (k || v)) {
@@ -244,9 +267,9 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
     ok &= ctx.resolveProjection(*kv, memoryDim, kvOut, *attn,
                                 "the memory's features");
   } else if (k && v) {
-    ok &= ctx.resolveProjection(*k, memoryDim, modelDim, *attn,
+    ok &= ctx.resolveProjection(*k, memoryDim, qDim, *attn,
                                 "the memory's features");
-    ok &= ctx.resolveProjection(*v, memoryDim, modelDim, *attn,
+    ok &= ctx.resolveProjection(*v, memoryDim, qDim, *attn,
                                 "the memory's features");
   } else {
     ctx.error(call.calleeLoc.Start,
@@ -255,7 +278,8 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
               call.getRange());
     ok = false;
   }
-  ok &= ctx.resolveProjection(*args.get("out"), modelDim, modelDim, *attn);
+  ok &= ctx.resolveProjection(*args.get("out"), qDim, modelDim, *attn,
+                              "the heads' joined features, heads * head_dim");
   recordScoreArgs(args, *attn);
   if (Argument *rope = args.get("rope")) {
     ctx.errorAt(*rope->value,
@@ -303,14 +327,18 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
   bool ok = x != nullptr && heads > 0;
   int64_t kvHeads = heads > 0 ? checkKvHeads(ctx, args, heads) : 0;
   ok &= kvHeads > 0;
-  // Keys and values: kv_heads heads of the queries' head dim.
-  int64_t kvDim = ok ? kvHeads * (modelDim / heads) : -1;
-  std::string kvWhat = "d_model";
-  if (ok && kvHeads != heads)
-    kvWhat = "kv_heads = " + std::to_string(kvHeads) + " heads of " +
-             std::to_string(modelDim / heads) + " features from d_model";
-
   auto attn = std::make_unique<BuiltinExpr>("self_attention", call.getRange());
+  // Queries: heads heads of head_dim features (d_model / heads unless
+  // given); keys and values: kv_heads heads of the same head dim.
+  int64_t headDim = checkHeadDim(args, *attn, modelDim, heads);
+  int64_t qDim = ok ? heads * headDim : -1;
+  int64_t kvDim = ok ? kvHeads * headDim : -1;
+  std::string kvWhat = "d_model";
+  if (ok && (kvHeads != heads || args.get("head_dim")))
+    kvWhat = (kvHeads != heads ? "kv_heads = " : "heads = ") +
+             std::to_string(kvHeads) + " heads of " + std::to_string(headDim) +
+             " features from d_model";
+
   Argument *qkv = args.get("qkv");
   Argument *separate[] = {args.get("q"), args.get("k"), args.get("v")};
   unsigned numSeparate =
@@ -323,9 +351,24 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
     ok = false;
   } else if (qkv) {
     ok &= ctx.resolveProjection(
-        *qkv, modelDim, kvDim < 0 ? -1 : modelDim + 2 * kvDim, *attn, kvWhat);
+        *qkv, modelDim, kvDim < 0 ? -1 : qDim + 2 * kvDim, *attn, kvWhat);
+    if (args.get("qkv_layout") && args.choice("qkv_layout") == "per_head") {
+      if (kvHeads != heads) {
+        ctx.errorAt(*args.get("qkv_layout")->value,
+                    "'qkv_layout = per_head' groups each head's query, key "
+                    "and value rows, so it needs kv_heads = heads");
+        ok = false;
+      }
+      attn->attrs.push_back({"qkv_per_head", BuiltinAttr::getInteger(1)});
+    }
   } else if (numSeparate == 3) {
-    ok &= ctx.resolveProjection(*separate[0], modelDim, modelDim, *attn);
+    if (Argument *layout = args.get("qkv_layout")) {
+      ctx.errorAt(*layout->value, "'qkv_layout' says how a packed 'qkv' "
+                                  "projection is laid out; separate q, k "
+                                  "and v have none");
+      ok = false;
+    }
+    ok &= ctx.resolveProjection(*separate[0], modelDim, qDim, *attn);
     for (Argument *arg : {separate[1], separate[2]})
       ok &= ctx.resolveProjection(*arg, modelDim, kvDim, *attn, kvWhat);
   } else if (numSeparate) {
@@ -347,14 +390,17 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
     ok = false;
   }
 
-  ok &= ctx.resolveProjection(*args.get("out"), modelDim, modelDim, *attn);
+  // The output projection reads the joined heads, [d_model, heads *
+  // head_dim].
+  ok &= ctx.resolveProjection(*args.get("out"), qDim, modelDim, *attn,
+                              "the heads' joined features, heads * head_dim");
 
   if (Argument *mask = args.get("mask"); mask && x)
     ok &= resolveMask(ctx, mask->value, *attn, x->shape,
                       x->shape[x->shape.size() - 2], heads);
   recordScoreArgs(args, *attn);
-  if (heads > 0 && modelDim > 0)
-    ok &= checkRope(ctx, args, *attn, modelDim / heads);
+  if (headDim > 0)
+    ok &= checkRope(ctx, args, *attn, headDim);
   if (Argument *cache = args.get("cache"); cache && x) {
     // With kv_heads the cache rows hold kv_heads heads of keys.
     ok &= resolveCache(ctx, *cache, *x, kvDim > 0 ? kvDim : modelDim, *attn);
@@ -449,12 +495,26 @@ static Value emitSelfAttention(EmitContext &ctx, const BuiltinExpr &e,
     valueCache = ctx.state(e.getState("value"));
     at = ctx.getPosition();
   }
+  auto integer = [&](llvm::StringRef name) {
+    const BuiltinAttr *given = e.getAttr(name);
+    return given ? builder.getI64IntegerAttr(given->integer)
+                 : mlir::IntegerAttr();
+  };
+  attn::RopeScalingAttr scaling;
+  if (const BuiltinAttr *type = e.getAttr("rope_scaling"))
+    scaling = attn::RopeScalingAttr::get(
+        builder.getContext(),
+        *attn::symbolizeRopeScaling(llvm::StringRef(type->enumerator)));
   auto op = builder.create<attn::SelfAttentionOp>(
       ctx.loc(e.getLoc()), input.getType(), weights, input, wq, bq, wk, bk, wv,
       bv, wqkv, bqkv, wo, bo, lengths, bias, keyCache, valueCache, at,
       builder.getI64IntegerAttr(e.getAttr("heads")->integer),
       emitMaskAttr(ctx, e), ctx.realAttr(e, "scale"), emitKvHeadsAttr(ctx, e),
-      rope, ctx.realAttr(e, "rope_theta"), ctx.realAttr(e, "softcap"));
+      rope, ctx.realAttr(e, "rope_theta"), ctx.realAttr(e, "softcap"),
+      integer("head_dim"), integer("rope_dims"), scaling,
+      ctx.realAttr(e, "rope_factor"), ctx.realAttr(e, "rope_low_freq_factor"),
+      ctx.realAttr(e, "rope_high_freq_factor"), integer("rope_original_max"),
+      e.getAttr("qkv_per_head") ? builder.getUnitAttr() : mlir::UnitAttr());
   ctx.setResults(e, llvm::SmallVector<Value, 2>(op->getResults()));
   return op.getResult();
 }
@@ -505,8 +565,14 @@ static Value emitCrossAttention(EmitContext &ctx, const BuiltinExpr &e,
   mlir::OpBuilder &builder = ctx.getBuilder();
   Value input = operands[0], memory = operands[1];
   mlir::Location where = ctx.loc(e.getLoc());
-  int64_t d =
-      mlir::cast<mlir::RankedTensorType>(input.getType()).getShape().back();
+  // Queries, keys and values of heads * head_dim features.
+  int64_t d = e.getAttr("heads")->integer *
+              (e.getAttr("head_dim")
+                   ? e.getAttr("head_dim")->integer
+                   : mlir::cast<mlir::RankedTensorType>(input.getType())
+                             .getShape()
+                             .back() /
+                         e.getAttr("heads")->integer);
   auto linear = [&](Value x, Value w, Value b) {
     return attn::buildLinear(builder, where, x, w, b,
                              attn::WeightLayout::out_in);
@@ -545,6 +611,42 @@ static Value emitCrossAttention(EmitContext &ctx, const BuiltinExpr &e,
   return out;
 }
 
+/// `t` [batch..., S, heads * head_dim] rotated by attn.rope at positions
+/// 0 .. S-1 with the call's rope arguments (`attention(q, k, v, rope =
+/// ...)`, whose queries and keys share S).
+static Value emitRope(EmitContext &ctx, const BuiltinExpr &e, Value t,
+                      int64_t headDim) {
+  mlir::OpBuilder &builder = ctx.getBuilder();
+  mlir::Location where = ctx.loc(e.getLoc());
+  auto type = mlir::cast<mlir::RankedTensorType>(t.getType());
+  int64_t seq = type.getRank() - 2;
+  Value positions = builder.create<attn::PositionsOp>(
+      where,
+      mlir::RankedTensorType::get({type.getDimSize(seq)}, builder.getI32Type()),
+      t, builder.getI64IntegerAttr(seq), Value());
+  auto integer = [&](llvm::StringRef name) {
+    const BuiltinAttr *given = e.getAttr(name);
+    return given ? builder.getI64IntegerAttr(given->integer)
+                 : mlir::IntegerAttr();
+  };
+  attn::RopeScalingAttr scaling;
+  if (const BuiltinAttr *kind = e.getAttr("rope_scaling"))
+    scaling = attn::RopeScalingAttr::get(
+        builder.getContext(),
+        *attn::symbolizeRopeScaling(llvm::StringRef(kind->enumerator)));
+  const BuiltinAttr *theta = e.getAttr("rope_theta");
+  return builder.create<attn::RopeOp>(
+      where, type, t, positions, builder.getI64IntegerAttr(headDim),
+      attn::RopeStyleAttr::get(builder.getContext(),
+                               *attn::symbolizeRopeStyle(llvm::StringRef(
+                                   e.getAttr("rope")->enumerator))),
+      builder.getF32FloatAttr(theta ? float(theta->real)
+                                    : attn::kDefaultRopeTheta),
+      integer("rope_dims"), scaling, ctx.realAttr(e, "rope_factor"),
+      ctx.realAttr(e, "rope_low_freq_factor"),
+      ctx.realAttr(e, "rope_high_freq_factor"), integer("rope_original_max"));
+}
+
 /// attn.sdpa of tensors already projected, with Luong's general score as a
 /// projection of the keys and Bahdanau's additive one as projections of both
 /// and sdpa's score vector.
@@ -559,6 +661,13 @@ static Value emitAttention(EmitContext &ctx, const BuiltinExpr &e,
                              ctx.weight(e.getWeight((role + ".bias").str())),
                              attn::WeightLayout::out_in);
   };
+  if (e.getAttr("rope")) {
+    int64_t headDim =
+        mlir::cast<mlir::RankedTensorType>(q.getType()).getShape().back() /
+        e.getAttr("heads")->integer;
+    q = emitRope(ctx, e, q, headDim);
+    k = emitRope(ctx, e, k, headDim);
+  }
   llvm::StringRef score = e.getAttr("score")->enumerator;
   if (score == "general")
     k = project(k, "w");
@@ -573,19 +682,27 @@ static Value emitAttention(EmitContext &ctx, const BuiltinExpr &e,
   return sdpa.getResult();
 }
 
+/// `args` and rope_dims, rope_scaling and its parameters.
+static std::vector<NamedArg> withRopeExtras(std::vector<NamedArg> args) {
+  for (NamedArg &arg : ropeExtraArgs())
+    args.push_back(std::move(arg));
+  return args;
+}
+
 void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
   auto projection = NamedArg::modulePrefix;
-  registry.add({"self_attention",
-                1,
-                1,
-                "self_attention(x)",
-                {NamedArg::statePrefix("cache"), headsArg(), projection("q"),
-                 projection("k"), projection("v"), projection("qkv"), outArg(),
-                 maskArg(), scaleArg(), ropeArg(), ropeThetaArg(), softcapArg(),
-                 kvHeadsArg()},
-                checkSelfAttention,
-                emitSelfAttention,
-                checkWeightsResult});
+  registry.add(
+      {"self_attention", 1, 1, "self_attention(x)",
+       withRopeExtras(
+           {NamedArg::statePrefix("cache"), headsArg(), projection("q"),
+            projection("k"), projection("v"), projection("qkv"), outArg(),
+            maskArg(), scaleArg(), ropeArg(), ropeThetaArg(), softcapArg(),
+            kvHeadsArg(), headDimArg(),
+            NamedArg::choice("qkv_layout",
+                             {{"stacked", "Q | K | V"},
+                              {"per_head", "[heads, 3, head_dim], GPT-NeoX's "
+                                           "query_key_value"}})}),
+       checkSelfAttention, emitSelfAttention, checkWeightsResult});
   // `rope` is declared to explain why cross-attention has none.
   registry.add({"cross_attention",
                 2,
@@ -593,23 +710,21 @@ void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
                 "cross_attention(x, memory)",
                 {headsArg(), projection("q"), projection("k"), projection("v"),
                  projection("kv"), projection("qkv"), outArg(), maskArg(),
-                 scaleArg(), softcapArg(), ropeArg()},
+                 scaleArg(), softcapArg(), ropeArg(), headDimArg()},
                 checkCrossAttention,
                 emitCrossAttention,
                 checkWeightsResult});
-  registry.add({"attention",
-                3,
-                3,
-                "attention(q, k, v)",
-                {headsArg().byDefault(int64_t(1)), maskArg(), scaleArg(),
-                 NamedArg::choice(
-                     "score", {{"dot", "q . k"},
-                               {"general", "Luong: q . W k"},
-                               {"additive", "Bahdanau: v . tanh(Wq q + Wk k)"}})
-                     .byDefault("dot"),
-                 projection("w"), projection("w_query"), projection("w_key"),
-                 projection("w_score"), softcapArg(), kvHeadsArg()},
-                checkAttention,
-                emitAttention,
-                checkWeightsResult});
+  registry.add(
+      {"attention", 3, 3, "attention(q, k, v)",
+       withRopeExtras(
+           {headsArg().byDefault(int64_t(1)), maskArg(), scaleArg(),
+            NamedArg::choice("score",
+                             {{"dot", "q . k"},
+                              {"general", "Luong: q . W k"},
+                              {"additive", "Bahdanau: v . tanh(Wq q + Wk k)"}})
+                .byDefault("dot"),
+            projection("w"), projection("w_query"), projection("w_key"),
+            projection("w_score"), softcapArg(), kvHeadsArg(), ropeArg(),
+            ropeThetaArg()}),
+       checkAttention, emitAttention, checkWeightsResult});
 }

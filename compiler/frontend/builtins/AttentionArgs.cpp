@@ -6,6 +6,8 @@
 
 #include "compiler/frontend/builtins/AttentionArgs.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace attnc;
 
 NamedArg attnc::headsArg() {
@@ -37,6 +39,28 @@ NamedArg attnc::ropeThetaArg() {
   return NamedArg::positiveNumber("rope_theta", "10000 (the default) or 1e6");
 }
 
+std::vector<NamedArg> attnc::ropeExtraArgs() {
+  return {
+      NamedArg::positiveInteger("rope_dims",
+                                "16 (even, at most the head dim: the first "
+                                "rope_dims features of each head rotate)"),
+      NamedArg::choice(
+          "rope_scaling",
+          {{"linear", "frequencies / rope_factor"},
+           {"llama3", "Llama 3.1's: rope_factor, rope_low_freq_factor, "
+                      "rope_high_freq_factor, rope_original_max"}}),
+      NamedArg::positiveNumber("rope_factor", "8"),
+      NamedArg::positiveNumber("rope_low_freq_factor", "1"),
+      NamedArg::positiveNumber("rope_high_freq_factor", "4"),
+      NamedArg::positiveInteger("rope_original_max", "8192"),
+  };
+}
+
+NamedArg attnc::headDimArg() {
+  return NamedArg::positiveInteger("head_dim",
+                                   "256 (the default is d_model / heads)");
+}
+
 NamedArg attnc::outArg() {
   return NamedArg::modulePrefix("out").requiredAs("the output projection");
 }
@@ -46,13 +70,25 @@ NamedArg attnc::maskArg() { return NamedArg::mask("mask"); }
 int64_t attnc::checkHeads(CheckContext &ctx, CallArgs &args, int64_t modelDim) {
   int64_t heads = args.integer("heads");
   // A default of 1 divides any d_model: the error is of a given `heads`.
-  if (modelDim > 0 && modelDim % heads != 0) {
+  // With a head_dim of its own, heads * head_dim need not be d_model.
+  if (modelDim > 0 && modelDim % heads != 0 && !args.get("head_dim")) {
     ctx.errorAt(*args.get("heads")->value,
                 "d_model " + llvm::Twine(modelDim) +
-                    " is not divisible by heads = " + llvm::Twine(heads));
+                    " is not divisible by heads = " + llvm::Twine(heads) +
+                    "; give 'head_dim = N' if each head has N features");
     return 0;
   }
   return heads;
+}
+
+int64_t attnc::checkHeadDim(CallArgs &args, BuiltinExpr &attn, int64_t modelDim,
+                            int64_t heads) {
+  if (args.get("head_dim")) {
+    int64_t headDim = args.integer("head_dim");
+    attn.attrs.push_back({"head_dim", BuiltinAttr::getInteger(headDim)});
+    return headDim;
+  }
+  return modelDim > 0 && heads > 0 ? modelDim / heads : -1;
 }
 
 int64_t attnc::checkKvHeads(CheckContext &ctx, CallArgs &args, int64_t heads) {
@@ -91,7 +127,7 @@ bool attnc::checkRope(CheckContext &ctx, CallArgs &args, BuiltinExpr &attn,
                       int64_t headDim) {
   Argument *style = args.get("rope"), *theta = args.get("rope_theta");
   bool ok = true;
-  if (style && headDim % 2 != 0) {
+  if (style && headDim % 2 != 0 && !args.get("rope_dims")) {
     ctx.errorAt(*style->value, "rotary embeddings rotate pairs of features, "
                                "but the head dim is " +
                                    llvm::Twine(headDim) + " (odd)");
@@ -100,13 +136,83 @@ bool attnc::checkRope(CheckContext &ctx, CallArgs &args, BuiltinExpr &attn,
     attn.attrs.push_back(
         {"rope", BuiltinAttr::getEnum(args.choice("rope").str())});
   }
-  if (theta && !style) {
-    ctx.errorAt(*theta->value, "'rope_theta' needs 'rope = half' or 'rope = "
-                               "interleaved'");
-    ok = false;
-  } else if (theta) {
+  const char *const parameters[] = {
+      "rope_theta",           "rope_dims",
+      "rope_scaling",         "rope_factor",
+      "rope_low_freq_factor", "rope_high_freq_factor",
+      "rope_original_max"};
+  for (llvm::StringRef name : parameters)
+    if (Argument *arg = args.get(name); arg && !style) {
+      ctx.errorAt(*arg->value, "'" + name +
+                                   "' needs 'rope = half' or 'rope = "
+                                   "interleaved'");
+      ok = false;
+    }
+  if (!style)
+    return ok;
+  if (theta)
     attn.attrs.push_back(
         {"rope_theta", BuiltinAttr::getReal(args.number("rope_theta"))});
+  if (Argument *dims = args.get("rope_dims")) {
+    int64_t n = args.integer("rope_dims");
+    if (n % 2 != 0 || (headDim > 0 && n > headDim)) {
+      ctx.errorAt(*dims->value,
+                  "rope_dims = " + llvm::Twine(n) +
+                      " must be even and at most the head dim " +
+                      llvm::Twine(headDim) +
+                      ": the first rope_dims features of each head rotate "
+                      "in pairs");
+      ok = false;
+    } else {
+      attn.attrs.push_back({"rope_dims", BuiltinAttr::getInteger(n)});
+    }
+  }
+  // The scaling type, then the parameters it takes.
+  Argument *scaling = args.get("rope_scaling");
+  llvm::StringRef type = scaling ? args.choice("rope_scaling") : "";
+  const char *const llama3Params[] = {"rope_factor", "rope_low_freq_factor",
+                                      "rope_high_freq_factor",
+                                      "rope_original_max"};
+  std::vector<std::string> missing;
+  for (llvm::StringRef name : llama3Params) {
+    Argument *arg = args.get(name);
+    bool takes =
+        type == "llama3" || (type == "linear" && name == "rope_factor");
+    if (arg && !scaling) {
+      ctx.errorAt(*arg->value, "'" + name +
+                                   "' needs 'rope_scaling = linear' or "
+                                   "'rope_scaling = llama3'");
+      ok = false;
+    } else if (arg && !takes) {
+      ctx.errorAt(*arg->value, "'" + name +
+                                   "' belongs to 'rope_scaling = llama3'; "
+                                   "linear scaling takes 'rope_factor' only");
+      ok = false;
+    } else if (!arg && takes) {
+      missing.push_back(name.str());
+    }
+  }
+  if (scaling && !missing.empty()) {
+    ctx.errorAt(*scaling->value, "'rope_scaling = " + type + "' needs '" +
+                                     llvm::join(missing, "', '") + "'");
+    ok = false;
+  }
+  if (ok && type == "llama3" &&
+      !(args.number("rope_high_freq_factor") >
+        args.number("rope_low_freq_factor"))) {
+    ctx.errorAt(*args.get("rope_high_freq_factor")->value,
+                "rope_high_freq_factor must exceed rope_low_freq_factor: "
+                "llama3 scaling interpolates between the two");
+    ok = false;
+  }
+  if (ok && scaling) {
+    attn.attrs.push_back({"rope_scaling", BuiltinAttr::getEnum(type.str())});
+    for (llvm::StringRef name : llama3Params)
+      if (args.get(name))
+        attn.attrs.push_back(
+            {name.str(), name == "rope_original_max"
+                             ? BuiltinAttr::getInteger(args.integer(name))
+                             : BuiltinAttr::getReal(args.number(name))});
   }
   return ok;
 }

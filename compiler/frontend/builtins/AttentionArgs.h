@@ -31,14 +31,25 @@ NamedArg softcapArg();
 /// default 10000): rotary embeddings of the queries and keys.
 NamedArg ropeArg();
 NamedArg ropeThetaArg();
+/// `rope_dims = N` (partial rotary) and the scaling of the frequencies:
+/// `rope_scaling = linear | llama3`, `rope_factor`, `rope_low_freq_factor`,
+/// `rope_high_freq_factor`, `rope_original_max` (Hugging Face's
+/// rope_parameters), in that order.
+std::vector<NamedArg> ropeExtraArgs();
+/// `head_dim = N`: features per head, when heads * head_dim is not d_model.
+NamedArg headDimArg();
 /// `out = P`, the output projection, required.
 NamedArg outArg();
 /// `mask = M`, resolved by resolveMask.
 NamedArg maskArg();
 
 /// The `heads` of an attention: a divisor of d_model (when that is known,
-/// >= 0), or 0 after reporting an error.
+/// >= 0, and no `head_dim` is given), or 0 after reporting an error.
 int64_t checkHeads(CheckContext &ctx, CallArgs &args, int64_t modelDim);
+/// The features per head: `head_dim = N` when given (recorded on `attn`),
+/// else modelDim / heads (-1 when either is unknown).
+int64_t checkHeadDim(CallArgs &args, BuiltinExpr &attn, int64_t modelDim,
+                     int64_t heads);
 /// `kv_heads = K` (grouped-query attention): K key/value heads shared by
 /// heads / K query heads each. Returns K (`heads` when not given), or 0
 /// after reporting an error.
@@ -49,8 +60,10 @@ void recordHeads(BuiltinExpr &attn, int64_t heads, int64_t kvHeads);
 /// Records the given `scale` and `softcap` as the real attributes of those
 /// names.
 void recordScoreArgs(CallArgs &args, BuiltinExpr &attn);
-/// Records the given `rope` (an enumerator) and `rope_theta` as attributes;
-/// false after an error (an odd head dim, or a theta without a rope).
+/// Records the given `rope` (an enumerator), `rope_theta`, `rope_dims` and
+/// the scaling as attributes; false after an error (an odd head dim, odd or
+/// too many rope_dims, a parameter without its rope or its scaling type, a
+/// llama3 scaling without all of its parameters), each at its argument.
 bool checkRope(CheckContext &ctx, CallArgs &args, BuiltinExpr &attn,
                int64_t headDim);
 /// `cache = P`: the states `P.key` and `P.value`, `[B, L, features]` with the

@@ -45,6 +45,14 @@ def Attn_RopeStyle : I32EnumAttr<"RopeStyle", "which features rotary embeddings 
 }
 def Attn_RopeStyleAttr : EnumAttr<Attn_Dialect, Attn_RopeStyle, "rope_style">;
 
+def Attn_RopeScaling : I32EnumAttr<"RopeScaling", "how rotary frequencies are scaled (Hugging Face's rope_type)", [
+    I32EnumAttrCase<"linear", 0>,
+    I32EnumAttrCase<"llama3", 1>]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+def Attn_RopeScalingAttr : EnumAttr<Attn_Dialect, Attn_RopeScaling, "rope_scaling">;
+
 def Attn_MaskAttr : AttrDef<Attn_Dialect, "Mask"> {
   let mnemonic = "mask";
   let summary = "which keys each query of an attention sees";

@@ -555,24 +555,34 @@ LogicalResult SelfAttentionOp::verify() {
   int64_t d = input.getDimSize(input.getRank() - 1);
   if (ShapedType::isDynamic(d))
     return emitOpError("the feature dim must be static");
-  if (d % getHeads() != 0)
+  if (!getHeadDim() && d % getHeads() != 0)
     return emitOpError("d_model ")
            << d << " is not divisible by heads = " << getHeads();
-  int64_t kvHeads = getNumKvHeads(), headDim = d / getHeads();
+  int64_t kvHeads = getNumKvHeads(), headDim = getHeadDimension();
   if (kvHeads > getHeads() || getHeads() % kvHeads != 0)
     return emitOpError("kv_heads = ")
            << kvHeads << " does not divide heads = " << getHeads();
-  // Keys and values have kv_heads heads of the queries' head dim.
-  int64_t kvd = kvHeads * headDim;
-  if (getRope() && headDim % 2 != 0)
-    return emitOpError("rotary embeddings need an even head dim, got ")
-           << headDim;
-  if (getRopeTheta() && !getRope())
-    return emitOpError("rope_theta without rope");
-  if (auto theta = getRopeTheta(); theta && !(theta->convertToFloat() > 0))
-    return emitOpError("rope_theta must be > 0");
+  // Queries have heads, keys and values kv_heads heads of head_dim.
+  int64_t qd = getHeads() * headDim, kvd = kvHeads * headDim;
+  bool ropeParams = getRopeTheta() || getRopeDims() || getRopeScaling() ||
+                    getRopeFactor() || getRopeLowFreqFactor() ||
+                    getRopeHighFreqFactor() || getRopeOriginalMax();
+  if (ropeParams && !getRope())
+    return emitOpError("rope_theta, rope_dims and rope scaling need rope");
+  if (getRope()) {
+    float theta =
+        getRopeTheta() ? getRopeTheta()->convertToFloat() : kDefaultRopeTheta;
+    std::string why =
+        checkRope(headDim, getRopeDims() ? *getRopeDims() : headDim, theta,
+                  getRopeScalingParams());
+    if (!why.empty())
+      return emitOpError(why);
+  }
   if (auto cap = getSoftcap(); cap && !(cap->convertToFloat() > 0))
     return emitOpError("softcap must be > 0");
+  if (getQkvPerHead() && (!getQkvWeight() || kvHeads != getHeads()))
+    return emitOpError("qkv_per_head needs a packed qkv projection and as "
+                       "many key/value heads as heads");
   bool separate = getQWeight() || getKWeight() || getVWeight();
   if (separate == bool(getQkvWeight()))
     return emitOpError("needs either q, k and v projections or one packed qkv "
@@ -580,17 +590,17 @@ LogicalResult SelfAttentionOp::verify() {
   if (separate) {
     if (!getQWeight() || !getKWeight() || !getVWeight())
       return emitOpError("needs all three of q, k and v projections");
-    if (failed(verifyProjection(*this, "q", getQWeight(), getQBias(), d, d)) ||
+    if (failed(verifyProjection(*this, "q", getQWeight(), getQBias(), qd, d)) ||
         failed(
             verifyProjection(*this, "k", getKWeight(), getKBias(), kvd, d)) ||
         failed(verifyProjection(*this, "v", getVWeight(), getVBias(), kvd, d)))
       return failure();
   } else if (failed(verifyProjection(*this, "qkv", getQkvWeight(), getQkvBias(),
-                                     d + 2 * kvd, d))) {
+                                     qd + 2 * kvd, d))) {
     return failure();
   }
   if (failed(
-          verifyProjection(*this, "out", getOutWeight(), getOutBias(), d, d)))
+          verifyProjection(*this, "out", getOutWeight(), getOutBias(), d, qd)))
     return failure();
   if (getResult().getType() != input)
     return emitOpError("result type must equal the input type");
@@ -605,9 +615,41 @@ LogicalResult SelfAttentionOp::verify() {
 int64_t SelfAttentionOp::getKeyFeatures() {
   if (Value k = getKWeight())
     return cast<RankedTensorType>(k.getType()).getDimSize(0);
-  int64_t d = getInput().getType().getShape().back();
-  return (cast<RankedTensorType>(getQkvWeight().getType()).getDimSize(0) - d) /
+  int64_t qd = getHeads() * getHeadDimension();
+  return (cast<RankedTensorType>(getQkvWeight().getType()).getDimSize(0) - qd) /
          2;
+}
+
+int64_t SelfAttentionOp::getHeadDimension() {
+  if (std::optional<uint64_t> headDim = getHeadDim())
+    return int64_t(*headDim);
+  return getInput().getType().getShape().back() / getHeads();
+}
+
+/// An optional f32 attribute as an optional float.
+static std::optional<float> optionalFloat(std::optional<APFloat> value) {
+  if (!value)
+    return std::nullopt;
+  return value->convertToFloat();
+}
+
+static std::optional<int64_t> optionalInt(std::optional<uint64_t> value) {
+  if (!value)
+    return std::nullopt;
+  return int64_t(*value);
+}
+
+RopeScalingParams SelfAttentionOp::getRopeScalingParams() {
+  return {getRopeScaling(), optionalFloat(getRopeFactor()),
+          optionalFloat(getRopeLowFreqFactor()),
+          optionalFloat(getRopeHighFreqFactor()),
+          optionalInt(getRopeOriginalMax())};
+}
+
+RopeScalingParams RopeOp::getScalingParams() {
+  return {getScaling(), optionalFloat(getFactor()),
+          optionalFloat(getLowFreqFactor()), optionalFloat(getHighFreqFactor()),
+          optionalInt(getOriginalMax())};
 }
 
 /// Caches: both or neither, `[batch..., L, key features]`; a position only
@@ -725,9 +767,7 @@ void SelfAttentionOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
 float SelfAttentionOp::getEffectiveScale() {
   if (auto scale = getScaleAttr())
     return scale.getValueAsDouble();
-  auto input = getInput().getType();
-  int64_t d = input.getDimSize(input.getRank() - 1);
-  return 1.0f / std::sqrt(float(d / getHeads()));
+  return 1.0f / std::sqrt(float(getHeadDimension()));
 }
 
 LogicalResult RopeOp::verify() {
@@ -743,10 +783,10 @@ LogicalResult RopeOp::verify() {
     return emitOpError("the features (")
            << extentStr(features)
            << ") are not a multiple of head_dim = " << headDim;
-  if (headDim % 2 != 0)
-    return emitOpError("head_dim must be even, got ") << headDim;
-  if (!(getTheta().convertToFloat() > 0))
-    return emitOpError("theta must be > 0");
+  std::string why = checkRope(headDim, getNumRotaryDims(),
+                              getTheta().convertToFloat(), getScalingParams());
+  if (!why.empty())
+    return emitOpError(why);
   // Positions run along the sequence dim and, when [B, S], the batch dims.
   if (pr < 1 || pr > rank - 1)
     return emitOpError("positions must be [S] or [batch..., S] of the input's "

@@ -14,6 +14,7 @@
 #include "dialects/attn/IR/AttnDialect.h"
 #include "dialects/attn/IR/AttnEnums.h.inc"
 #include "dialects/attn/IR/AttnInterfaces.h"
+#include "dialects/attn/IR/Rope.h"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/attn/IR/AttnAttrs.h.inc"

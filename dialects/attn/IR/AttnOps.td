@@ -409,14 +409,39 @@ def Attn_RopeOp : Attn_Op<"rope", [Pure,
     as `LlamaRotaryEmbedding` does. In a kernel it is read in place by the
     attention that uses it (a prologue).
 
+    With `rotary_dims = N` (partial rotary: GPT-NeoX's `rotary_pct`,
+    `partial_rotary_factor`) only the first `N` features of each head
+    rotate, pairing within those `N` (`i` with `i + N / 2`, or `2i` with
+    `2i + 1`) at frequencies `theta^(-2i / N)`; the others pass through.
+    `scaling` rescales the frequencies as Hugging Face's `rope_type` does, in
+    f32: `linear` divides them by `factor`; `llama3` divides those whose
+    wavelength exceeds `original_max / low_freq_factor` by `factor`, keeps
+    those below `original_max / high_freq_factor` and interpolates between
+    (`_compute_llama3_parameters`). Both leave the cosines and sines
+    unscaled (their `attention_factor` is 1).
+
     ```mlir
     %r = attn.rope %q, %p style(half) {head_dim = 64 : i64, theta = 1.0e+04 : f32}
+        : (tensor<?x?x2048xf32>, tensor<?xi32>) -> tensor<?x?x2048xf32>
+    %n = attn.rope %k, %p style(half) {head_dim = 64 : i64, rotary_dims = 16 : i64,
+        theta = 1.0e+04 : f32}
+        : (tensor<?x?x2048xf32>, tensor<?xi32>) -> tensor<?x?x2048xf32>
+    %l = attn.rope %q, %p style(half) {head_dim = 64 : i64, theta = 5.0e+05 : f32,
+        scaling = #attn<rope_scaling llama3>, factor = 8.0 : f32,
+        low_freq_factor = 1.0 : f32, high_freq_factor = 4.0 : f32,
+        original_max = 8192 : i64}
         : (tensor<?x?x2048xf32>, tensor<?xi32>) -> tensor<?x?x2048xf32>
     ```
   }];
   let arguments = (ins Attn_F32Tensor:$input, RankedTensorOf<[I32]>:$positions,
                        ConfinedAttr<I64Attr, [IntPositive]>:$head_dim,
-                       Attn_RopeStyleAttr:$style, F32Attr:$theta);
+                       Attn_RopeStyleAttr:$style, F32Attr:$theta,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rotary_dims,
+                       OptionalAttr<Attn_RopeScalingAttr>:$scaling,
+                       OptionalAttr<F32Attr>:$factor,
+                       OptionalAttr<F32Attr>:$low_freq_factor,
+                       OptionalAttr<F32Attr>:$high_freq_factor,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$original_max);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = [{
     $input `,` $positions `style` `(` $style `)` attr-dict `:`
@@ -424,6 +449,14 @@ def Attn_RopeOp : Attn_Op<"rope", [Pure,
   }];
   let hasVerifier = 1;
   let extraClassDefinition = Attn_FusionRole<"Prologue">.definition;
+  let extraClassDeclaration = [{
+    /// The rotated features of each head: `rotary_dims`, or all of them.
+    int64_t getNumRotaryDims() {
+      return getRotaryDims() ? *getRotaryDims() : getHeadDim();
+    }
+    /// The scaling attributes, as computeRopeInvFreq takes them.
+    RopeScalingParams getScalingParams();
+  }];
 }
 
 def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType,
@@ -618,15 +651,25 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     Projects `input` to queries, keys and values (three projections, or one
     packed `qkv` projection whose output is Q|K|V), runs scaled dot-product
     attention per head and applies the output projection. Weights are in
-    `[out, in]` layout. `scale` defaults to 1/sqrt(d_model / heads). The
+    `[out, in]` layout. Each head has `head_dim` features (default
+    d_model / heads; Gemma 2's differ): the q projection is
+    `[heads * head_dim, D]`, the output projection `[D, heads * head_dim]`.
+    `scale` defaults to 1/sqrt(head_dim). The
     mask, key lengths and additive bias are `attn.sdpa`'s; with a `weights`
     result the attention probabilities `[B, heads, S, S]` are returned too.
     With `kv_heads = K` (grouped-query attention) the key and value
     projections have `K * head_dim` outputs each (a packed `qkv` is
     `[(heads + 2K) * head_dim, D]`, Q|K|V). With `rope` the queries and keys
     of every head are rotated (`attn.rope`, base `rope_theta`, default
-    10000) at positions 0 .. S-1 after the projections; `softcap` is
-    `attn.sdpa`'s.
+    10000) at positions 0 .. S-1 after the projections; `rope_dims`,
+    `rope_scaling` and its `rope_factor`, `rope_low_freq_factor`,
+    `rope_high_freq_factor`, `rope_original_max` are `attn.rope`'s
+    `rotary_dims`, `scaling`, `factor`, ... ; `softcap` is `attn.sdpa`'s.
+    With `qkv_per_head` the packed `qkv` rows are grouped by head, `[heads,
+    3, head_dim]` (GPT-NeoX's `query_key_value`: each head's Q, K, V rows
+    together) rather than Q|K|V; the decomposition gathers each part with
+    `attn.slice` and `attn.concat` weight expressions (computed once, at
+    load).
 
     With `key_cache` and `value_cache` (state buffers `[B, L, features]`, a
     KV cache) the keys and values are also written into the caches: at rows
@@ -658,7 +701,15 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
       OptionalAttr<F32Attr>:$scale,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
       OptionalAttr<Attn_RopeStyleAttr>:$rope, OptionalAttr<F32Attr>:$rope_theta,
-      OptionalAttr<F32Attr>:$softcap);
+      OptionalAttr<F32Attr>:$softcap,
+      OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$head_dim,
+      OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rope_dims,
+      OptionalAttr<Attn_RopeScalingAttr>:$rope_scaling,
+      OptionalAttr<F32Attr>:$rope_factor,
+      OptionalAttr<F32Attr>:$rope_low_freq_factor,
+      OptionalAttr<F32Attr>:$rope_high_freq_factor,
+      OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rope_original_max,
+      UnitAttr:$qkv_per_head);
   let results = (outs Attn_F32Tensor:$result,
                       Optional<Attn_F32Tensor>:$weights);
   let assemblyFormat = [{
@@ -678,8 +729,12 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// 1/sqrt(d_head) unless the model set a scale.
+    /// 1/sqrt(head_dim) unless the model set a scale.
     float getEffectiveScale();
+    /// Features per head: `head_dim`, or d_model / heads.
+    int64_t getHeadDimension();
+    /// The rope scaling attributes, as attn.rope takes them.
+    RopeScalingParams getRopeScalingParams();
     /// Key/value heads (`kv_heads`, or `heads`).
     int64_t getNumKvHeads() { return getKvHeads() ? *getKvHeads() : getHeads(); }
     /// Features of the keys (and of the values): what a cache row holds.
