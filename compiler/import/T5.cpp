@@ -5,8 +5,8 @@
 // relative position bias of block 0's table (computed once, added in every
 // block), and a ReLU or gated feed-forward; T5LayerNorm (an RMSNorm) before
 // each and at the end. The import gives the last hidden state.
-// T5ForConditionalGeneration is refused: its decoder adds the bias to
-// attentions over KV caches, which the language cannot yet.
+// T5ForConditionalGeneration is not imported: its decoder adds the bias to
+// attentions over KV caches, which the language cannot express yet.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/import/Registry.h"
@@ -132,15 +132,6 @@ static void importT5Encoder(ImportContext &ctx, AttnWriter &w) {
 
 void registerT5(ArchitectureRegistry &registry) {
   registry.add("T5EncoderModel", importT5Encoder);
-  // Named, so the refusal says what is missing rather than "unknown".
-  auto refuse = [](ImportContext &ctx, AttnWriter &) {
-    ctx.error(ctx.architecture() +
-              ": attnc import reads T5's encoder only (T5EncoderModel); "
-              "its decoder adds the relative position bias to attentions "
-              "over KV caches, which the .attn language cannot express yet");
-  };
-  registry.add("T5ForConditionalGeneration", refuse);
-  registry.add("MT5ForConditionalGeneration", refuse);
 }
 
 } // namespace attnc::import
