@@ -137,8 +137,10 @@ struct KernelStages {
   Halide::Func final;
   /// Static extent of vars[0] (the feature dim) of the final output.
   int64_t features = 0;
-  /// The kernel runs on the few rows of a decode step (usually one): its
-  /// GEMMs are GEMVs, which row tiles would pad with rows for nothing.
+  /// The kernel runs on the few rows of a decode step (usually one per
+  /// sequence): a row tile would pad them with rows for nothing, so its
+  /// GEMMs are GEMVs, or on a CPU tiles of the batch's sequences where B is
+  /// large enough.
   bool fewRows = false;
 
   /// The anchors of the kernel in program order; the last one computes

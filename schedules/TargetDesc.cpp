@@ -50,6 +50,14 @@ int TargetDesc::gemmPanelWidth() const {
   return vectors * halide_.natural_vector_size<float>();
 }
 
+int TargetDesc::gemmRowTile() const {
+  int panel = gemmPanelWidth();
+  if (panel == 0)
+    return 1;
+  int vectors = panel / halide_.natural_vector_size<float>();
+  return (vectorRegisters() - vectors - 1) / vectors;
+}
+
 int TargetDesc::attentionQueryTile(bool decoding) const {
   // 32 rows on either: a CPU's vectors run over a tile's rows; a GPU runs
   // a block per (batch, head, query tile), a thread per row.

@@ -57,6 +57,13 @@ public:
   /// one row).
   int gemmPanelWidth() const;
 
+  /// Rows of the CPU GEMM register tile: as many rows of one panel's
+  /// accumulators as the vector registers hold beside the panel's weight
+  /// vectors and a broadcast input (6 on either: 6 x 4 + 4 + 1 of AVX-512's
+  /// 32, 6 x 2 + 2 + 1 of AVX2's 16). A prefill's rows and a batched
+  /// decode's sequences are tiled by it; 1 where GEMMs have no panels.
+  int gemmRowTile() const;
+
   /// Query rows per flash-attention tile: the rows that share each key
   /// tile's loads (on a GPU, one thread per row of a block). A decode (a few
   /// new queries over a KV cache) takes them one at a time, since a tile's

@@ -19,7 +19,7 @@ D, HEADS, VOCAB, LAYERS = 32, 4, 40, 2
 
 KV = """\
 model kv {
-  dim B <= 4, S <= 24, L <= 24
+  dim B <= 8, S <= 24, L <= 24
   input ids : i32[B, S]
   weight wte.weight : f32[40, 32]
   weight wpe.weight : f32[24, 32]
@@ -202,6 +202,30 @@ def test_sequences_of_one_batch_decode_at_their_own_positions(model):
         model.decode({"ids": ids_of([[1], [1], [1]])}, states,
                      position=np.array([9, 12, 7], np.int32))
     assert snapshot(states) == saved
+
+
+def test_a_batch_of_eight_decodes_as_each_sequence_alone(model):
+    # From a register tile's rows up (TargetDesc::gemmRowTile: 6 on x86), a
+    # decode's GEMMs tile the sequences, the last tile shifted inwards (of 8,
+    # rows 2 to 5 are computed twice); one sequence takes the GEMVs. Each
+    # output sums its products in the same order either way, so the logits
+    # are those of each sequence decoded alone, bit for bit.
+    rng = np.random.default_rng(8)
+    prompts = [rng.integers(0, VOCAB, n).tolist() for n in (5, 1, 7, 3, 2, 6, 4, 8)]
+    states = model.new_state(batch=8, capacity=16)
+    alone = [model.new_state(capacity=16) for _ in prompts]
+    for b, p in enumerate(prompts):
+        model.prefill({"ids": ids_of([p])}, {k: v[b:b + 1] for k, v in states.items()})
+        model.prefill({"ids": ids_of([p])}, alone[b])
+    for i in range(3):
+        step = rng.integers(0, VOCAB, len(prompts))
+        position = np.array([len(p) + i for p in prompts], np.int32)
+        batched = model.decode({"ids": ids_of(step[:, None])}, states,
+                               position=position)["logits"]
+        for b, p in enumerate(prompts):
+            one = model.decode({"ids": ids_of([[step[b]]])}, alone[b],
+                               position=len(p) + i)["logits"]
+            np.testing.assert_array_equal(batched[b:b + 1], one)
 
 
 def test_two_sequences_in_two_state_sets(model):

@@ -73,29 +73,11 @@ Var scheduleRows(Func f, const std::vector<Var> &vars, int width) {
   return rows;
 }
 
-/// Rows of a GEMM register tile.
-const int kRowTile = 6;
-
-/// Rows per register tile: kRowTile, or 1 for a decode step's few rows
-/// (a tile of 6 would compute 5 padding rows per row at S = 1).
-int rowTileOf(const KernelStages &s) { return s.fewRows ? 1 : kRowTile; }
-
-/// GEMM register blocks, GotoBLAS-style: each task owns one panel of
-/// features (nTile = TargetDesc::gemmPanelWidth, the packed weight panel) and
-/// a block of rows. The reduction is cut into chunks of kChunk; for each chunk
-/// the task runs every 6-row register tile of its block over the chunk, so the
-/// chunk's kChunk x nTile weights (64 KiB) stay in L1 and the block's rows of
-/// the chunk in L2, and partial sums stay in registers within a chunk
-/// (AVX-512: 4 x 6 = 24 of 32 zmm; AVX2: 2 x 6 = 12 of 16 ymm). The weights
-/// then stream once per block, the inputs once per panel. Tiles span whole
-/// row tiles past the last row (the algorithm clamps the input row), so
-/// they need no guard.
-void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
-                  GemmStage &g, const TargetDesc &target, int width,
-                  int rowTile) {
-  const int kChunk = 256;
-  // Rows per block: the block's rows of one chunk fill about 256 KiB of L2.
-  const int64_t kBlockBytes = 256 * 1024;
+/// Output features per GEMM tile: one packed weight panel
+/// (TargetDesc::gemmPanelWidth), narrower for fewer features or for an
+/// epilogue that folds several GEMM features into one output.
+int panelTile(int64_t features, const GemmStage &g, const TargetDesc &target,
+              int width) {
   // Features narrower than a panel get fewer vectors; their weights are
   // never packed.
   int nTile = target.gemmPanelWidth();
@@ -110,13 +92,40 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   // it; the gate's [S, I] is no longer stored: workspace 6.5 -> 3.8 MiB).
   if (g.outFeatures > features && g.outFeatures % features == 0)
     nTile = std::max<int64_t>(width, nTile / (g.outFeatures / features));
-  // Weights in panels whose last one is padded: every tile computes whole
-  // panels (its loads stay aligned to the panels; past the last panel the
-  // algorithm reads the last one again) and stores the outputs it has. A
-  // tile shifted inwards would straddle two panels: gathers. GPT-2's tied
-  // head (50257 outputs, read as [in, out] rows 201 KB apart before) went
-  // from ~11 to ~14 GB/s at decode (B=1, 1 thread, AMD EPYC Zen 1).
-  bool padded = g.paddedFeatures != g.outFeatures && features == g.outFeatures;
+  return nTile;
+}
+
+/// Weights in panels whose last one is padded: every tile computes whole
+/// panels (its loads stay aligned to the panels; past the last panel the
+/// algorithm reads the last one again) and stores the outputs it has. A
+/// tile shifted inwards would straddle two panels: gathers. GPT-2's tied
+/// head (50257 outputs, read as [in, out] rows 201 KB apart before) went
+/// from ~11 to ~14 GB/s at decode (B=1, 1 thread, AMD EPYC Zen 1).
+bool paddedPanels(int64_t features, const GemmStage &g) {
+  return g.paddedFeatures != g.outFeatures && features == g.outFeatures;
+}
+
+/// Reduction steps per chunk: a chunk's kChunk x panel weights (64 KiB of
+/// f32 on AVX-512) stay in L1 while a task's row tiles run over it.
+const int kChunk = 256;
+
+/// GEMM register blocks, GotoBLAS-style: each task owns one panel of
+/// features (nTile = TargetDesc::gemmPanelWidth, the packed weight panel) and
+/// a block of rows. The reduction is cut into chunks of kChunk; for each chunk
+/// the task runs every register tile of its block (TargetDesc::gemmRowTile
+/// rows) over the chunk, so the chunk's weights stay in L1 and the block's
+/// rows of the chunk in L2, and partial sums stay in registers within a chunk
+/// (AVX-512: 4 x 6 = 24 of 32 zmm; AVX2: 2 x 6 = 12 of 16 ymm). The weights
+/// then stream once per block, the inputs once per panel. Tiles span whole
+/// row tiles past the last row (the algorithm clamps the input row), so
+/// they need no guard.
+void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
+                  GemmStage &g, const TargetDesc &target, int width,
+                  int rowTile) {
+  // Rows per block: the block's rows of one chunk fill about 256 KiB of L2.
+  const int64_t kBlockBytes = 256 * 1024;
+  int nTile = panelTile(features, g, target, width);
+  bool padded = paddedPanels(features, g);
   // A decode's GEMVs (one row): tiles of 4 panels, for 4x the independent
   // partial sums per weight stream (8 AVX2 registers instead of 2, whose
   // FMA latency bounded the loop). GPT-2 small's decode at 128 keys
@@ -148,6 +157,62 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
       .vectorize(v[0], width)
       .unroll(v[0])
       .unroll(rti);
+}
+
+/// B of a decode kernel whose output is [B, S, N]: the sequences its
+/// GEMMs may tile. Undefined for other ranks.
+Expr decodeBatch(const KernelStages &s) {
+  if (s.final.dimensions() != 3)
+    return Expr();
+  return s.final.output_buffer().dim(2).extent();
+}
+
+/// A decode step's GEMM, [B, S, K] x [K, N] for B sequences of S new rows
+/// (usually 1): with fewer sequences than a register tile's rows
+/// (TargetDesc::gemmRowTile) the GEMVs of scheduleGemm, row by row; with
+/// more, a specialization tiles the sequences as a prefill tiles its rows,
+/// so each weight vector is loaded (and a bf16 or f16 one widened) once per
+/// tile instead of once per row. Each task owns one panel and walks its tiles
+/// of sequences, the last one shifted inwards (a few rows computed twice
+/// rather than guarded: the tiles stay whole); the first tile reads the
+/// panel's weights from memory, the others from L2. `batch` is B, the
+/// output's outermost extent. bench/generate.py's small Llama (bf16), decode
+/// steps, 2 threads, the shared 2-core AMD EPYC Zen 4 (AVX-512): B = 32 49.3
+/// -> 22.5 ms (best of 5; its GEMMs 18-33 -> 58-71 GFLOP/s), B = 8 13.8 ->
+/// 8.0 ms, B = 1 unchanged; guarded tiles instead of shifted ones measured
+/// the same within the machine's noise.
+void scheduleDecodeGemm(Func f, const std::vector<Var> &v, int64_t features,
+                        GemmStage &g, const TargetDesc &target, int width,
+                        Expr batch) {
+  int tile = target.gemmRowTile();
+  if (batch.defined() && v.size() == 3 && tile > 1) {
+    Expr many = batch >= tile;
+    int nTile = panelTile(features, g, target, width);
+    bool padded = paddedPanels(features, g);
+    // The tiles of sequences loop under the name of scheduleGemm's tasks,
+    // where the GEMM is computed in either case.
+    Var no("no"), ni("ni"), bo(v[2].name() + "_task"), bi("bi");
+    f.specialize(many)
+        .split(v[0], no, ni, nTile,
+               padded ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards)
+        .split(v[2], bo, bi, tile, TailStrategy::ShiftInwards)
+        .reorder(ni, v[1], bi, bo, no)
+        .vectorize(ni, width)
+        .parallel(no);
+    // A tile's rows a constant stride apart (S, between them, is dynamic),
+    // so LLVM sees that their partial sums do not alias and keeps them in
+    // registers across the reduction.
+    g.func.reorder_storage(v[0], v[2], v[1]);
+    RVar ko("ko"), ki("ki");
+    g.func.update()
+        .specialize(many)
+        .split(g.k.x, ko, ki, kChunk, TailStrategy::GuardWithIf)
+        .reorder(v[0], v[2], ki, v[1], ko)
+        .vectorize(v[0], width)
+        .unroll(v[0])
+        .unroll(v[2]);
+  }
+  scheduleGemm(f, v, features, g, target, width, 1);
 }
 
 /// Row statistics per parallel row; each reduction runs over `lanes` partial
@@ -415,7 +480,12 @@ void scheduleHand(KernelStages &s, const TargetDesc &desc) {
     std::visit(
         Overloaded{
             [&](GemmStage &g) {
-              scheduleGemm(out, vars, features, g, desc, width, rowTileOf(s));
+              if (s.fewRows)
+                scheduleDecodeGemm(out, vars, features, g, desc, width,
+                                   last ? decodeBatch(s) : Expr());
+              else
+                scheduleGemm(out, vars, features, g, desc, width,
+                             desc.gemmRowTile());
             },
             [&](NormStage &n) { scheduleNorm(out, vars, n, target, width); },
             [&](AttentionStage &a) { scheduleAttention(out, vars, a, desc); },

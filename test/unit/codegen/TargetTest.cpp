@@ -60,6 +60,10 @@ TEST(Target, MultiIsAvx512ThenTheAvx2Baseline) {
   EXPECT_EQ(target.variants()[0].vectorRegisters(), 32);
   EXPECT_EQ(target.variants()[0].gemmPanelWidth(), 64);
   EXPECT_EQ(target.baseline().vectorRegisters(), 16);
+  // A register tile of 6 rows on either: 6 x 4 + 4 + 1 of 32, 6 x 2 + 2 + 1
+  // of 16 (the rows' accumulators, a panel's weights, a broadcast input).
+  EXPECT_EQ(target.variants()[0].gemmRowTile(), 6);
+  EXPECT_EQ(target.baseline().gemmRowTile(), 6);
   EXPECT_EQ(target.schedule(), ScheduleKind::Hand);
   EXPECT_EQ(codegen::modelDevice(target), ATTN_MODEL_DEVICE_HOST);
 }
@@ -90,6 +94,7 @@ TEST(Target, GpuTargets) {
   ASSERT_EQ(cl.variants().size(), 1u);
   EXPECT_EQ(cl.baseline().device(), schedules::Device::OpenCL);
   EXPECT_EQ(cl.weightPanelWidth(), 0);
+  EXPECT_EQ(cl.baseline().gemmRowTile(), 1);
   EXPECT_EQ(cl.baseline().attentionKeyChunks(/*decoding=*/true), 16);
   EXPECT_FALSE(cl.baseline().warpShuffles());
   EXPECT_EQ(codegen::modelDevice(cl), ATTN_MODEL_DEVICE_OPENCL);
