@@ -283,6 +283,11 @@ private:
   llvm::StringMap<unsigned> index;
 };
 
+/// Whether `e` is computed from weights alone: a weight named as an operand
+/// of a tensor builtin (`slice`, `concat`, `transpose`, `reshape`), or one
+/// of those of such operands. `linear` takes one as its matrix.
+bool isWeightExpression(const Expr &e);
+
 /// The language's builtins: every family below, then `functions` (the
 /// dialect's functions of one tensor, MLIRGen's getDialectFunctions) that
 /// no family defines.

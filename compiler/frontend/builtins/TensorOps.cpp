@@ -68,9 +68,42 @@ static std::optional<size_t> resolveDim(CheckContext &ctx, const Expr &arg,
   return found;
 }
 
-/// The f32 tensor of a positional argument; null after an error.
+/// Whether `e` is computed from weights alone (a weight, or a layout
+/// builtin of such), which the driver computes once at load.
+bool attnc::isWeightExpression(const Expr &e) {
+  const auto *call = llvm::dyn_cast<BuiltinExpr>(&e);
+  if (!call)
+    return false;
+  if (call->builtin == "weight")
+    return true;
+  if (!llvm::is_contained({"slice", "concat", "transpose", "reshape"},
+                          call->builtin))
+    return false;
+  return llvm::all_of(call->operands, [](const ExprPtr &operand) {
+    return isWeightExpression(*operand);
+  });
+}
+
+/// The f32 tensor of a positional argument: a value, or a declared f32
+/// weight (when no value has its name); null after an error.
 static ExprPtr checkTensor(CheckContext &ctx, Argument &arg,
                            llvm::StringRef builtin) {
+  if (auto *name = llvm::dyn_cast<NameExpr>(arg.value.get());
+      name && !ctx.isValue(name->name)) {
+    if (WeightDecl *weight = ctx.getWeight(name->name)) {
+      weight->used = true;
+      if (weight->type.elementType != ElementType::f32) {
+        ctx.errorAt(*name, "'" + builtin + "' takes f32 weights, but '" +
+                               weight->name + "' is " +
+                               getElementTypeName(weight->type.elementType));
+        return nullptr;
+      }
+      auto ref = std::make_unique<BuiltinExpr>("weight", name->getRange());
+      ref->shape = weight->type.shape;
+      ref->weights.push_back({"weight", weight});
+      return ref;
+    }
+  }
   ExprPtr x = ctx.checkValue(std::move(arg.value));
   if (x && x->elementType != ElementType::f32) {
     ctx.errorAt(*x, "'" + builtin + "' takes an f32 tensor, but this is i32" +
@@ -78,6 +111,11 @@ static ExprPtr checkTensor(CheckContext &ctx, Argument &arg,
     return nullptr;
   }
   return x;
+}
+
+static mlir::Value emitWeight(EmitContext &ctx, const BuiltinExpr &e,
+                              llvm::ArrayRef<mlir::Value>) {
+  return ctx.weight(e.getWeight("weight"));
 }
 
 /// `slice(x, dim = D, start = A, size = N)`: entries A .. A+N-1 of dim D.
@@ -332,6 +370,8 @@ static mlir::Value emitReduction(EmitContext &ctx, const BuiltinExpr &e,
 }
 
 void attnc::registerTensorBuiltins(BuiltinRegistry &registry) {
+  // A weight named as an operand of the builtins below (not callable).
+  registry.add({"weight", 0, 0, "", {}, nullptr, emitWeight});
   registry.add({"slice",
                 1,
                 1,
