@@ -21,6 +21,14 @@ func.func @activations(%x: tensor<?x?x768xf32>) -> tensor<?x?xf32> {
   return %u : tensor<?x?xf32>
 }
 
+// A part of extent 1 is repeated along the result's dim (a CLS token).
+// CHECK-LABEL: func.func @repeat_part(
+// CHECK-NEXT: attn.concat %{{.*}}, %{{.*}} {dim = 1 : i64} : tensor<1x1x8xf32>, tensor<?x4x8xf32> -> tensor<?x5x8xf32>
+func.func @repeat_part(%cls: tensor<1x1x8xf32>, %x: tensor<?x4x8xf32>) -> tensor<?x5x8xf32> {
+  %c = attn.concat %cls, %x {dim = 1 : i64} : tensor<1x1x8xf32>, tensor<?x4x8xf32> -> tensor<?x5x8xf32>
+  return %c : tensor<?x5x8xf32>
+}
+
 // The same swap twice folds away, two different swaps do not; a reshape to
 // the same type folds.
 // CANON-LABEL: func.func @folds(

@@ -130,25 +130,41 @@ static LogicalResult lowerPackPanels(PackPanelsOp op, KernelBuilder &b) {
 }
 
 /// The parts side by side along one dim; each part's index is clamped into
-/// it so bounds inference asks no part for more than it has.
+/// it so bounds inference asks no part for more than it has. A part of
+/// extent 1 in another dim where the result has more is read at 0 there
+/// (repeated, as the CLS token of every image).
 static LogicalResult lowerConcat(ConcatOp op, KernelBuilder &b) {
   auto type = cast<RankedTensorType>(op.getResult().getType());
   size_t rank = type.getRank();
   size_t d = rank - 1 - op.getDim();
   std::vector<Var> v = b.vars(rank);
+  auto repeated = [&](Value part, size_t h) {
+    int64_t dim = int64_t(rank - 1 - h);
+    return cast<RankedTensorType>(part.getType()).getDimSize(dim) == 1 &&
+           type.getDimSize(dim) != 1;
+  };
   Expr value;
   int start = int(type.getDimSize(op.getDim()));
   for (Value part : llvm::reverse(op.getInputs())) {
     int size =
         int(cast<RankedTensorType>(part.getType()).getDimSize(op.getDim()));
     start -= size;
-    Expr read =
-        b.get(part).func(b.args(rank, d, clamp(v[d] - start, 0, size - 1)));
+    std::vector<Expr> at = b.args(rank, d, clamp(v[d] - start, 0, size - 1));
+    for (size_t h = 0; h < rank; ++h)
+      if (h != d && repeated(part, h))
+        at[h] = 0;
+    Expr read = b.get(part).func(at);
     value = value.defined() ? select(v[d] < start + size, read, value) : read;
   }
   Func out(b.name("concat"));
   out(v) = value;
-  std::vector<Expr> extents = b.get(op.getInputs()[0]).extents;
+  std::vector<Expr> extents(rank);
+  for (size_t h = 0; h < rank; ++h)
+    for (Value part : op.getInputs())
+      if (!repeated(part, h)) {
+        extents[h] = b.get(part).extents[h];
+        break;
+      }
   extents[d] = int(type.getDimSize(op.getDim()));
   b.define(op.getResult(), {out, extents});
   return success();

@@ -175,6 +175,13 @@ static ExprPtr checkConcat(CheckContext &ctx, CallExpr &call, CallArgs &args) {
       resolveDim(ctx, *args.get("dim")->value, first, "concat");
   if (!d)
     return nullptr;
+  // The result's other dims: a part of extent 1 in one is repeated along it
+  // (torch's expand), the CLS token [1, 1, D] before patches [B, N, D].
+  Shape shape = first.shape;
+  for (const ExprPtr &part : parts)
+    for (size_t i = 0; i < shape.size() && i < part->shape.size(); ++i)
+      if (shape[i] == Extent::fixed(1))
+        shape[i] = part->shape[i];
   int64_t total = 0;
   for (const ExprPtr &part : parts) {
     if (part->shape.size() != first.shape.size()) {
@@ -184,11 +191,14 @@ static ExprPtr checkConcat(CheckContext &ctx, CallExpr &call, CallArgs &args) {
       return nullptr;
     }
     for (size_t i = 0; i < first.shape.size(); ++i)
-      if (i != *d && part->shape[i] != first.shape[i]) {
+      if (i != *d && part->shape[i] != shape[i] &&
+          part->shape[i] != Extent::fixed(1)) {
         ctx.errorAt(*part, "the tensors of 'concat' must agree on every dim "
                            "but " +
-                               llvm::Twine(*d) + ", but " +
-                               shapeToString(first.shape) + " and " +
+                               llvm::Twine(*d) +
+                               " (or have extent 1 there), "
+                               "but " +
+                               shapeToString(shape) + " and " +
                                shapeToString(part->shape) + " differ in dim " +
                                llvm::Twine(i));
         return nullptr;
@@ -205,7 +215,7 @@ static ExprPtr checkConcat(CheckContext &ctx, CallExpr &call, CallArgs &args) {
     total += extent.size;
   }
   auto concat = std::make_unique<BuiltinExpr>("concat", call.getRange());
-  concat->shape = first.shape;
+  concat->shape = shape;
   concat->shape[*d] = Extent::fixed(total);
   for (ExprPtr &part : parts)
     concat->operands.push_back(std::move(part));

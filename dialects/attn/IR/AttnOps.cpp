@@ -103,8 +103,9 @@ LogicalResult ConcatOp::verify() {
     auto type = cast<RankedTensorType>(in.getType());
     if (type.getRank() != rank)
       return emitOpError("inputs must all have rank ") << rank;
+    // An input of extent 1 is repeated along the result's dim.
     for (int64_t d = 0; d < rank; ++d)
-      if (d != dim &&
+      if (d != dim && type.getDimSize(d) != 1 &&
           !extentsAgree(type.getDimSize(d), resultType.getDimSize(d)))
         return emitOpError("inputs differ from the result in dim ") << d;
     if (type.isDynamicDim(dim))
@@ -140,7 +141,8 @@ OpFoldResult ConcatOp::fold(FoldAdaptor) {
   return source;
 }
 
-/// Every dim but the joined one is shared by the inputs and the result.
+/// Every dim but the joined one is shared by the inputs and the result,
+/// less the inputs repeated along it (extent 1).
 void ConcatOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
   int64_t dim = getDim();
   for (int64_t d = 0; d < getType().getRank(); ++d) {
@@ -148,7 +150,9 @@ void ConcatOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
       continue;
     DimGroup group{{getResult(), d}};
     for (Value in : getInputs())
-      group.push_back({in, d});
+      if (cast<RankedTensorType>(in.getType()).getDimSize(d) != 1 ||
+          getType().getDimSize(d) == 1)
+        group.push_back({in, d});
     groups.push_back(std::move(group));
   }
 }

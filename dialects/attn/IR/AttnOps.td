@@ -118,7 +118,9 @@ def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "concatenation along one dim";
   let description = [{
-    Joins tensors that agree on every other dim (the joined dim is static).
+    Joins tensors that agree on every other dim (the joined dim is static);
+    an input of extent 1 in another dim is repeated along it (the CLS token
+    of every image of a batch).
     Used to pack the Q, K and V projection weights into one GEMM operand,
     and for the language's `concat(a, b, dim = D)` of activations, a kernel
     of its own.
