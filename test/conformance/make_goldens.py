@@ -772,6 +772,39 @@ def make_mha_weights():
         {"y": y.numpy(), "weights": w.numpy()}
 
 
+def make_vit_model():
+    """ViTForImageClassification's `vit.` (ViTModel without pooler): pixel
+    values -> last_hidden_state. 8x8 images of 3 channels in 4x4 patches (4
+    patches + [CLS] = 5 tokens), hidden 32, 4 heads, 2 layers, erf gelu,
+    eps 1e-12, eager attention. Our model cuts the patches with reshape and
+    transpose, applies the patch convolution as a linear of its reshaped
+    weight, puts the CLS token first (concat repeats it over the batch),
+    adds the position embeddings, runs the layers and the final norm. The
+    CLS token and the position embeddings are redrawn N(0, 1) and the
+    convolution N(0, 0.2^2), as embeddings and matrices are."""
+    import torch
+    from transformers import ViTConfig, ViTForImageClassification
+    cfg = ViTConfig(hidden_size=32, num_attention_heads=4, intermediate_size=64,
+                    num_hidden_layers=2, hidden_act="gelu", layer_norm_eps=1e-12,
+                    hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                    image_size=8, patch_size=4, num_channels=3, num_labels=2,
+                    attn_implementation="eager")
+    model = ViTForImageClassification(cfg).eval()
+    redraw_parameters(model.vit)
+    emb = model.vit.embeddings
+    with torch.no_grad():
+        emb.cls_token.copy_(torch.randn(emb.cls_token.shape))
+        emb.position_embeddings.copy_(torch.randn(emb.position_embeddings.shape))
+        w = emb.patch_embeddings.projection.weight
+        w.copy_(torch.randn(w.shape) * 0.2)
+    pixels = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        y = model.vit(pixel_values=pixels).last_hidden_state
+    state = checkpoint_tensors(model, "vit.", model.vit)
+    return cfg, "ViTModel (ViTForImageClassification's vit.)", state, \
+        {"input.pixel_values": pixels.numpy()}, {"y": y.numpy()}
+
+
 CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_vit,
            "gpt2_lm": make_gpt2_lm, "bert_model": make_bert_model,
            "transformer_seq2seq": make_transformer_seq2seq,
@@ -779,7 +812,7 @@ CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_v
            "llama_mlp": make_llama_mlp, "gemma2_head": make_gemma2_head,
            "llama_lm": make_llama_lm, "mistral_lm": make_mistral_lm,
            "gptj_lm": make_gptj_lm, "t5_encoder": make_t5_encoder,
-           "mha_weights": make_mha_weights}
+           "mha_weights": make_mha_weights, "vit_model": make_vit_model}
 
 
 def main():
