@@ -19,6 +19,7 @@ const ArchitectureRegistry &getArchitectureRegistry() {
     registerGpt2(r);
     registerBert(r);
     registerLlama(r);
+    registerVit(r);
     return r;
   }();
   return registry;

@@ -37,6 +37,7 @@ const ArchitectureRegistry &getArchitectureRegistry();
 void registerGpt2(ArchitectureRegistry &registry);
 void registerBert(ArchitectureRegistry &registry);
 void registerLlama(ArchitectureRegistry &registry);
+void registerVit(ArchitectureRegistry &registry);
 
 } // namespace attnc::import
 

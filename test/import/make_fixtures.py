@@ -198,9 +198,34 @@ def make_distilbert():
                                      "logits": m(**kwargs).logits}
 
 
+def make_vit():
+    """ViTForImageClassification (its `vit.`; the classifier is ignored):
+    16x16 images of 3 channels in 4x4 patches, 17 tokens; the CLS token and
+    position embeddings redrawn N(0, 1) and the patch convolution
+    N(0, 0.2^2), as tables and matrices are."""
+    import torch
+    from transformers import ViTConfig, ViTForImageClassification
+    s = SIZES
+    cfg = ViTConfig(hidden_size=s["hidden"], num_attention_heads=s["heads"],
+                    num_hidden_layers=s["layers"], intermediate_size=s["inner"],
+                    image_size=16, patch_size=4, num_channels=3, num_labels=3,
+                    attn_implementation="eager")
+    model = ViTForImageClassification(cfg).eval()
+    redraw_parameters(model)
+    emb = model.vit.embeddings
+    with torch.no_grad():
+        emb.cls_token.copy_(torch.randn(emb.cls_token.shape))
+        emb.position_embeddings.copy_(torch.randn(emb.position_embeddings.shape))
+        w = emb.patch_embeddings.projection.weight
+        w.copy_(torch.randn(w.shape) * 0.2)
+    pixels = torch.randn(2, 3, 16, 16)
+    return model, {"pixel_values": pixels}, \
+        lambda m: {"hidden": m.vit(pixel_values=pixels).last_hidden_state}
+
+
 MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "mistral": make_mistral,
           "qwen2": make_qwen2, "bert": make_bert, "roberta": make_roberta,
-          "distilbert": make_distilbert}
+          "distilbert": make_distilbert, "vit": make_vit}
 
 
 def main():
@@ -225,7 +250,10 @@ def main():
         reloaded = reloaded.float().eval()
         with torch.no_grad():
             outputs = forward(reloaded)
-        tensors = {"input." + k: v.to(torch.int32).numpy() for k, v in inputs.items()}
+        # Ids and lengths as i32, images as f32.
+        tensors = {"input." + k: (v.float() if v.is_floating_point()
+                                  else v.to(torch.int32)).numpy()
+                   for k, v in inputs.items()}
         tensors.update({"expected." + k: v.float().numpy() for k, v in outputs.items()})
         meta = {"generator": "test/import/make_fixtures.py",
                 "torch_version": torch.__version__,

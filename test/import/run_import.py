@@ -45,7 +45,7 @@ DEFAULT_TOL = 1e-5
 FIXTURES = os.path.join(HERE, "fixtures")
 # name -> whether it is a decoder (KV caches, --generate).
 CONFIGS = {"gpt2": True, "llama": True, "mistral": True, "qwen2": True,
-           "bert": False, "roberta": False, "distilbert": False}
+           "bert": False, "roberta": False, "distilbert": False, "vit": False}
 
 
 def run_ok(cmd, timeout):
