@@ -129,6 +129,7 @@ public:
     Number,
     Call,
     Binary,
+    List,
     // Resolved forms.
     ValueRef,
     Builtin,
@@ -173,6 +174,15 @@ public:
   double value;
   bool isInteger;
   int64_t intValue; ///< valid when isInteger
+};
+
+/// `[e, ...]`: a list of extents, only as the shape argument of `reshape`.
+class ListExpr : public Expr {
+public:
+  ListExpr(std::vector<ExprPtr> elements, llvm::SMRange range)
+      : Expr(Kind::List, range), elements(std::move(elements)) {}
+  static bool classof(const Expr *e) { return e->getKind() == Kind::List; }
+  std::vector<ExprPtr> elements;
 };
 
 /// One argument of a call: positional (empty name) or `name = value`.

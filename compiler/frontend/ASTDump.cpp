@@ -39,6 +39,12 @@ void printExpr(llvm::raw_ostream &os, const Expr &expr) {
     os << ')';
     return;
   }
+  case Expr::Kind::List:
+    os << '[';
+    llvm::interleaveComma(llvm::cast<ListExpr>(expr).elements, os,
+                          [&](const ExprPtr &e) { printExpr(os, *e); });
+    os << ']';
+    return;
   case Expr::Kind::ValueRef:
     os << llvm::cast<ValueRefExpr>(expr).name;
     return;

@@ -31,7 +31,7 @@ NamedArg NamedArg::of(std::string name, ArgKind kind, std::string example) {
 
 NamedArg NamedArg::byDefault(ArgValue value) const {
   assert((kind == ArgKind::choice ? std::holds_alternative<std::string>(value)
-          : kind == ArgKind::positiveInteger
+          : kind == ArgKind::positiveInteger || kind == ArgKind::integer
               ? std::holds_alternative<int64_t>(value)
               : std::holds_alternative<double>(value)) &&
          "a default of another kind than its argument");
@@ -64,7 +64,10 @@ static std::string placeholder(const NamedArg &arg) {
   case ArgKind::positiveNumber:
     return "X";
   case ArgKind::positiveInteger:
+  case ArgKind::integer:
     return "N";
+  case ArgKind::dimension:
+    return "D";
   case ArgKind::choice: {
     std::vector<llvm::StringRef> names;
     for (const ArgChoice &choice : arg.choices)
@@ -124,6 +127,11 @@ static std::string describeKind(const NamedArg &arg) {
     return "a positive number, such as " + arg.example;
   case ArgKind::positiveInteger:
     return "a positive integer, such as " + arg.example;
+  case ArgKind::integer:
+    return "an integer, such as " + arg.example;
+  case ArgKind::dimension:
+    return "a declared dim, such as 'S', or a dim's index, such as -1 for "
+           "the last";
   case ArgKind::choice: {
     std::vector<std::string> names;
     for (const ArgChoice &choice : arg.choices)
@@ -160,6 +168,10 @@ static bool hasKind(const Expr &value, const NamedArg &arg) {
     return finite && float(number->value) > 0;
   case ArgKind::positiveInteger:
     return number && number->isInteger && number->intValue >= 1;
+  case ArgKind::integer:
+    return number && number->isInteger;
+  case ArgKind::dimension:
+    return name || (number && number->isInteger);
   case ArgKind::choice:
     return name && llvm::any_of(arg.choices, [&](const ArgChoice &choice) {
              return choice.name == name->name;
@@ -241,11 +253,14 @@ bool attnc::sortArgs(CheckContext &ctx, CallExpr &call, const Builtin &builtin,
     }
   size_t n = args.positional.size();
   if (n < builtin.minPositional || n > builtin.maxPositional) {
-    std::string expected = builtin.minPositional == builtin.maxPositional
-                               ? std::to_string(builtin.minPositional)
-                               : std::to_string(builtin.minPositional) +
-                                     " or " +
-                                     std::to_string(builtin.maxPositional);
+    std::string expected =
+        builtin.minPositional == builtin.maxPositional
+            ? std::to_string(builtin.minPositional)
+            : std::to_string(builtin.minPositional) +
+                  (builtin.maxPositional == builtin.minPositional + 1
+                       ? " or "
+                       : " to ") +
+                  std::to_string(builtin.maxPositional);
     ctx.error(call.calleeLoc.Start,
               "'" + builtin.name + "' takes " + expected +
                   " positional argument" +
@@ -286,7 +301,8 @@ double CallArgs::number(llvm::StringRef name) const {
 
 int64_t CallArgs::integer(llvm::StringRef name) const {
   const NamedArg &declared = declaration(name);
-  assert(declared.kind == ArgKind::positiveInteger &&
+  assert((declared.kind == ArgKind::positiveInteger ||
+          declared.kind == ArgKind::integer) &&
          "not an integer argument");
   if (Argument *arg = named.lookup(name))
     return llvm::cast<NumberExpr>(*arg->value).intValue;

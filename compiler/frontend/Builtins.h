@@ -65,6 +65,8 @@ enum class ArgKind {
   modulePrefix,    ///< P of the weights P.weight and P.bias: `out = c_proj`
   statePrefix,     ///< P of the states P.key and P.value: `cache = layer0`
   mask,            ///< mask terms joined by '&', checked by the builtin
+  integer,         ///< any integer, range-checked by the builtin: `start = 0`
+  dimension,       ///< a declared dim or an index: `dim = S`, `dim = -1`
 };
 
 /// A name an ArgKind::choice argument may be, and what it means ("" when
@@ -113,6 +115,12 @@ struct NamedArg {
   }
   static NamedArg mask(std::string name) {
     return of(std::move(name), ArgKind::mask);
+  }
+  static NamedArg integer(std::string name, std::string example) {
+    return of(std::move(name), ArgKind::integer, std::move(example));
+  }
+  static NamedArg dimension(std::string name) {
+    return of(std::move(name), ArgKind::dimension);
   }
   /// The argument, which is `value` when left out: a double for a number,
   /// an int64_t for an integer, a string for a choice.
@@ -275,6 +283,11 @@ private:
   llvm::StringMap<unsigned> index;
 };
 
+/// Whether `e` is computed from weights alone: a weight named as an operand
+/// of a tensor builtin (`slice`, `concat`, `transpose`, `reshape`), or one
+/// of those of such operands. `linear` takes one as its matrix.
+bool isWeightExpression(const Expr &e);
+
 /// The language's builtins: every family below, then `functions` (the
 /// dialect's functions of one tensor, MLIRGen's getDialectFunctions) that
 /// no family defines.
@@ -287,6 +300,7 @@ void registerElementwiseBuiltins(BuiltinRegistry &registry);
 void registerEmbeddingBuiltins(BuiltinRegistry &registry);
 void registerPositionBiasBuiltins(BuiltinRegistry &registry);
 void registerAttentionBuiltins(BuiltinRegistry &registry);
+void registerTensorBuiltins(BuiltinRegistry &registry);
 /// The dialect's functions of one tensor, `name(x)`, not yet registered.
 void registerFunctionBuiltins(BuiltinRegistry &registry,
                               llvm::ArrayRef<std::string> functions);

@@ -626,6 +626,7 @@ ExprPtr Parser::parseBinary(unsigned nesting, unsigned &depth, int level) {
 }
 
 /// primary := call | qualified_name | NUMBER | '(' expr ')'
+///          | '[' expr (',' expr)* ']'
 ExprPtr Parser::parsePrimary(unsigned nesting, unsigned &depth) {
   depth = 1;
   if (nesting > kMaxExprDepth) {
@@ -659,6 +660,32 @@ ExprPtr Parser::parsePrimary(unsigned nesting, unsigned &depth) {
     consume();
     return inner;
   }
+  case TokenKind::l_square: {
+    Token open = tok();
+    llvm::SMLoc start = open.getLoc();
+    consume();
+    std::vector<ExprPtr> elements;
+    while (true) {
+      unsigned elementDepth;
+      ExprPtr element = parseExpr(nesting + 1, elementDepth);
+      if (!element)
+        return nullptr;
+      depth = std::max(depth, elementDepth + 1);
+      elements.push_back(std::move(element));
+      if (tok().is(TokenKind::comma)) {
+        consume();
+        continue;
+      }
+      if (tok().is(TokenKind::r_square))
+        break;
+      error("expected ',' or ']' in the list, found " + describeTok());
+      if (!fatal)
+        diags.note(open.getLoc(), "the '[' is here");
+      return nullptr;
+    }
+    consume();
+    return std::make_unique<ListExpr>(std::move(elements), rangeFrom(start));
+  }
   default:
     error("expected an expression, found " + describeTok());
     return nullptr;
@@ -684,7 +711,7 @@ ExprPtr Parser::parseNumber() {
 }
 
 /// call := IDENT '(' (argument (',' argument)*)? ')'
-/// argument := IDENT '=' expr | expr
+/// argument := (IDENT | 'dim') '=' expr | expr
 ExprPtr Parser::parseCall(unsigned nesting, unsigned &depth) {
   llvm::SMLoc start = tok().getLoc();
   std::string callee = tok().spelling.str();
@@ -697,7 +724,9 @@ ExprPtr Parser::parseCall(unsigned nesting, unsigned &depth) {
   if (!tok().is(TokenKind::r_paren)) {
     while (true) {
       Argument arg;
-      if (tok().is(TokenKind::identifier) && peek().is(TokenKind::equal)) {
+      // `dim` is a keyword, and the name of the tensor builtins' argument.
+      if ((tok().is(TokenKind::identifier) || tok().is(TokenKind::kw_dim)) &&
+          peek().is(TokenKind::equal)) {
         arg.name = tok().spelling.str();
         arg.nameLoc = tok().getRange();
         consume();

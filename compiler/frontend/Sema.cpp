@@ -214,6 +214,10 @@ ExprPtr Sema::checkValue(ExprPtr expr) {
         std::unique_ptr<BinaryExpr>(llvm::cast<BinaryExpr>(expr.release())));
   case Expr::Kind::Call:
     return checkCall(llvm::cast<CallExpr>(*expr));
+  case Expr::Kind::List:
+    errorAt(*expr, "a list is not a tensor value; lists are only the new "
+                   "shape of 'reshape(x, [B, S, 12, 64])'");
+    return nullptr;
   default:
     // Already resolved (Sema does not run twice on one tree).
     return expr;

@@ -22,6 +22,7 @@ const ArchitectureRegistry &getArchitectureRegistry() {
     registerT5(r);
     registerGemma2(r);
     registerGptNeox(r);
+    registerVit(r);
     return r;
   }();
   return registry;

@@ -40,6 +40,7 @@ void registerLlama(ArchitectureRegistry &registry);
 void registerT5(ArchitectureRegistry &registry);
 void registerGemma2(ArchitectureRegistry &registry);
 void registerGptNeox(ArchitectureRegistry &registry);
+void registerVit(ArchitectureRegistry &registry);
 
 } // namespace attnc::import
 

@@ -12,7 +12,7 @@ Regenerate with (PyPI's torch is a CUDA build, ~4 GB; it runs on the CPU):
 
     python3 -m venv /tmp/golden-venv
     /tmp/golden-venv/bin/pip install torch==2.15.0 transformers==5.23.0 safetensors numpy
-    /tmp/golden-venv/bin/python test/conformance/make_goldens.py
+    /tmp/golden-venv/bin/python test/conformance/make_goldens.py [NAME...]
 
 Nothing is downloaded: every model is built from a small config with random
 weights (torch.manual_seed fixed), never from_pretrained. For each
@@ -742,13 +742,77 @@ def make_gptj_lm():
     return causal_lm_golden(cfg, model)
 
 
+def make_mha_weights():
+    """nn.MultiheadAttention's output and its head-averaged weights
+    (need_weights=True, average_attn_weights=True, the defaults): embed_dim
+    32, 4 heads, batch_first, with the bias of its packed in_proj and of
+    out_proj; a causal bool attn_mask and a key_padding_mask from lengths
+    (True = padded), so the averaged rows are not uniform. Our model takes
+    `mean(w, dim = 1)` of `a, w = self_attention(...)`. The keys are the
+    module's state_dict under `self_attn.` (nn.TransformerEncoderLayer's
+    name for it)."""
+    import torch
+    from torch import nn
+    E, H, B, S = 32, 4, 2, 7
+    mha = nn.MultiheadAttention(E, H, batch_first=True).eval()
+    redraw_parameters(mha)
+    x = torch.randn(B, S, E)
+    lengths = torch.tensor([7, 4], dtype=torch.int32)
+    causal = torch.ones(S, S, dtype=torch.bool).triu(1)            # True = hidden
+    padded = torch.arange(S)[None, :] >= lengths[:, None]
+    with torch.no_grad():
+        y, w = mha(x, x, x, key_padding_mask=padded, attn_mask=causal,
+                   need_weights=True, average_attn_weights=True)
+    state = {"self_attn." + k: v.detach().numpy().astype("float32")
+             for k, v in mha.state_dict().items()}
+    cfg = PlainConfig(embed_dim=E, num_heads=H, batch_first=True,
+                      need_weights=True, average_attn_weights=True)
+    inputs = {"input.x": x.numpy(), "input.lengths": lengths.numpy()}
+    return cfg, "torch.nn.MultiheadAttention", state, inputs, \
+        {"y": y.numpy(), "weights": w.numpy()}
+
+
+def make_vit_model():
+    """ViTForImageClassification's `vit.` (ViTModel without pooler): pixel
+    values -> last_hidden_state. 8x8 images of 3 channels in 4x4 patches (4
+    patches + [CLS] = 5 tokens), hidden 32, 4 heads, 2 layers, erf gelu,
+    eps 1e-12, eager attention. Our model cuts the patches with reshape and
+    transpose, applies the patch convolution as a linear of its reshaped
+    weight, puts the CLS token first (concat repeats it over the batch),
+    adds the position embeddings, runs the layers and the final norm. The
+    CLS token and the position embeddings are redrawn N(0, 1) and the
+    convolution N(0, 0.2^2), as embeddings and matrices are."""
+    import torch
+    from transformers import ViTConfig, ViTForImageClassification
+    cfg = ViTConfig(hidden_size=32, num_attention_heads=4, intermediate_size=64,
+                    num_hidden_layers=2, hidden_act="gelu", layer_norm_eps=1e-12,
+                    hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                    image_size=8, patch_size=4, num_channels=3, num_labels=2,
+                    attn_implementation="eager")
+    model = ViTForImageClassification(cfg).eval()
+    redraw_parameters(model.vit)
+    emb = model.vit.embeddings
+    with torch.no_grad():
+        emb.cls_token.copy_(torch.randn(emb.cls_token.shape))
+        emb.position_embeddings.copy_(torch.randn(emb.position_embeddings.shape))
+        w = emb.patch_embeddings.projection.weight
+        w.copy_(torch.randn(w.shape) * 0.2)
+    pixels = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        y = model.vit(pixel_values=pixels).last_hidden_state
+    state = checkpoint_tensors(model, "vit.", model.vit)
+    return cfg, "ViTModel (ViTForImageClassification's vit.)", state, \
+        {"input.pixel_values": pixels.numpy()}, {"y": y.numpy()}
+
+
 CONFIGS = {"gpt2_block": make_gpt2, "bert_layer": make_bert, "vit_layer": make_vit,
            "gpt2_lm": make_gpt2_lm, "bert_model": make_bert_model,
            "transformer_seq2seq": make_transformer_seq2seq,
            "bart_decoder_layer": make_bart_decoder_layer,
            "llama_mlp": make_llama_mlp, "gemma2_head": make_gemma2_head,
            "llama_lm": make_llama_lm, "mistral_lm": make_mistral_lm,
-           "gptj_lm": make_gptj_lm, "t5_encoder": make_t5_encoder}
+           "gptj_lm": make_gptj_lm, "t5_encoder": make_t5_encoder,
+           "mha_weights": make_mha_weights, "vit_model": make_vit_model}
 
 
 def main():
@@ -765,7 +829,11 @@ def main():
     torch.set_num_threads(1)            # one summation order, reproducible
     os.makedirs(GOLDENS, exist_ok=True)
     total = 0
-    for name, make in CONFIGS.items():
+    # `make_goldens.py NAME...` writes those goldens only (regenerating the
+    # others may differ in their last bits across machines).
+    names = sys.argv[1:] or list(CONFIGS)
+    for name in names:
+        make = CONFIGS[name]
         torch.manual_seed(SEED)
         cfg, cls, state, inputs, outputs = make()
         tensors = dict(state)

@@ -146,6 +146,15 @@ CONFIGS = {
                    "(bidirectional, 16 buckets, max_distance 10 < S = 13) and "
                    "padding, gated tanh-GELU feed-forward, final norm "
                    "-> last_hidden_state", ()),
+    "mha_weights": ("torch.nn.MultiheadAttention with its head-averaged "
+                    "weights (average_attn_weights=True): packed in_proj, "
+                    "causal attn_mask and key_padding_mask; mean(w, dim = 1) "
+                    "of the weights", ()),
+    "vit_model": ("ViTForImageClassification's vit. (ViTModel, 2 layers): "
+                  "patches of the pixels by reshape / transpose, the patch "
+                  "convolution as a linear of its reshaped weight, the CLS "
+                  "token repeated by concat, position embeddings, pre-norm "
+                  "layers, final norm -> last_hidden_state", ()),
 }
 
 INPUT_PREFIX = "input."

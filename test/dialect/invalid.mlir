@@ -33,17 +33,105 @@ func.func @weight_not_float() -> tensor<4xi32> {
 //===----------------------------------------------------------------------===//
 
 func.func @transpose_shape(%w: tensor<16x8xf32>) -> tensor<16x8xf32> {
-  // expected-error @+1 {{'attn.transpose' op result shape must be the input's dims swapped}}
+  // expected-error @+1 {{'attn.transpose' op result shape must be the input's with dims 0 and 1 swapped}}
   %t = attn.transpose %w : tensor<16x8xf32> -> tensor<16x8xf32>
   return %t : tensor<16x8xf32>
 }
 
 // -----
 
-func.func @transpose_not_2d(%w: tensor<2x16x8xf32>) -> tensor<8x16xf32> {
-  // expected-error @+1 {{'attn.transpose' op operand #0 must be 2D tensor of 32-bit float or bfloat16 type or 16-bit float values}}
-  %t = "attn.transpose"(%w) : (tensor<2x16x8xf32>) -> tensor<8x16xf32>
+func.func @transpose_rank(%w: tensor<2x16x8xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'attn.transpose' op result rank must equal the input's}}
+  %t = "attn.transpose"(%w) {dim0 = 1 : i64, dim1 = 2 : i64} : (tensor<2x16x8xf32>) -> tensor<8x16xf32>
   return %t : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @transpose_same_dim(%x: tensor<?x16x8xf32>) -> tensor<?x16x8xf32> {
+  // expected-error @+1 {{'attn.transpose' op needs two different dims in 0 .. 2, got 1 and 1}}
+  %t = attn.transpose %x {dim0 = 1 : i64, dim1 = 1 : i64} : tensor<?x16x8xf32> -> tensor<?x16x8xf32>
+  return %t : tensor<?x16x8xf32>
+}
+
+// -----
+
+func.func @transpose_dim_out_of_range(%x: tensor<?x16x8xf32>) -> tensor<?x16x8xf32> {
+  // expected-error @+1 {{'attn.transpose' op needs two different dims in 0 .. 2, got 0 and 3}}
+  %t = attn.transpose %x {dim1 = 3 : i64} : tensor<?x16x8xf32> -> tensor<?x16x8xf32>
+  return %t : tensor<?x16x8xf32>
+}
+
+// -----
+
+func.func @transpose_swap_shape(%x: tensor<?x16x8xf32>) -> tensor<?x16x8xf32> {
+  // expected-error @+1 {{'attn.transpose' op result shape must be the input's with dims 1 and 2 swapped}}
+  %t = attn.transpose %x {dim0 = 1 : i64, dim1 = 2 : i64} : tensor<?x16x8xf32> -> tensor<?x16x8xf32>
+  return %t : tensor<?x16x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.reshape
+//===----------------------------------------------------------------------===//
+
+func.func @reshape_count(%x: tensor<?x?x768xf32>) -> tensor<?x?x12x60xf32> {
+  // expected-error @+1 {{'attn.reshape' op changes the element count between dynamic dims}}
+  %r = attn.reshape %x : tensor<?x?x768xf32> -> tensor<?x?x12x60xf32>
+  return %r : tensor<?x?x12x60xf32>
+}
+
+// -----
+
+func.func @reshape_dynamic(%x: tensor<?x?x768xf32>) -> tensor<?x768xf32> {
+  // expected-error @+1 {{'attn.reshape' op must keep the input's 2 dynamic dims, the result has 1}}
+  %r = attn.reshape %x : tensor<?x?x768xf32> -> tensor<?x768xf32>
+  return %r : tensor<?x768xf32>
+}
+
+// -----
+
+func.func @reshape_move_across_dynamic(%x: tensor<?x4x?x8xf32>) -> tensor<?x2x?x16xf32> {
+  // expected-error @+1 {{'attn.reshape' op changes the element count between dynamic dims}}
+  %r = attn.reshape %x : tensor<?x4x?x8xf32> -> tensor<?x2x?x16xf32>
+  return %r : tensor<?x2x?x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.reduce
+//===----------------------------------------------------------------------===//
+
+func.func @reduce_kind(%x: tensor<?x?x8xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'attn.reduce' op kind must be "sum" or "mean", got "max"}}
+  %r = attn.reduce %x {dim = 2 : i64, kind = "max"} : tensor<?x?x8xf32> -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @reduce_dim(%x: tensor<?x?x8xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'attn.reduce' op dim 3 is out of range for rank 3}}
+  %r = attn.reduce %x {dim = 3 : i64, kind = "sum"} : tensor<?x?x8xf32> -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @reduce_shape(%x: tensor<?x?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.reduce' op result must be the input's shape without dim 2}}
+  %r = attn.reduce %x {dim = 2 : i64, kind = "mean"} : tensor<?x?x8xf32> -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @reduce_not_f32(%x: tensor<?x8xi32>) -> tensor<?xi32> {
+  // expected-error @+1 {{'attn.reduce' op operand #0 must be ranked tensor of 32-bit float values}}
+  %r = "attn.reduce"(%x) {dim = 1 : i64, kind = "sum"} : (tensor<?x8xi32>) -> tensor<?xi32>
+  return %r : tensor<?xi32>
 }
 
 // -----

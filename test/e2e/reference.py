@@ -399,7 +399,9 @@ def init_weights(decls, rng):
       * biases ~ N(0, 0.1^2): non-zero, so a dropped bias is visible;
       * norm gains ~ 1 + N(0, 0.1^2), norm biases ~ N(0, 0.1^2).
     A 1-D `.weight` is a norm gain; a 2-D weight is a linear weight whose
-    fan-in is its `in` dim under its layout.
+    fan-in is its `in` dim under its layout; a weight of more dims (a
+    convolution's, reshaped into a matrix) has the fan-in of its dims after
+    the first.
     """
     out = {}
     for name, shape, layout in decls:
@@ -411,6 +413,8 @@ def init_weights(decls, rng):
             a = 1.0 + 0.1 * rng.standard_normal(shape)
         elif len(shape) == 1:
             a = 0.1 * rng.standard_normal(shape)
+        elif len(shape) > 2:
+            a = rng.standard_normal(shape) / math.sqrt(math.prod(shape[1:]))
         else:
             raise ValueError(f"weight {name}: unexpected rank {len(shape)}")
         out[name] = a.astype(np.float32)

@@ -301,12 +301,38 @@ def make_t5():
         "hidden": m(input_ids=ids, attention_mask=mask).last_hidden_state}
 
 
+def make_vit():
+    """ViTForImageClassification (its `vit.`; the classifier is ignored):
+    16x16 images of 3 channels in 4x4 patches, 17 tokens; the CLS token and
+    position embeddings redrawn N(0, 1) and the patch convolution
+    N(0, 0.2^2), as tables and matrices are."""
+    import torch
+    from transformers import ViTConfig, ViTForImageClassification
+    s = SIZES
+    cfg = ViTConfig(hidden_size=s["hidden"], num_attention_heads=s["heads"],
+                    num_hidden_layers=s["layers"], intermediate_size=s["inner"],
+                    image_size=16, patch_size=4, num_channels=3, num_labels=3,
+                    attn_implementation="eager")
+    model = ViTForImageClassification(cfg).eval()
+    redraw_parameters(model)
+    emb = model.vit.embeddings
+    with torch.no_grad():
+        emb.cls_token.copy_(torch.randn(emb.cls_token.shape))
+        emb.position_embeddings.copy_(torch.randn(emb.position_embeddings.shape))
+        w = emb.patch_embeddings.projection.weight
+        w.copy_(torch.randn(w.shape) * 0.2)
+    pixels = torch.randn(2, 3, 16, 16)
+    return model, {"pixel_values": pixels}, \
+        lambda m: {"hidden": m.vit(pixel_values=pixels).last_hidden_state}
+
+
 MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "llama3": make_llama3,
           "llama_linear": make_llama_linear, "gemma2": make_gemma2,
           "gpt_neox": make_gpt_neox, "gpt_neox_seq": make_gpt_neox_seq,
           "mistral": make_mistral,
           "qwen2": make_qwen2, "bert": make_bert, "roberta": make_roberta,
-          "distilbert": make_distilbert, "t5": make_t5}
+          "distilbert": make_distilbert, "t5": make_t5,
+          "vit": make_vit}
 
 
 def main():
@@ -331,7 +357,10 @@ def main():
         reloaded = reloaded.float().eval()
         with torch.no_grad():
             outputs = forward(reloaded)
-        tensors = {"input." + k: v.to(torch.int32).numpy() for k, v in inputs.items()}
+        # Ids and lengths as i32, images as f32.
+        tensors = {"input." + k: (v.float() if v.is_floating_point()
+                                  else v.to(torch.int32)).numpy()
+                   for k, v in inputs.items()}
         tensors.update({"expected." + k: v.float().numpy() for k, v in outputs.items()})
         meta = {"generator": "test/import/make_fixtures.py",
                 "torch_version": torch.__version__,

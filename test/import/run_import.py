@@ -53,7 +53,8 @@ FIXTURES = os.path.join(HERE, "fixtures")
 CONFIGS = {"gpt2": True, "llama": True, "llama3": True, "llama_linear": True,
            "gemma2": True, "gpt_neox": True, "gpt_neox_seq": True,
            "mistral": True, "qwen2": True,
-           "bert": False, "roberta": False, "distilbert": False, "t5": False}
+           "bert": False, "roberta": False, "distilbert": False, "t5": False,
+           "vit": False}
 
 
 def run_ok(cmd, timeout):

@@ -81,10 +81,21 @@ func.func @unranked_argument(%x: tensor<?x8xf32> {attn.dim_symbols = ["S"]}, %y:
 
 // -----
 
-func.func @slice_of_symbolic_dim(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}) -> tensor<?x4x8xf32> {
-  // expected-error @+1 {{'attn.slice' op result dim 1 is static but operand dim 1 is 'S'}}
+// A slice of a symbolic dim is fixed (slice(x, dim = S, ...)); its other
+// dims keep their symbols, as the joined tensors' dims but the joined one.
+func.func @slice_keeps_other_symbols(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}, %y: tensor<?x4x8xf32> {attn.dim_symbols = ["T"]}) -> tensor<?x4x8xf32> {
   %s = attn.slice %x {dim = 1 : i64, offset = 0 : i64, size = 4 : i64} : tensor<?x?x8xf32> -> tensor<?x4x8xf32>
-  return %s : tensor<?x4x8xf32>
+  // expected-error @+1 {{'attn.add' op operand dim 0 is 'B' on one side and 'T' on the other}}
+  %a = attn.add %s, %y : tensor<?x4x8xf32>
+  return %a : tensor<?x4x8xf32>
+}
+
+// -----
+
+func.func @concat_mixes_symbols(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}, %y: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "T"]}) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.concat' op operand dim 1 is 'S' on one side and 'T' on the other}}
+  %c = attn.concat %x, %y {dim = 2 : i64} : tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x16xf32>
+  return %c : tensor<?x?x16xf32>
 }
 
 // -----

@@ -1,7 +1,8 @@
 //===- compiler/codegen/lowerings/Shape.cpp - layout ops ------------------===//
 //
-// Slices and embedding lookups of activations; transposes, joins and panel
-// packing of weights, which the "init" kernels compute at load.
+// Slices, transposes, joins, reshapes, reductions and embedding lookups of
+// activations; the same layout ops and panel packing of weights, which the
+// "init" kernels compute at load.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/Lowering.h"
@@ -25,12 +26,86 @@ static LogicalResult lowerSlice(SliceOp op, KernelBuilder &b) {
   return success();
 }
 
+/// out(..., i, ..., j, ...) = in(..., j, ..., i, ...) for the swapped dims.
 static LogicalResult lowerTranspose(TransposeOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
-  std::vector<Var> v = b.vars(2);
+  size_t rank = in.extents.size();
+  size_t h0 = rank - 1 - op.getDim0(), h1 = rank - 1 - op.getDim1();
+  std::vector<Var> v = b.vars(rank);
+  std::vector<Expr> at(v.begin(), v.end());
+  std::swap(at[h0], at[h1]);
   Func out(b.name("transpose"));
-  out(v[0], v[1]) = in.func(v[1], v[0]);
-  b.define(op.getResult(), {out, {in.extents[1], in.extents[0]}});
+  out(v) = in.func(at);
+  std::vector<Expr> extents = in.extents;
+  std::swap(extents[h0], extents[h1]);
+  b.define(op.getResult(), {out, extents});
+  return success();
+}
+
+/// Row-major reshape: within each run of static dims between dynamic ones
+/// (ReshapeOp's verifier), the result's coordinates make a flat index that
+/// the input's static dims take apart again; dynamic dims carry over.
+static LogicalResult lowerReshape(ReshapeOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  ArrayRef<int64_t> inShape = op.getInput().getType().getShape();
+  ArrayRef<int64_t> outShape = op.getType().getShape();
+  size_t inRank = inShape.size(), outRank = outShape.size();
+  std::vector<Var> v = b.vars(std::max(inRank, outRank));
+  std::vector<Expr> at(inRank), extents(outRank);
+  size_t i = 0, o = 0;
+  while (i <= inRank && o <= outRank) {
+    // The run of static dims from here to the next dynamic dim (or the end).
+    Expr flat = 0;
+    for (; o < outRank && !ShapedType::isDynamic(outShape[o]); ++o) {
+      flat = flat * int(outShape[o]) + v[outRank - 1 - o];
+      extents[outRank - 1 - o] = int(outShape[o]);
+    }
+    size_t runEnd = i;
+    while (runEnd < inRank && !ShapedType::isDynamic(inShape[runEnd]))
+      ++runEnd;
+    int64_t stride = 1;
+    for (size_t d = runEnd; d-- > i;) {
+      at[inRank - 1 - d] = (flat / int(stride)) % int(inShape[d]);
+      stride *= inShape[d];
+    }
+    i = runEnd;
+    if (i == inRank || o == outRank)
+      break;
+    at[inRank - 1 - i] = v[outRank - 1 - o];
+    extents[outRank - 1 - o] = in.extents[inRank - 1 - i];
+    ++i;
+    ++o;
+  }
+  for (Expr &e : at)
+    e = simplify(e);
+  Func out(b.name("reshape"));
+  out(std::vector<Var>(v.begin(), v.begin() + outRank)) = in.func(at);
+  b.define(op.getResult(), {out, extents});
+  return success();
+}
+
+/// The sum (or mean) over one dim, in order.
+static LogicalResult lowerReduce(ReduceOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  size_t rank = in.extents.size();
+  size_t h = rank - 1 - op.getDim();
+  std::vector<Var> v = b.vars(rank);
+  RDom r(0, in.extents[h], b.name("r"));
+  std::vector<Expr> at;
+  for (size_t d = 0; d < rank; ++d)
+    at.push_back(d < h ? Expr(v[d]) : d == h ? Expr(r.x) : Expr(v[d - 1]));
+  Func total(b.name("sum"));
+  std::vector<Var> outVars(v.begin(), v.begin() + rank - 1);
+  total(outVars) = 0.0f;
+  total(outVars) += in.func(at);
+  Func out = total;
+  if (op.getKind() == "mean") {
+    out = Func(b.name("mean"));
+    out(outVars) = total(outVars) / cast<float>(in.extents[h]);
+  }
+  std::vector<Expr> extents = in.extents;
+  extents.erase(extents.begin() + h);
+  b.define(op.getResult(), {out, extents});
   return success();
 }
 
@@ -55,25 +130,41 @@ static LogicalResult lowerPackPanels(PackPanelsOp op, KernelBuilder &b) {
 }
 
 /// The parts side by side along one dim; each part's index is clamped into
-/// it so bounds inference asks no part for more than it has.
+/// it so bounds inference asks no part for more than it has. A part of
+/// extent 1 in another dim where the result has more is read at 0 there
+/// (repeated, as the CLS token of every image).
 static LogicalResult lowerConcat(ConcatOp op, KernelBuilder &b) {
   auto type = cast<RankedTensorType>(op.getResult().getType());
   size_t rank = type.getRank();
   size_t d = rank - 1 - op.getDim();
   std::vector<Var> v = b.vars(rank);
+  auto repeated = [&](Value part, size_t h) {
+    int64_t dim = int64_t(rank - 1 - h);
+    return cast<RankedTensorType>(part.getType()).getDimSize(dim) == 1 &&
+           type.getDimSize(dim) != 1;
+  };
   Expr value;
   int start = int(type.getDimSize(op.getDim()));
   for (Value part : llvm::reverse(op.getInputs())) {
     int size =
         int(cast<RankedTensorType>(part.getType()).getDimSize(op.getDim()));
     start -= size;
-    Expr read =
-        b.get(part).func(b.args(rank, d, clamp(v[d] - start, 0, size - 1)));
+    std::vector<Expr> at = b.args(rank, d, clamp(v[d] - start, 0, size - 1));
+    for (size_t h = 0; h < rank; ++h)
+      if (h != d && repeated(part, h))
+        at[h] = 0;
+    Expr read = b.get(part).func(at);
     value = value.defined() ? select(v[d] < start + size, read, value) : read;
   }
   Func out(b.name("concat"));
   out(v) = value;
-  std::vector<Expr> extents = b.get(op.getInputs()[0]).extents;
+  std::vector<Expr> extents(rank);
+  for (size_t h = 0; h < rank; ++h)
+    for (Value part : op.getInputs())
+      if (!repeated(part, h)) {
+        extents[h] = b.get(part).extents[h];
+        break;
+      }
   extents[d] = int(type.getDimSize(op.getDim()));
   b.define(op.getResult(), {out, extents});
   return success();
@@ -130,6 +221,8 @@ static LogicalResult lowerEmbedding(EmbeddingOp op, KernelBuilder &b) {
 void registerShapeLowerings(LoweringRegistry &registry) {
   registry.add<SliceOp>(lowerSlice);
   registry.add<TransposeOp>(lowerTranspose);
+  registry.add<ReshapeOp>(lowerReshape);
+  registry.add<ReduceOp>(lowerReduce);
   registry.add<PackPanelsOp>(lowerPackPanels);
   registry.add<ConcatOp>(lowerConcat);
   registry.add<InterleaveOp>(lowerInterleave);

@@ -12,10 +12,55 @@
 
 using namespace attnc;
 
+/// `linear(x, E)` with E a tensor builtin of weights alone, an [out, in]
+/// matrix.
+static ExprPtr checkLinearOfWeightExpression(CheckContext &ctx, CallExpr &call,
+                                             CallArgs &args, ExprPtr x,
+                                             WeightDecl *bias) {
+  ExprPtr w = ctx.checkValue(std::move(args.positional[1]->value));
+  int64_t in;
+  if (!x || !w || !ctx.getFeatureDim(*x, "linear", in))
+    return nullptr;
+  if (!isWeightExpression(*w)) {
+    ctx.errorAt(*w, "the weight of 'linear' must be computed from weights "
+                    "alone, such as 'reshape(W, [out, in])'");
+    return nullptr;
+  }
+  if (w->shape.size() != 2 || w->shape[1] != Extent::fixed(in)) {
+    ctx.errorAt(*w, "the weight of 'linear' is [out, in] with in = the "
+                    "input's " +
+                        llvm::Twine(in) + " features, but this is " +
+                        shapeToString(w->shape));
+    return nullptr;
+  }
+  int64_t out = w->shape[0].size;
+  if (bias && !ctx.checkVector(
+                  *bias, *args.positional[2]->value, "linear bias", out,
+                  "the weight's " + std::to_string(out) + " output features"))
+    return nullptr;
+  auto linear = std::make_unique<BuiltinExpr>("linear", call.getRange());
+  linear->shape = x->shape;
+  linear->shape.back() = w->shape[0];
+  linear->operands.push_back(std::move(x));
+  linear->operands.push_back(std::move(w));
+  if (bias)
+    linear->weights.push_back({"bias", bias});
+  return linear;
+}
+
 static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
   ExprPtr x = ctx.checkActivationInput(*args.positional[0], "linear");
   Expr &wArg = *args.positional[1]->value;
   WeightDecl *weight = nullptr, *bias = nullptr;
+  if (llvm::isa<CallExpr>(wArg)) {
+    // A matrix computed from weights at load: `reshape(conv.weight, ...)`.
+    WeightDecl *bias = nullptr;
+    if (args.positional.size() == 3 &&
+        !(bias = ctx.lookupWeightArg(*args.positional[2]->value,
+                                     "the bias of 'linear'")))
+      return nullptr;
+    return checkLinearOfWeightExpression(ctx, call, args, std::move(x), bias);
+  }
   if (args.positional.size() == 3) {
     weight = ctx.lookupWeightArg(wArg, "the weight of 'linear'");
     bias =
@@ -37,8 +82,9 @@ static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
       ctx.reportUnknownWeight(*name, "'linear'", /*prefixOnly=*/false);
     }
   } else {
-    ctx.errorAt(wArg, "the second argument of 'linear' must be a weight or a "
-                      "module prefix");
+    ctx.errorAt(wArg, "the second argument of 'linear' must be a weight, a "
+                      "module prefix or a weight expression such as "
+                      "'reshape(W, [out, in])'");
   }
   int64_t in;
   if (!x || !weight || (args.positional.size() == 3 && !bias) ||
@@ -67,6 +113,12 @@ static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
 static mlir::Value emitLinear(EmitContext &ctx, const BuiltinExpr &e,
                               llvm::ArrayRef<mlir::Value> operands) {
   mlir::OpBuilder &builder = ctx.getBuilder();
+  if (operands.size() == 2)
+    return builder.create<mlir::attn::LinearOp>(
+        ctx.loc(e.getLoc()), ctx.tensorType(e.shape, e.elementType),
+        operands[0], operands[1], ctx.weight(e.getWeight("bias")),
+        mlir::attn::WeightLayoutAttr::get(builder.getContext(),
+                                          mlir::attn::WeightLayout::out_in));
   const WeightDecl *w = e.getWeight("weight");
   auto layout = w->layout == WeightLayout::outIn
                     ? mlir::attn::WeightLayout::out_in

@@ -19,6 +19,7 @@ attnc::makeBuiltinRegistry(llvm::ArrayRef<std::string> functions) {
   registerEmbeddingBuiltins(registry);
   registerPositionBiasBuiltins(registry);
   registerAttentionBuiltins(registry);
+  registerTensorBuiltins(registry);
   registerFunctionBuiltins(registry, functions);
   return registry;
 }

@@ -38,10 +38,30 @@ LogicalResult WeightOp::verify() {
 LogicalResult TransposeOp::verify() {
   auto in = getInput().getType();
   auto out = getType();
-  if (in.getDimSize(0) != out.getDimSize(1) ||
-      in.getDimSize(1) != out.getDimSize(0))
-    return emitOpError("result shape must be the input's dims swapped");
+  int64_t rank = in.getRank();
+  int64_t dim0 = getDim0Attr().getInt(), dim1 = getDim1Attr().getInt();
+  if (dim0 < 0 || dim0 >= rank || dim1 < 0 || dim1 >= rank || dim0 == dim1)
+    return emitOpError("needs two different dims in 0 .. ")
+           << rank - 1 << ", got " << dim0 << " and " << dim1;
+  if (out.getRank() != rank)
+    return emitOpError("result rank must equal the input's");
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t from = d == dim0 ? dim1 : d == dim1 ? dim0 : d;
+    if (out.getDimSize(d) != in.getDimSize(from))
+      return emitOpError("result shape must be the input's with dims ")
+             << dim0 << " and " << dim1 << " swapped";
+  }
   return success();
+}
+
+/// Result dim d is input dim d, or the other of the swapped pair.
+void TransposeOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  int64_t dim0 = getDim0(), dim1 = getDim1();
+  for (int64_t d = 0; d < getType().getRank(); ++d)
+    groups.push_back({{getResult(), d},
+                      {getInput(), d == dim0   ? dim1
+                                   : d == dim1 ? dim0
+                                               : d}});
 }
 
 LogicalResult PackPanelsOp::verify() {
@@ -59,7 +79,12 @@ LogicalResult PackPanelsOp::verify() {
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
-  if (auto inner = getInput().getDefiningOp<TransposeOp>())
+  auto inner = getInput().getDefiningOp<TransposeOp>();
+  bool sameSwap =
+      inner &&
+      ((inner.getDim0() == getDim0() && inner.getDim1() == getDim1()) ||
+       (inner.getDim0() == getDim1() && inner.getDim1() == getDim0()));
+  if (sameSwap)
     return inner.getInput();
   return {};
 }
@@ -78,8 +103,9 @@ LogicalResult ConcatOp::verify() {
     auto type = cast<RankedTensorType>(in.getType());
     if (type.getRank() != rank)
       return emitOpError("inputs must all have rank ") << rank;
+    // An input of extent 1 is repeated along the result's dim.
     for (int64_t d = 0; d < rank; ++d)
-      if (d != dim &&
+      if (d != dim && type.getDimSize(d) != 1 &&
           !extentsAgree(type.getDimSize(d), resultType.getDimSize(d)))
         return emitOpError("inputs differ from the result in dim ") << d;
     if (type.isDynamicDim(dim))
@@ -115,6 +141,22 @@ OpFoldResult ConcatOp::fold(FoldAdaptor) {
   return source;
 }
 
+/// Every dim but the joined one is shared by the inputs and the result,
+/// less the inputs repeated along it (extent 1).
+void ConcatOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  int64_t dim = getDim();
+  for (int64_t d = 0; d < getType().getRank(); ++d) {
+    if (d == dim)
+      continue;
+    DimGroup group{{getResult(), d}};
+    for (Value in : getInputs())
+      if (cast<RankedTensorType>(in.getType()).getDimSize(d) != 1 ||
+          getType().getDimSize(d) == 1)
+        group.push_back({in, d});
+    groups.push_back(std::move(group));
+  }
+}
+
 LogicalResult SliceOp::verify() {
   auto in = getInput().getType();
   int64_t dim = getDimAttr().getInt();
@@ -146,6 +188,83 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
   if (getOffset() == 0 && getInput().getType() == getType())
     return getInput();
   return {};
+}
+
+/// Every dim but the sliced one carries over.
+void SliceOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  int64_t dim = getDim();
+  for (int64_t d = 0; d < getType().getRank(); ++d)
+    if (d != dim)
+      groups.push_back({{getResult(), d}, {getInput(), d}});
+}
+
+/// The shape as runs of static dims between dynamic ones: for each run
+/// (before the first dynamic dim, between two, after the last) the product
+/// of its extents, and the positions of the dynamic dims.
+static void reshapeRuns(ArrayRef<int64_t> shape, SmallVectorImpl<int64_t> &runs,
+                        SmallVectorImpl<int64_t> &dynamicDims) {
+  runs.assign(1, 1);
+  for (auto [d, extent] : llvm::enumerate(shape)) {
+    if (ShapedType::isDynamic(extent)) {
+      dynamicDims.push_back(d);
+      runs.push_back(1);
+    } else {
+      runs.back() *= extent;
+    }
+  }
+}
+
+LogicalResult ReshapeOp::verify() {
+  SmallVector<int64_t> inRuns, outRuns, inDynamic, outDynamic;
+  reshapeRuns(getInput().getType().getShape(), inRuns, inDynamic);
+  reshapeRuns(getType().getShape(), outRuns, outDynamic);
+  if (inDynamic.size() != outDynamic.size())
+    return emitOpError("must keep the input's ")
+           << inDynamic.size() << " dynamic dims, the result has "
+           << outDynamic.size();
+  if (inRuns != outRuns)
+    return emitOpError("changes the element count between dynamic dims: "
+                       "the static extents must multiply to the same "
+                       "numbers before, between and after them");
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+/// The dynamic dims pair up in order.
+void ReshapeOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  SmallVector<int64_t> runs, inDynamic, outDynamic;
+  reshapeRuns(getInput().getType().getShape(), runs, inDynamic);
+  reshapeRuns(getType().getShape(), runs, outDynamic);
+  for (auto [in, out] : llvm::zip(inDynamic, outDynamic))
+    groups.push_back({{getResult(), out}, {getInput(), in}});
+}
+
+LogicalResult ReduceOp::verify() {
+  if (getKind() != "sum" && getKind() != "mean")
+    return emitOpError("kind must be \"sum\" or \"mean\", got \"")
+           << getKind() << "\"";
+  auto in = getInput().getType();
+  int64_t dim = getDimAttr().getInt();
+  if (dim < 0 || dim >= in.getRank())
+    return emitOpError("dim ")
+           << dim << " is out of range for rank " << in.getRank();
+  SmallVector<int64_t> expected(in.getShape());
+  expected.erase(expected.begin() + dim);
+  if (getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be the input's shape without dim ") << dim;
+  return success();
+}
+
+/// The result is the input without `dim`.
+void ReduceOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
+  int64_t dim = getDim();
+  for (int64_t d = 0; d < getType().getRank(); ++d)
+    groups.push_back({{getResult(), d}, {getInput(), d < dim ? d : d + 1}});
 }
 
 OpFoldResult ScaleOp::fold(FoldAdaptor) {

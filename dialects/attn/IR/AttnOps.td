@@ -64,22 +64,32 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
 def Attn_TransposeOp : Attn_Op<"transpose", [Pure,
     DeclareOpInterfaceMethods<Attn_WeightExprOpInterface,
                               ["getOperandWeightInit"]>,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>,
     SameOperandsAndResultElementType]> {
-  let summary = "transpose of a 2-D tensor";
+  let summary = "a tensor with two of its dims swapped";
   let description = [{
-    Swaps the two dims of a matrix. Two transposes in a row fold away, which
-    is how a weight stored `[in, out]` reaches a kernel that reads `[in, out]`
-    without being moved.
+    Swaps dims `dim0` and `dim1` (by default 0 and 1, the two dims of a
+    matrix), as `torch.transpose`. Two equal transposes in a row fold away,
+    which is how a weight stored `[in, out]` reaches a kernel that reads
+    `[in, out]` without being moved. On activations (the language's
+    `transpose(x, D1, D2)`) it is a kernel of its own: it moves data, and
+    the reader then reads the copy contiguously.
 
     ```mlir
     %t = attn.transpose %w : tensor<768x2304xf32> -> tensor<2304x768xf32>
+    %h = attn.transpose %x {dim0 = 1 : i64, dim1 = 2 : i64}
+        : tensor<?x?x12x64xf32> -> tensor<?x12x?x64xf32>
     ```
   }];
-  let arguments = (ins Attn_WeightMatrix:$input);
-  let results = (outs Attn_WeightMatrix:$result);
+  let arguments = (ins Attn_WeightTensor:$input,
+                       DefaultValuedAttr<I64Attr, "0">:$dim0,
+                       DefaultValuedAttr<I64Attr, "1">:$dim1);
+  let results = (outs Attn_WeightTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition;
 }
 
 def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr,
@@ -103,11 +113,17 @@ def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr,
 }
 
 def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr,
-    SameOperandsAndResultElementType]> {
+    SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "concatenation along one dim";
   let description = [{
-    Joins tensors that agree on every other dim. Used to pack the Q, K and V
-    projection weights into one GEMM operand.
+    Joins tensors that agree on every other dim (the joined dim is static);
+    an input of extent 1 in another dim is repeated along it (the CLS token
+    of every image of a batch).
+    Used to pack the Q, K and V projection weights into one GEMM operand,
+    and for the language's `concat(a, b, dim = D)` of activations, a kernel
+    of its own.
 
     ```mlir
     %qkv = attn.concat %q, %k, %v {dim = 0 : i64}
@@ -120,6 +136,7 @@ def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr,
       "$inputs attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition;
 }
 
 def Attn_InterleaveOp : Attn_Op<"interleave", [Pure, Attn_WeightExpr]> {
@@ -145,6 +162,7 @@ def Attn_InterleaveOp : Attn_Op<"interleave", [Pure, Attn_WeightExpr]> {
 
 def Attn_SliceOp : Attn_Op<"slice", [Pure, Attn_WeightExpr,
     SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
   let summary = "a contiguous range of one dim";
   let description = [{
@@ -164,6 +182,60 @@ def Attn_SliceOp : Attn_Op<"slice", [Pure, Attn_WeightExpr,
   let hasVerifier = 1;
   let hasFolder = 1;
   let extraClassDefinition = Attn_FusionRole<"Prologue">.definition;
+}
+
+def Attn_ReshapeOp : Attn_Op<"reshape", [Pure, Attn_WeightExpr,
+    SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
+  let summary = "the same elements in row-major order under another shape";
+  let description = [{
+    As `torch.reshape` of a contiguous tensor: element `i` in row-major
+    order of the input is element `i` of the result. Dynamic dims are not
+    split or merged: the input and the result have the same dynamic dims in
+    the same order, and between two of them (and before the first, and after
+    the last) the static extents multiply to the same count. A kernel of its
+    own on activations (it moves data); computed once at load on weights.
+
+    ```mlir
+    %h = attn.reshape %x : tensor<?x?x768xf32> -> tensor<?x?x12x64xf32>
+    %w = attn.reshape %c : tensor<768x3x16x16xf32> -> tensor<768x768xf32>
+    ```
+  }];
+  let arguments = (ins Attn_WeightTensor:$input);
+  let results = (outs Attn_WeightTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition;
+}
+
+def Attn_ReduceOp : Attn_Op<"reduce", [Pure,
+    DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
+    DeclareOpInterfaceMethods<Attn_FusionOpInterface,
+                              ["acceptsEpilogues", "absorbsElementwiseProducer"]>]> {
+  let summary = "the sum or mean over one dim, which the result drops";
+  let description = [{
+    `kind = "sum"` adds the entries along `dim`, `kind = "mean"` divides
+    that sum by the dim's extent; the result is the input without `dim`
+    (`torch.sum(x, dim)` and `torch.mean(x, dim)` with `keepdim=False`).
+    Sums in f32, in order. It joins the kernel of an elementwise producer
+    (`mean(a * b)` never stores the product) and takes elementwise
+    epilogues.
+
+    ```mlir
+    %m = attn.reduce %w {dim = 1 : i64, kind = "mean"}
+        : tensor<?x12x?x?xf32> -> tensor<?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$input, I64Attr:$dim, StrAttr:$kind);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Attn_FusionRole<"Anchor">.definition # [{
+    bool $cppClass::acceptsEpilogues() { return true; }
+    bool $cppClass::absorbsElementwiseProducer() { return true; }
+  }];
 }
 
 def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType,

@@ -17,8 +17,12 @@ static WeightInit projectionInit(OpOperand &operand) {
 }
 
 WeightInit TransposeOp::getOperandWeightInit(OpOperand &, WeightInit init) {
-  if (init.kind == WeightInit::Kind::FanIn)
-    init.fanInDim = 1 - init.fanInDim;
+  if (init.kind != WeightInit::Kind::FanIn)
+    return init;
+  if (init.fanInDim == getDim0())
+    init.fanInDim = getDim1();
+  else if (init.fanInDim == getDim1())
+    init.fanInDim = getDim0();
   return init;
 }
 

@@ -308,8 +308,8 @@ TEST(Sema, UnknownBuiltin) {
       model("  y = quantize(x)\n  output y"), "16:7",
       "unknown builtin 'quantize'; the builtins are linear, "
       "layer_norm, rms_norm, gelu, softcap, dropout, embedding, positions, "
-      "sinusoidal, "
-      "self_attention, cross_attention, attention, relu, tanh, silu"));
+      "sinusoidal, relative_bias, self_attention, cross_attention, attention, "
+      "slice, concat, transpose, reshape, sum, mean, relu, tanh, silu"));
 }
 
 TEST(Sema, NamedArgumentErrors) {
