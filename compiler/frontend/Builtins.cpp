@@ -114,6 +114,25 @@ WeightDecl *CheckContext::lookupWeightArg(const Expr &arg,
   return weight;
 }
 
+WeightDecl *CheckContext::lookupTableArg(const Expr &arg,
+                                         llvm::StringRef builtin) {
+  const auto *name = llvm::dyn_cast<NameExpr>(&arg);
+  if (!name) {
+    errorAt(arg, "the second argument of '" + builtin +
+                     "' must be a weight or a module prefix");
+    return nullptr;
+  }
+  WeightDecl *table = weights.lookup(name->name);
+  if (!table)
+    table = weights.lookup(name->name + ".weight");
+  if (table)
+    table->used = true;
+  else
+    reportUnknownWeight(*name, ("'" + builtin + "'").str(),
+                        /*prefixOnly=*/false);
+  return table;
+}
+
 bool CheckContext::checkMatrix(const WeightDecl &weight, const Expr &at,
                                llvm::StringRef role, int64_t in, int64_t out,
                                llvm::StringRef inWhat) {

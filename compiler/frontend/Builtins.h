@@ -198,6 +198,10 @@ public:
   bool getFeatureDim(const Expr &x, llvm::StringRef builtin, int64_t &dim);
   /// The weight `arg` names, marked used; null after an error.
   WeightDecl *lookupWeightArg(const Expr &arg, llvm::StringRef role);
+  /// The table `arg` names: a weight W, or P.weight of a module prefix P
+  /// (`embedding(ids, wte)`), marked used; null after an error naming
+  /// `builtin`.
+  WeightDecl *lookupTableArg(const Expr &arg, llvm::StringRef builtin);
   void reportUnknownWeight(const NameExpr &name, llvm::StringRef role,
                            bool prefixOnly);
   /// A projection `P` (`P.weight` [out, in], optional `P.bias` [out]) given

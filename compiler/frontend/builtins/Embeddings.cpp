@@ -18,19 +18,7 @@ static ExprPtr checkEmbedding(CheckContext &ctx, CallExpr &call,
                               CallArgs &args) {
   ExprPtr ids = ctx.checkValue(std::move(args.positional[0]->value));
   Expr &tableArg = *args.positional[1]->value;
-  WeightDecl *table = nullptr;
-  if (auto *name = llvm::dyn_cast<NameExpr>(&tableArg)) {
-    table = ctx.getWeight(name->name);
-    if (!table)
-      table = ctx.getWeight(name->name + ".weight");
-    if (table)
-      table->used = true;
-    else
-      ctx.reportUnknownWeight(*name, "'embedding'", /*prefixOnly=*/false);
-  } else {
-    ctx.errorAt(tableArg, "the second argument of 'embedding' must be a "
-                          "weight or a module prefix");
-  }
+  WeightDecl *table = ctx.lookupTableArg(tableArg, "embedding");
   if (!ids || !table)
     return nullptr;
   if (ids->elementType != ElementType::i32) {

@@ -19,19 +19,7 @@ static ExprPtr checkRelativeBias(CheckContext &ctx, CallExpr &call,
                                  CallArgs &args) {
   ExprPtr x = ctx.checkActivationInput(*args.positional[0], "relative_bias");
   Expr &tableArg = *args.positional[1]->value;
-  WeightDecl *table = nullptr;
-  if (auto *name = llvm::dyn_cast<NameExpr>(&tableArg)) {
-    table = ctx.getWeight(name->name);
-    if (!table)
-      table = ctx.getWeight(name->name + ".weight");
-    if (table)
-      table->used = true;
-    else
-      ctx.reportUnknownWeight(*name, "'relative_bias'", /*prefixOnly=*/false);
-  } else {
-    ctx.errorAt(tableArg, "the second argument of 'relative_bias' must be a "
-                          "weight or a module prefix");
-  }
+  WeightDecl *table = ctx.lookupTableArg(tableArg, "relative_bias");
   if (!x || !table)
     return nullptr;
   if (x->shape.size() != 3) {
