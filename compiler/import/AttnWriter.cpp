@@ -7,6 +7,17 @@ namespace attnc::import {
 
 using attn::safetensors::DType;
 
+void AttnWriter::decoderInputs(llvm::StringRef head, int64_t context,
+                               llvm::StringRef contextNote) {
+  std::string bound = std::to_string(context);
+  comment("Entries: run (ids -> " + head +
+          "); prefill and decode keep each layer's keys and values in the "
+          "states cache.{i}.key and cache.{i}.value (attn-run --generate).");
+  line("dim B, S <= " + bound + ", L <= " + bound, contextNote);
+  line("input ids : i32[B, S]");
+  blank();
+}
+
 void AttnWriter::decoderHead(llvm::StringRef head, bool tied,
                              llvm::StringRef table, Extent vocab, Extent D) {
   if (head == "hidden") {

@@ -58,6 +58,11 @@ public:
   /// silently drop some).
   void weights(llvm::ArrayRef<WeightSpec> specs, int64_t layers = 0);
 
+  /// A decoder's entries comment, its dims (S and the caches' L bounded by
+  /// `context`, from `contextNote`) and its input `ids`.
+  void decoderInputs(llvm::StringRef head, int64_t context,
+                     llvm::StringRef contextNote);
+
   /// A decoder's output after its final norm `h`: `hidden` (--head=hidden),
   /// else `logits` through the token table `table` when `tied`, else
   /// through `lm_head.weight` [vocab, D].

@@ -112,9 +112,7 @@ static void importEncoder(ImportContext &ctx, AttnWriter &w, Variant variant) {
   int64_t vocab = cfg.count("vocab_size");
   int64_t positions = cfg.count("max_position_embeddings");
   int64_t types = distil ? 0 : cfg.count("type_vocab_size");
-  if (d && heads && d % heads)
-    cfg.fail(headsField, std::to_string(heads) + " does not divide " + dField +
-                             " " + std::to_string(d));
+  cfg.divides(headsField, heads, dField, d);
   // DistilBERT's LayerNorms are built with eps 1e-12; its config has no
   // field for it.
   double eps = distil ? 1e-12 : cfg.positive("layer_norm_eps", 1e-12);

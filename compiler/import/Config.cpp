@@ -41,6 +41,13 @@ void Config::fail(llvm::StringRef field, const llvm::Twine &message) {
   error(fileName + ": " + field + " " + message);
 }
 
+void Config::divides(llvm::StringRef field, int64_t value,
+                     llvm::StringRef ofField, int64_t of) {
+  if (value && of && of % value)
+    fail(field, std::to_string(value) + " does not divide " + ofField + " " +
+                    std::to_string(of));
+}
+
 void Config::record(llvm::StringRef field, llvm::StringRef value,
                     bool isDefault) {
   for (auto &[name, _] : read)

@@ -55,6 +55,11 @@ public:
   /// Reports `message` as an error about `field`: "DIR/config.json: FIELD
   /// ...".
   void fail(llvm::StringRef field, const llvm::Twine &message);
+  /// Fails `field` unless its `value` divides field `ofField`'s `of` ("5
+  /// does not divide n_embd 32"); nothing when either is 0 (already
+  /// reported missing).
+  void divides(llvm::StringRef field, int64_t value, llvm::StringRef ofField,
+               int64_t of);
 
   /// "n_embd 32, n_head 4, layer_norm_epsilon 1e-05 (default), ...": the
   /// fields read so far, in order.

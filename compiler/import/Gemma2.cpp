@@ -111,16 +111,10 @@ static void importGemma2(ImportContext &ctx, AttnWriter &w) {
   Extent Q{heads * headDim, "num_attention_heads * head_dim"};
   Extent KV{kvHeads * headDim, "num_key_value_heads * head_dim"};
   Extent I{inner, "intermediate_size"};
-  std::string ctxText = std::to_string(context);
   std::string kvText = std::to_string(kvHeads * headDim);
 
   w.open("model " + name);
-  w.comment("Entries: run (ids -> " + head +
-            "); prefill and decode keep each layer's keys and values in the "
-            "states cache.{i}.key and cache.{i}.value (attn-run --generate).");
-  w.line("dim B, S <= " + ctxText + ", L <= " + ctxText, ctx.contextNote());
-  w.line("input ids : i32[B, S]");
-  w.blank();
+  w.decoderInputs(head, context, ctx.contextNote());
   w.weights({{table, {{vocab, "vocab_size"}, D}}});
   w.line("x = embedding(ids, " + p + "embed_tokens) * " +
              formatReal(normalizer),

@@ -33,9 +33,7 @@ static void importGpt2(ImportContext &ctx, AttnWriter &w) {
                     "attnc import reads decoder-only GPT-2");
   bool tied = cfg.boolean("tie_word_embeddings", true);
   std::string head = ctx.head({"logits", "hidden"});
-  if (d && heads && d % heads)
-    cfg.fail("n_head", std::to_string(heads) + " does not divide n_embd " +
-                           std::to_string(d));
+  cfg.divides("n_head", heads, "n_embd", d);
   int64_t context = ctx.maxContext("n_positions", positions, true);
   if (ctx.failed())
     return;
@@ -43,15 +41,9 @@ static void importGpt2(ImportContext &ctx, AttnWriter &w) {
   std::string p = ctx.prefix({"transformer.", ""}, "wte.weight");
   std::string L = p + "h.{i}.";
   Extent D{d, "n_embd"};
-  std::string ctxText = std::to_string(context);
 
   w.open("model " + name);
-  w.comment("Entries: run (ids -> " + head +
-            "); prefill and decode keep each layer's keys and values in the "
-            "states cache.{i}.key and cache.{i}.value (attn-run --generate).");
-  w.line("dim B, S <= " + ctxText + ", L <= " + ctxText, ctx.contextNote());
-  w.line("input ids : i32[B, S]");
-  w.blank();
+  w.decoderInputs(head, context, ctx.contextNote());
   w.weights({{p + "wte.weight", {{vocab, "vocab_size"}, D}},
              {p + "wpe.weight", {{positions, "n_positions"}, D}}});
   w.line("x = embedding(ids, " + p + "wte) + embedding(positions(S), " + p +

@@ -23,10 +23,7 @@ static void importGptNeox(ImportContext &ctx, AttnWriter &w) {
   int64_t inner = cfg.count("intermediate_size");
   int64_t vocab = cfg.count("vocab_size");
   int64_t positions = cfg.integer("max_position_embeddings", 2048);
-  if (d && heads && d % heads)
-    cfg.fail("num_attention_heads", std::to_string(heads) +
-                                        " does not divide hidden_size " +
-                                        std::to_string(d));
+  cfg.divides("num_attention_heads", heads, "hidden_size", d);
   int64_t headDim = heads ? d / heads : 0;
   double eps = cfg.positive("layer_norm_eps", 1e-5);
   std::string act = ctx.activation("hidden_act", "gelu", "X");
@@ -71,16 +68,10 @@ static void importGptNeox(ImportContext &ctx, AttnWriter &w) {
   Extent D{d, "hidden_size"};
   Extent D3{3 * d, "3 * hidden_size"};
   Extent I{inner, "intermediate_size"};
-  std::string ctxText = std::to_string(context);
   std::string dText = std::to_string(d);
 
   w.open("model " + name);
-  w.comment("Entries: run (ids -> " + head +
-            "); prefill and decode keep each layer's keys and values in the "
-            "states cache.{i}.key and cache.{i}.value (attn-run --generate).");
-  w.line("dim B, S <= " + ctxText + ", L <= " + ctxText, ctx.contextNote());
-  w.line("input ids : i32[B, S]");
-  w.blank();
+  w.decoderInputs(head, context, ctx.contextNote());
   w.weights({{p + "embed_in.weight", {{vocab, "vocab_size"}, D}}});
   w.line("x = embedding(ids, " + p + "embed_in)");
   w.blank();

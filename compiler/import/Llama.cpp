@@ -44,10 +44,8 @@ static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
   // default, which must then divide).
   int64_t headDim = cfg.integer("head_dim", heads ? d / heads : 0);
   bool ownHeadDim = headDim != (heads ? d / heads : 0);
-  if (!cfg.has("head_dim") && d && heads && d % heads)
-    cfg.fail("num_attention_heads", std::to_string(heads) +
-                                        " does not divide hidden_size " +
-                                        std::to_string(d));
+  if (!cfg.has("head_dim"))
+    cfg.divides("num_attention_heads", heads, "hidden_size", d);
   if (cfg.has("head_dim") && headDim <= 0)
     cfg.fail("head_dim", "is " + cfg.find("head_dim")->dump() +
                              ", expected a positive integer");
@@ -91,16 +89,10 @@ static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
     Q = D;
   Extent KV{kvHeads * headDim, "num_key_value_heads * head_dim"};
   Extent I{inner, "intermediate_size"};
-  std::string ctxText = std::to_string(context);
   std::string kvText = std::to_string(kvHeads * headDim);
 
   w.open("model " + name);
-  w.comment("Entries: run (ids -> " + head +
-            "); prefill and decode keep each layer's keys and values in the "
-            "states cache.{i}.key and cache.{i}.value (attn-run --generate).");
-  w.line("dim B, S <= " + ctxText + ", L <= " + ctxText, ctx.contextNote());
-  w.line("input ids : i32[B, S]");
-  w.blank();
+  w.decoderInputs(head, context, ctx.contextNote());
   w.weights({{p + "embed_tokens.weight", {{vocab, "vocab_size"}, D}}});
   w.line("x = embedding(ids, " + p + "embed_tokens)");
   w.blank();

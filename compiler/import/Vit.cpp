@@ -25,14 +25,8 @@ static void importVit(ImportContext &ctx, AttnWriter &w) {
   bool qkvBias = cfg.boolean("qkv_bias", true);
   std::string act = ctx.activation("hidden_act", "gelu", "MLP");
   std::string head = ctx.head({"hidden"});
-  if (d && heads && d % heads)
-    cfg.fail("num_attention_heads", std::to_string(heads) +
-                                        " does not divide hidden_size " +
-                                        std::to_string(d));
-  if (image && patch && image % patch)
-    cfg.fail("patch_size", std::to_string(patch) +
-                               " does not divide image_size " +
-                               std::to_string(image));
+  cfg.divides("num_attention_heads", heads, "hidden_size", d);
+  cfg.divides("patch_size", patch, "image_size", image);
   if (ctx.failed())
     return;
 
