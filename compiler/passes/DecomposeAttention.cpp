@@ -80,7 +80,8 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
         dims = dims.take_back();
       Value positions = rewriter.create<PositionsOp>(
           loc, RankedTensorType::get(dims, rewriter.getI32Type()), x,
-          rewriter.getI64IntegerAttr(seq), op.getPosition());
+          rewriter.getI64IntegerAttr(seq), op.getPosition(),
+          rewriter.getI64IntegerAttr(0));
       float theta = op.getRopeTheta() ? op.getRopeTheta()->convertToFloat()
                                       : kDefaultRopeTheta;
       auto rotate = [&](Value t) -> Value {

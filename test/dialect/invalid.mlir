@@ -974,6 +974,14 @@ func.func @positions_dim(%ids: tensor<?x?xi32>) -> tensor<?xi32> {
 
 // -----
 
+func.func @positions_start(%ids: tensor<?x?xi32>) -> tensor<?xi32> {
+  // expected-error @+1 {{'attn.positions' op start -1 is not an i32 position}}
+  %p = attn.positions %ids {dim = 1 : i64, start = -1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  return %p : tensor<?xi32>
+}
+
+// -----
+
 func.func @positions_extent(%ids: tensor<?x7xi32>) -> tensor<?xi32> {
   // expected-error @+1 {{'attn.positions' op result must have the extent of input dim 1}}
   %p = attn.positions %ids {dim = 1 : i64} : (tensor<?x7xi32>) -> tensor<?xi32>

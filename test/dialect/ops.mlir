@@ -181,6 +181,13 @@ func.func @positions_per_sequence(%ids: tensor<?x?xi32>, %pos: tensor<?xi32>) ->
   return %p : tensor<?x?xi32>
 }
 
+// CHECK-LABEL: func.func @positions_start
+func.func @positions_start(%ids: tensor<?x?xi32>) -> tensor<?xi32> {
+  // CHECK-NEXT: attn.positions %{{.*}} {dim = 1 : i64, start = 2 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  %p = attn.positions %ids {dim = 1 : i64, start = 2 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  return %p : tensor<?xi32>
+}
+
 // CHECK-LABEL: func.func @relative_bias
 func.func @relative_bias(%x: tensor<?x?x8xf32>, %t: tensor<32x2xf32>) -> tensor<?x2x?x?xf32> {
   // CHECK-NEXT: attn.relative_bias %{{.*}}, %{{.*}} bidirectional {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>) -> tensor<?x2x?x?xf32>

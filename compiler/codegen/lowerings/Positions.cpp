@@ -10,13 +10,14 @@ using namespace Halide;
 namespace attnc::codegen {
 
 /// 0, 1, ... over the extent of one dim of the input (never read), [n] or
-/// along its dims 0 .. dim; from each sequence's offset when there is one.
+/// along its dims 0 .. dim, plus `start`; from each sequence's offset when
+/// there is one.
 static LogicalResult lowerPositions(PositionsOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
   size_t d = in.extents.size() - 1 - op.getDim();
   size_t rank = op.getType().getRank();
   std::vector<Var> v = b.vars(rank);
-  Expr position = v[0];
+  Expr position = v[0] + int(op.getStart());
   if (Value offset = op.getOffset())
     position += b.get(offset).func(v[rank - 1]);
   Func out(b.name("positions"));

@@ -623,7 +623,7 @@ static Value emitRope(EmitContext &ctx, const BuiltinExpr &e, Value t,
   Value positions = builder.create<attn::PositionsOp>(
       where,
       mlir::RankedTensorType::get({type.getDimSize(seq)}, builder.getI32Type()),
-      t, builder.getI64IntegerAttr(seq), Value());
+      t, builder.getI64IntegerAttr(seq), Value(), builder.getI64IntegerAttr(0));
   auto integer = [&](llvm::StringRef name) {
     const BuiltinAttr *given = e.getAttr(name);
     return given ? builder.getI64IntegerAttr(given->integer)

@@ -10,6 +10,8 @@
 
 #include "dialects/attn/IR/AttnOps.h"
 
+#include <limits>
+
 using namespace attnc;
 
 /// `embedding(ids, W)`: rows of the [V, D] table W (or P.weight) picked by
@@ -55,12 +57,20 @@ static mlir::Value emitEmbedding(EmitContext &ctx, const BuiltinExpr &e,
       ctx.weight(e.getWeight("table")));
 }
 
-/// `positions(S)`: 0 .. S-1 as i32[S], as `torch.arange(S)`; i32[B, S] in
+/// `positions(S, start = A)`: A .. A+S-1 as i32[S], as `torch.arange(A,
+/// A + S)` (A defaults to 0); i32[B, S] in
 /// a model with KV caches. The extent is taken from an input that has dim S
 /// (inputs are what bind dims).
 static ExprPtr checkPositions(CheckContext &ctx, CallExpr &call,
                               CallArgs &args) {
   Expr &arg = *args.positional[0]->value;
+  if (int64_t start = args.integer("start");
+      start < 0 || start > std::numeric_limits<int32_t>::max()) {
+    ctx.errorAt(*args.get("start")->value,
+                "'start' must be a position from 0 to 2^31 - 1, but it is " +
+                    std::to_string(start));
+    return nullptr;
+  }
   auto *name = llvm::dyn_cast<NameExpr>(&arg);
   DimDecl *dim = name ? ctx.getDim(name->name) : nullptr;
   if (!dim) {
@@ -90,6 +100,8 @@ static ExprPtr checkPositions(CheckContext &ctx, CallExpr &call,
       ref->shape = input->type.shape;
       positions->operands.push_back(std::move(ref));
       positions->attrs.push_back({"dim", BuiltinAttr::getInteger(d)});
+      if (int64_t start = args.integer("start"))
+        positions->attrs.push_back({"start", BuiltinAttr::getInteger(start)});
       return positions;
     }
   ctx.errorAt(arg,
@@ -153,7 +165,7 @@ void attnc::registerEmbeddingBuiltins(BuiltinRegistry &registry) {
                 1,
                 1,
                 "positions(S) with S a declared dim",
-                {},
+                {NamedArg::integer("start", "2").byDefault(int64_t(0))},
                 checkPositions,
                 emitPositions});
   registry.add({"sinusoidal",

@@ -5,6 +5,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -419,6 +420,10 @@ LogicalResult PositionsOp::verify() {
   if (dim < 0 || dim >= input.getRank())
     return emitOpError("dim ")
            << dim << " is outside the input's rank " << input.getRank();
+  // I64Attr reads back unsigned: the start as written.
+  int64_t start = static_cast<int64_t>(getStart());
+  if (start < 0 || start > std::numeric_limits<int32_t>::max())
+    return emitOpError("start ") << start << " is not an i32 position";
   auto result = getType();
   if (result.getRank() != 1 && result.getRank() != dim + 1)
     return emitOpError("result must be [n] or the input's dims 0 .. ") << dim;

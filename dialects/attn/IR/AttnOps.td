@@ -381,16 +381,21 @@ def Attn_PositionsOp : Attn_Op<"positions", [Pure,
     data. The result is `[n]`, or `input`'s dims `0 .. dim` (`[B, n]`), the
     same positions for every sequence, unless there is an `offset` (`[B]`,
     i32: each sequence's position in its KV cache when decoding), which
-    needs the `[B, n]` form: `result[b, j] = offset[b] + j`.
+    needs the `[B, n]` form: `result[b, j] = offset[b] + j`. A `start`
+    shifts every position (`torch.arange(start, start + n)`): BART's learned
+    positions begin at row 2 of their table.
 
     ```mlir
     %p = attn.positions %ids {dim = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
     %q = attn.positions %ids offset(%pos) {dim = 1 : i64}
         : (tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x?xi32>
+    %r = attn.positions %ids {dim = 1 : i64, start = 2 : i64}
+        : (tensor<?x?xi32>) -> tensor<?xi32>
     ```
   }];
   let arguments = (ins Attn_AnyTensor:$input, I64Attr:$dim,
-                       Optional<Attn_I32Vector>:$offset);
+                       Optional<Attn_I32Vector>:$offset,
+                       DefaultValuedAttr<I64Attr, "0">:$start);
   let results = (outs RankedTensorOf<[I32]>:$result);
   let assemblyFormat = [{
     $input (`offset` `(` $offset^ `)`)? attr-dict `:` functional-type(operands, results)

@@ -619,6 +619,20 @@ TEST(Sema, PositionsAndSinusoidal) {
   // The extent comes from the first input with dim S: x, its dim 1.
   EXPECT_EQ(llvm::cast<ValueRefExpr>(p->operands[0].get())->name, "x");
   EXPECT_EQ(p->getAttr("dim")->integer, 1);
+  EXPECT_EQ(p->getAttr("start"), nullptr);
+
+  // BART's learned positions: rows 2 .. S+1 of the table.
+  Loaded shifted =
+      load(model("  output y = sinusoidal(positions(S, start = 2), 64)"));
+  ASSERT_TRUE(shifted.model) << shifted.diags;
+  const auto *sp = llvm::cast<BuiltinExpr>(
+      llvm::cast<BuiltinExpr>(onlyOutput(*shifted.model).value.get())
+          ->operands[0]
+          .get());
+  EXPECT_EQ(sp->getAttr("start")->integer, 2);
+  EXPECT_TRUE(
+      failsWith(model("  output y = sinusoidal(positions(S, start = -1), 8)"),
+                "16:46", "'start' must be a position from 0 to 2^31 - 1"));
 
   EXPECT_TRUE(failsWith(model("  output y = sinusoidal(positions(Q), 8)"),
                         "16:35",
