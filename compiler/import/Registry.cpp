@@ -23,6 +23,7 @@ const ArchitectureRegistry &getArchitectureRegistry() {
     registerGemma2(r);
     registerGptNeox(r);
     registerVit(r);
+    registerBart(r);
     return r;
   }();
   return registry;

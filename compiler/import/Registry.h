@@ -41,6 +41,7 @@ void registerT5(ArchitectureRegistry &registry);
 void registerGemma2(ArchitectureRegistry &registry);
 void registerGptNeox(ArchitectureRegistry &registry);
 void registerVit(ArchitectureRegistry &registry);
+void registerBart(ArchitectureRegistry &registry);
 
 } // namespace attnc::import
 

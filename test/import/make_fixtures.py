@@ -63,6 +63,13 @@ The fixtures, and what each exercises of the importer:
   t5          T5EncoderModel: T5LayerNorm, unscaled scores plus block 0's
               bucketed relative position bias (16 buckets, max_distance
               10), gated-gelu feed-forward, bf16.
+  bart        BartForConditionalGeneration: encoder and decoder (with
+              caches), learned positions from row 2, scale_embedding,
+              final_logits_bias, tied head, f32; `input.decoder_ids` [3, 5]
+              and greedy `generate.ids` (seq2seq below).
+  t5_conditional T5ForConditionalGeneration: t5's encoder and a decoder
+              with its own one-directional relative bias, the tied head
+              scaled by d_model^-0.5, bf16; as bart.
 """
 
 import json
@@ -301,6 +308,74 @@ def make_t5():
         "hidden": m(input_ids=ids, attention_mask=mask).last_hidden_state}
 
 
+def seq2seq(model, pad):
+    """An encoder-decoder's golden: the logits of [3, 5] decoder ids (the
+    decoder start, then random ids) over the encoder ids of
+    encoder_inputs(pad), teacher-forced, no cache; and under `generate.*`
+    transformers' greedy `generate` from those ids (max_new_tokens 8, the
+    generation_config's forced and end tokens), a ragged batch:
+    `generate.ids` [3, 8] is every sequence's new ids, padded with
+    pad_token_id after its EOS as generate pads them."""
+    import torch
+    redraw_parameters(model)
+    ids, lengths, mask = encoder_inputs(pad)
+    start = model.config.decoder_start_token_id
+    decoder_ids = torch.randint(3, SIZES["vocab"], (3, 5))
+    decoder_ids[:, 0] = start
+    inputs = {"ids": ids, "lengths": lengths, "decoder_ids": decoder_ids}
+
+    def forward(m):
+        out = m.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8,
+                         do_sample=False, num_beams=1)
+        assert bool((out[:, 0] == start).all()), "generate did not begin at the start id"
+        new = out[:, 1:]
+        if new.shape[1] < 8:
+            new = torch.nn.functional.pad(new, (0, 8 - new.shape[1]),
+                                          value=m.config.pad_token_id)
+        return {"logits": m(input_ids=ids, attention_mask=mask,
+                            decoder_input_ids=decoder_ids, use_cache=False).logits,
+                "generate.ids": new}
+    return model, inputs, forward
+
+
+def make_bart():
+    """BartForConditionalGeneration: post-norm encoder and decoder, learned
+    positions from row 2, layernorm_embedding, scale_embedding (sqrt(32)),
+    final_logits_bias, the head tied to `model.shared`, forced_eos_token_id,
+    f32. The bias buffer is redrawn too (it is zero in a new model)."""
+    import torch
+    from transformers import BartConfig, BartForConditionalGeneration
+    s = SIZES
+    cfg = BartConfig(vocab_size=s["vocab"], d_model=s["hidden"], encoder_layers=s["layers"],
+                     decoder_layers=s["layers"], encoder_attention_heads=s["heads"],
+                     decoder_attention_heads=s["heads"], encoder_ffn_dim=s["inner"],
+                     decoder_ffn_dim=s["inner"], max_position_embeddings=s["positions"],
+                     scale_embedding=True, activation_function="gelu",
+                     attn_implementation="eager")
+    model = BartForConditionalGeneration(cfg).eval()
+    model, inputs, forward = seq2seq(model, cfg.pad_token_id)
+    with torch.no_grad():
+        model.final_logits_bias.copy_(torch.randn(model.final_logits_bias.shape))
+    return model, inputs, forward
+
+
+def make_t5_conditional():
+    """T5ForConditionalGeneration: make_t5's encoder, and a decoder with its
+    own relative position bias (one direction), cross-attention without one,
+    the tied head scaled by d_model^-0.5, gated-gelu, bf16."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+    s = SIZES
+    cfg = T5Config(d_model=s["hidden"], d_kv=s["hidden"] // s["heads"],
+                   num_heads=s["heads"], num_layers=s["layers"], d_ff=s["inner"],
+                   vocab_size=s["vocab"], relative_attention_num_buckets=16,
+                   relative_attention_max_distance=10, feed_forward_proj="gated-gelu",
+                   decoder_start_token_id=0, attn_implementation="eager")
+    model = T5ForConditionalGeneration(cfg).eval()
+    model, inputs, forward = seq2seq(model, cfg.pad_token_id)
+    return model.to(torch.bfloat16), inputs, forward
+
+
 def make_vit():
     """ViTForImageClassification (its `vit.`; the classifier is ignored):
     16x16 images of 3 channels in 4x4 patches, 17 tokens; the CLS token and
@@ -332,6 +407,7 @@ MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "llama3": make_llama3,
           "mistral": make_mistral,
           "qwen2": make_qwen2, "bert": make_bert, "roberta": make_roberta,
           "distilbert": make_distilbert, "t5": make_t5,
+          "bart": make_bart, "t5_conditional": make_t5_conditional,
           "vit": make_vit}
 
 
@@ -361,7 +437,11 @@ def main():
         tensors = {"input." + k: (v.float() if v.is_floating_point()
                                   else v.to(torch.int32)).numpy()
                    for k, v in inputs.items()}
-        tensors.update({"expected." + k: v.float().numpy() for k, v in outputs.items()})
+        # Outputs as f32 `expected.<name>`; generated ids (`generate.*`) as
+        # i32 under their own name.
+        tensors.update({(k if k.startswith("generate.") else "expected." + k):
+                        (v.to(torch.int32) if k.startswith("generate.") else v.float()).numpy()
+                        for k, v in outputs.items()})
         meta = {"generator": "test/import/make_fixtures.py",
                 "torch_version": torch.__version__,
                 "transformers_version": transformers.__version__,
