@@ -431,13 +431,15 @@ class Model:
         "prefill" and "decode" for a model with states (KV caches)."""
         return bool(self._m.has_entry(str(name)))
 
-    def new_state(self, batch=1, capacity=None):
+    def new_state(self, batch=1, capacity=None, dims=None):
         """New zeroed states for `batch` sequences of up to `capacity` tokens
         (default: the capacity symbol's bound): a dict name -> float32 array
         [batch, capacity, F] per state, which the caller owns and passes to
-        prefill / decode / run(states=...). The runtime writes their rows in
-        place and never copies them; copy the dict's arrays to fork a
-        sequence."""
+        prefill / decode / run(states=...). `dims` gives other symbols their
+        extent: an encoder-decoder's cross-attention caches are [B, T, F],
+        T the encoder's tokens, so new_state(B, capacity, dims={"T": 7}).
+        The runtime writes their rows in place and never copies them; copy
+        the dict's arrays to fork a sequence."""
         if not self.states:
             raise ArgumentError(f"model '{self.info.name}' has no states: declare its KV "
                                 "caches with 'state' and give them to its attention as "
@@ -452,6 +454,8 @@ class Model:
                     continue
                 if i == 0:
                     what, value = "batch", batch
+                elif dims and d.symbol in dims:
+                    what, value = "extent", dims[d.symbol]
                 else:
                     what, value = "capacity", capacity
                     if value is None:
@@ -495,7 +499,8 @@ class Model:
 
     def generate(self, prompt, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,
                  repetition_penalty=1.0, seed=None, eos_token_id=None, stop=None,
-                 stream=False):
+                 stream=False, decoder_start_token_id=None, forced_bos_token_id=None,
+                 forced_eos_token_id=None):
         """Generates token ids after `prompt` (a list of ids, int32 or int64;
         or a list of such prompts) with "prefill" and "decode", choosing each
         token as transformers' `generate` does (attnc.sampling): greedy when
@@ -506,10 +511,15 @@ class Model:
         or at the end of a `stop` sequence of ids, each included. Returns
         the new ids (a list per prompt for a list of prompts); with `stream`,
         an iterator over the steps: the new id (or, for a list of prompts, a
-        list with an id or None per prompt, None once it has finished)."""
+        list with an id or None per prompt, None once it has finished).
+        An encoder-decoder (BART, T5: a decode entry without the encoder's
+        ids) reads the prompts as the encoder's ids, starts its decoder at
+        `decoder_start_token_id` and forces `forced_bos_token_id` first and
+        `forced_eos_token_id` last where given, as transformers does."""
         from .generation import generate
         return generate(self, prompt, max_new_tokens, temperature, top_k, top_p,
-                        repetition_penalty, seed, eos_token_id, stop, stream)
+                        repetition_penalty, seed, eos_token_id, stop, stream, None,
+                        decoder_start_token_id, forced_bos_token_id, forced_eos_token_id)
 
     def _state(self, name, a):
         if not isinstance(a, np.ndarray):

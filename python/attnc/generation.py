@@ -16,18 +16,21 @@ class _Request:
     """What Model.generate was asked, checked against the model."""
 
     def __init__(self, model, prompt, max_new_tokens, config, eos_token_id, stop,
-                 stop_when=None):
+                 stop_when=None, encoder_decoder=False):
         from . import ArgumentError, ShapeError
         if not (model.has_entry("prefill") and model.has_entry("decode")):
             raise ArgumentError(f"model '{model.info.name}' cannot generate: it has no KV "
                                 "caches ('prefill' and 'decode' entries); declare them with "
                                 "'state' and 'cache = P'", 4)
         ids = [t for t in model.inputs if t.name != "position"]
-        if len(ids) != 1 or ids[0].dtype != np.int32 or len(ids[0].dims) != 2:
+        if encoder_decoder:
+            self.input = None  # seq2seq.Request finds the roles
+        elif len(ids) != 1 or ids[0].dtype != np.int32 or len(ids[0].dims) != 2:
             raise ArgumentError(f"model '{model.info.name}' cannot generate: it needs one "
                                 "input of token ids i32[B, S], it has "
                                 f"{[repr(t) for t in model.inputs]}", 4)
-        self.input = ids[0].name
+        else:
+            self.input = ids[0].name
         logits = [t for t in model.outputs if t.name == "logits"] or model.outputs
         if len(logits) != 1 or len(logits[0].dims) != 3 or logits[0].dims[2].is_dynamic:
             raise ArgumentError(f"model '{model.info.name}' cannot generate: it needs one "
@@ -56,9 +59,13 @@ class _Request:
                                 f"{max_new_tokens!r}", 4)
         self.max_new_tokens = int(max_new_tokens)
         capacity = model.states[0].dims[1]
-        longest = max(len(p) for p in self.prompts)
+        # An encoder-decoder's decoder caches hold its start token and the
+        # new ones; the prompt is the encoder's.
+        longest = 1 if encoder_decoder else max(len(p) for p in self.prompts)
+        what = "the decoder's start token" if encoder_decoder \
+            else f"a prompt of {longest} tokens"
         if capacity.max is not None and longest + self.max_new_tokens > capacity.max:
-            raise ShapeError(f"a prompt of {longest} tokens and {self.max_new_tokens} new "
+            raise ShapeError(f"{what} and {self.max_new_tokens} new "
                              f"ones need {longest + self.max_new_tokens} rows of the KV "
                              f"cache, which holds at most {capacity.max} "
                              f"({capacity.symbol}): shorten the prompt or max_new_tokens, "
@@ -134,17 +141,27 @@ def _steps(model, request, rng):
 
 def generate(model, prompt, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,
              repetition_penalty=1.0, seed=None, eos_token_id=None, stop=None, stream=False,
-             stop_when=None):
+             stop_when=None, decoder_start_token_id=None, forced_bos_token_id=None,
+             forced_eos_token_id=None):
     """Model.generate: see its docstring. `stop_when(b, generated ids)` ends
-    sequence `b` too when true (attnc.pretrained's stop strings)."""
-    from . import ArgumentError
+    sequence `b` too when true (attnc.pretrained's stop strings). An
+    encoder-decoder (attnc.seq2seq) takes the prompts as the encoder's ids
+    and starts its decoder at `decoder_start_token_id`."""
+    from . import ArgumentError, seq2seq
     try:
         config = SamplingConfig(temperature, top_k, top_p, repetition_penalty)
     except ValueError as e:
         raise ArgumentError(str(e), 4) from None
-    request = _Request(model, prompt, max_new_tokens, config, eos_token_id, stop, stop_when)
+    encoder_decoder = seq2seq.is_seq2seq(model)
+    request = _Request(model, prompt, max_new_tokens, config, eos_token_id, stop, stop_when,
+                       encoder_decoder)
     rng = np.random.default_rng(seed)
-    steps = _steps(model, request, rng)
+    if encoder_decoder:
+        roles = seq2seq.Request(model, request, decoder_start_token_id,
+                                forced_bos_token_id, forced_eos_token_id)
+        steps = seq2seq.steps(model, request, roles, rng)
+    else:
+        steps = _steps(model, request, rng)
     if stream:
         return (tokens[0] if request.single else tokens for tokens in steps)
     generated = [[] for _ in request.prompts]

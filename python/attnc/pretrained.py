@@ -16,6 +16,7 @@ import struct
 
 from . import ArgumentError, FileError, _run_attnc, find_attnc, load
 from .generation import generate
+from .seq2seq import is_seq2seq
 
 WEIGHTS = "model.safetensors"
 INDEX = "model.safetensors.index.json"
@@ -84,17 +85,22 @@ def _compiled(directory, cache_dir, options):
     return lib
 
 
-def _eos_ids(directory):
-    """generation_config.json's eos_token_id, else config.json's (an int or a
-    list of them), as a list."""
+def _generation_value(directory, key):
+    """generation_config.json's `key`, else config.json's, else None."""
     for name in ("generation_config.json", "config.json"):
         path = os.path.join(directory, name)
         if os.path.exists(path):
             with open(path) as f:
-                eos = json.load(f).get("eos_token_id")
-            if eos is not None:
-                return eos if isinstance(eos, list) else [eos]
-    return []
+                value = json.load(f).get(key)
+            if value is not None:
+                return value
+    return None
+
+
+def _eos_ids(directory):
+    """The eos_token_id (an int or a list of them), as a list."""
+    eos = _generation_value(directory, "eos_token_id")
+    return [] if eos is None else eos if isinstance(eos, list) else [eos]
 
 
 class TextTail:
@@ -198,6 +204,10 @@ class Pretrained:
     def __init__(self, directory, model, tokenizer):
         self.directory, self.model, self.tokenizer = directory, model, tokenizer
         self.eos_token_id = _eos_ids(directory)
+        # An encoder-decoder's start and forced tokens.
+        self.special = {k: _generation_value(directory, k)
+                        for k in ("decoder_start_token_id", "forced_bos_token_id",
+                                  "forced_eos_token_id")}
 
     def encode(self, text):
         """The ids the tokenizer gives `text`, special tokens included (a BOS
@@ -224,17 +234,20 @@ class Pretrained:
         if not texts:
             return self.model.generate(prompt, max_new_tokens, temperature, top_k, top_p,
                                        repetition_penalty, seed, self.eos_token_id,
-                                       stream=stream)
+                                       stream=stream, **self.special)
         single = isinstance(prompt, str)
         prompts = [prompt] if single else list(prompt)
         stops = [stop] if isinstance(stop, str) else list(stop or [])
         if any(not s for s in stops):
             raise ArgumentError("a stop string must not be empty", 4)
         encoded = [self.encode(p) for p in prompts]
-        stop_when = StopStrings(self.decode, encoded, stops) if stops else None
+        # An encoder-decoder's output begins after its start token, not
+        # after the prompt (the encoder's): a stop string lies in it whole.
+        tails = [[] for _ in encoded] if is_seq2seq(self.model) else encoded
+        stop_when = StopStrings(self.decode, tails, stops) if stops else None
         result = generate(self.model, encoded, max_new_tokens,
                           temperature, top_k, top_p, repetition_penalty, seed,
-                          self.eos_token_id, None, stream, stop_when)
+                          self.eos_token_id, None, stream, stop_when, **self.special)
         if stream:
             tails = [TextTail(self.decode) for _ in prompts]
             pieces = stream_text(result, tails)

@@ -27,7 +27,10 @@ For fixtures/gpt2 and fixtures/llama it writes:
     skip_special_tokens; and under "stops", for every two-character
     substring of that text at an even offset, how many ids `generate`
     returns with it as `stop_strings` (StopStringCriteria: the ids up to
-    the one that completes it, which may begin in the prompt)."""
+    the one that completes it, which may begin in the prompt).
+For the encoder-decoders fixtures/bart and fixtures/t5_conditional, the
+same tokenizer (no BOS) and text_golden.json without "stops": the prompt
+is the encoder's, the ids those after the decoder's start token."""
 
 import json
 import os
@@ -37,7 +40,7 @@ import torch
 import transformers
 import tokenizers
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
+from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, PreTrainedTokenizerFast
 
 PINNED = {"torch": torch.__version__, "transformers": transformers.__version__,
           "tokenizers": tokenizers.__version__}
@@ -104,6 +107,32 @@ def main():
                        "cases": cases}, f, indent=2)
             f.write("\n")
         print(name, [(c["prompt"], len(c["ids"]), c["text"]) for c in cases])
+    # The encoder-decoders: the prompt is the encoder's; the new ids follow
+    # the decoder's start token (not returned), EOS and padding as generate
+    # gives them, cut after the EOS.
+    for name in ("bart", "t5_conditional"):
+        d = os.path.join(HERE, "fixtures", name)
+        model = AutoModelForSeq2SeqLM.from_pretrained(d).float().eval()
+        tok = train_tokenizer(model.config.vocab_size, False)
+        fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=EOS)
+        fast.save_pretrained(d)
+        eos = model.generation_config.eos_token_id
+        cases = []
+        for prompt in PROMPTS:
+            ids = fast(prompt, return_tensors="pt").input_ids
+            with torch.no_grad():
+                out = model.generate(ids, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
+                                     attention_mask=torch.ones_like(ids))
+            new = out[0, 1:].tolist()
+            if eos in new:
+                new = new[:new.index(eos) + 1]
+            cases.append({"prompt": prompt, "prompt_ids": ids[0].tolist(), "ids": new,
+                          "text": fast.decode(new, skip_special_tokens=True)})
+        with open(os.path.join(d, "text_golden.json"), "w") as f:
+            json.dump({"versions": PINNED, "max_new_tokens": MAX_NEW_TOKENS,
+                       "cases": cases}, f, indent=2)
+            f.write("\n")
+        print(name, [(c["prompt"], c["ids"], c["text"]) for c in cases])
 
 
 if __name__ == "__main__":
