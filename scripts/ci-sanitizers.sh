@@ -17,19 +17,20 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 # test/tsan.supp: what TSan misreads in Halide's uninstrumented runtime.
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1 suppressions=$PWD/test/tsan.supp}
 
-# Under ASan: everything but the e2e tests, the Python package and the
-# install test, then one e2e configuration per feature (docs/robustness.md
-# says why).
+# Under ASan: everything but the e2e tests, the import fixtures, the Python
+# package and the install test, then one e2e configuration per feature and
+# one import fixture per kind of model (docs/robustness.md says why).
 asan_e2e=(positions embeddings bahdanau_attention attention_map llama_mlp
   score_functions gpt_bf16 attention_weights cross_attention stacked_layers
   functions gpt_h4_causal_inout_packed bert_h12_none_outin_separate masks
   llm_attention)
+asan_import=(gpt2 llama.sharded generate.gpt2 gemma2 bert vit bart t5_conditional)
 cmake --preset asan
 cmake --build build-asan -j"$(nproc)"
-ctest --test-dir build-asan --output-on-failure -j2 -LE '^(e2e|python)$' \
-  -E '^install$'
 ctest --test-dir build-asan --output-on-failure -j2 \
-  -R "^e2e\.($(IFS='|'; echo "${asan_e2e[*]}"))\$"
+  -LE '^(e2e|python|import)$' -E '^install$'
+ctest --test-dir build-asan --output-on-failure -j2 \
+  -R "^(e2e\.($(IFS='|'; echo "${asan_e2e[*]}"))|import\.($(IFS='|'; echo "${asan_import[*]}")))\$"
 
 ./scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
 
