@@ -123,6 +123,7 @@ class ModelReplica:
                                    capacity=spec.get("max_context"))
             self.meta["context"] = self.batcher.capacity
         self.batchable = _batch_symbol(self.meta)
+        self.runs = self.requests = self.largest_run = 0
 
     async def metadata(self):
         return self.meta
@@ -132,7 +133,18 @@ class ModelReplica:
             raise RuntimeError("the decode loop has stopped")
 
     async def stats(self):
-        return self.batcher.stats() if self.batcher else {}
+        """This replica's counters: tensor runs, the requests they served,
+        the most requests one run joined; a decoder's decode loop's."""
+        out = {"infer_runs": self.runs, "infer_requests": self.requests,
+               "infer_largest_run": self.largest_run}
+        if self.batcher:
+            out.update(self.batcher.stats())
+        return out
+
+    def _count(self, joined):
+        self.runs += 1
+        self.requests += joined
+        self.largest_run = max(self.largest_run, joined)
 
     # -- tensors
 
@@ -150,6 +162,7 @@ class ModelReplica:
                     joined = {n: np.concatenate([requests[i][n] for i in members])
                               for n in requests[members[0]]}
                     out = await asyncio.to_thread(self.model.run, joined)
+                    self._count(len(members))
                     start = 0
                     for i in members:
                         b = next(iter(requests[i].values())).shape[0]
@@ -165,6 +178,7 @@ class ModelReplica:
 
     async def _run_one(self, arrays):
         import attnc
+        self._count(1)
         try:
             return await asyncio.to_thread(self.model.run, arrays)
         except (attnc.ArgumentError, attnc.ShapeError, attnc.DTypeError) as e:
@@ -250,7 +264,6 @@ class Router:
         self.specs = specs
         self.meta = {}
         self.tokenizers = {n: _tokenizer(s) for n, s in specs.items()}
-        self.lock = asyncio.Lock()
 
     async def _meta(self, name):
         if name not in self.models:
@@ -395,6 +408,15 @@ def build_app(specs, replicas=1, threads=1, max_batch=8, replica_cpus=None):
                 return await self.infer(name, await request.body())
             except RequestError as e:
                 return kserve_error(e)
+
+        @app.get("/v2/models/{name}/stats")
+        async def model_stats(self, name: str):
+            """The counters of the replica that answers (attnc's own)."""
+            try:
+                await self._meta(name)
+            except RequestError as e:
+                return kserve_error(e)
+            return await self.models[name].stats.remote()
 
         @app.get("/v1/models")
         async def list_models(self):
