@@ -255,6 +255,41 @@ def _shape_key(arrays, batchable):
 # ------------------------------------------------------------------ router
 
 
+# A request whose replica died before it answered goes to another this many
+# times (a run or a generation has no effect but its answer), then is
+# answered 503 with the cause.
+RETRIES = 2
+
+
+def _replica_lost(e):
+    from ray.exceptions import ActorUnavailableError, RayActorError
+    from ray.serve.exceptions import ReplicaUnavailableError
+    return isinstance(e, (RayActorError, ActorUnavailableError, ReplicaUnavailableError))
+
+
+def _failure(e):
+    """A RequestError naming what went wrong in a replica."""
+    text = str(e).strip().splitlines()
+    cause = f"{type(e).__name__}: {text[0] if text else ''}"[:400]
+    if _replica_lost(e):
+        return RequestError(503, f"the model's replica died before it answered ({cause}); "
+                                 "Ray Serve restarts it: try again")
+    return RequestError(500, f"the model's replica failed: {cause}")
+
+
+async def _with_retries(call):
+    """await call() (a new remote call each time), again on a lost replica."""
+    for attempt in range(RETRIES + 1):
+        try:
+            return await call()
+        except RequestError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            if attempt < RETRIES and _replica_lost(e):
+                continue
+            raise _failure(e) from None
+
+
 class Router:
     """The HTTP ingress: checks requests, then hands them to the model's
     replicas. `models`: name -> DeploymentHandle; `specs`: name -> spec."""
@@ -270,7 +305,7 @@ class Router:
             raise RequestError(404, f"no model '{name}': this server has "
                                     f"{', '.join(sorted(self.models))}")
         if name not in self.meta:
-            self.meta[name] = await self.models[name].metadata.remote()
+            self.meta[name] = await _with_retries(lambda: self.models[name].metadata.remote())
         return self.meta[name]
 
     async def ready(self):
@@ -284,7 +319,7 @@ class Router:
     async def infer(self, name, body):
         meta = await self._meta(name)
         arrays, wanted, rid = protocol.parse_infer(meta, protocol.parse_json(body))
-        result = await self.models[name].infer.remote(arrays)
+        result = await _with_retries(lambda: self.models[name].infer.remote(arrays))
         if isinstance(result, tuple):
             raise RequestError(result[1], result[2])
         return protocol.infer_response(meta, result, wanted, rid)
@@ -307,17 +342,24 @@ class Router:
         return name, protocol.parse_completion(meta, body, encode)
 
     def _sequences(self, name, req):
+        """Per prompt, a function making its generation's remote call (a
+        stream of dicts)."""
         handle = self.models[name].options(stream=True)
+
+        def call(one):
+            return lambda: handle.generate.remote(one)
         for prompt in req["prompts"]:
             one = dict(req, prompt=prompt)
             del one["prompts"]
-            yield handle.generate.remote(one)
+            yield call(one)
 
     async def complete(self, name, req):
-        async def one(gen):
-            async for item in gen:
-                return item
-        results = await asyncio.gather(*(one(g) for g in self._sequences(name, req)))
+        async def first(start):
+            async def once():
+                async for item in start():
+                    return item
+            return await _with_retries(once)
+        results = await asyncio.gather(*(first(s) for s in self._sequences(name, req)))
         for r in results:
             if r is None or "error" in r:
                 raise RequestError(500, (r or {}).get("error", "a replica ended the sequence "
@@ -328,17 +370,23 @@ class Router:
     async def stream(self, name, req):
         cid = protocol.completion_id()
         queue = asyncio.Queue()
-        gens = list(self._sequences(name, req))
+        starts = list(self._sequences(name, req))
 
-        async def pump(index, gen):
-            try:
-                async for item in gen:
-                    await queue.put((index, item))
-            except Exception as e:  # noqa: BLE001
-                await queue.put((index, {"error": f"{type(e).__name__}: {e}"}))
+        async def pump(index, start):
+            sent = False
+            for attempt in range(RETRIES + 1):
+                try:
+                    async for item in start():
+                        sent = True
+                        await queue.put((index, item))
+                    break
+                except Exception as e:  # noqa: BLE001 - retried until a token went out
+                    if sent or attempt == RETRIES or not _replica_lost(e):
+                        await queue.put((index, {"error": _failure(e).message}))
+                        break
             await queue.put((index, None))
 
-        tasks = [asyncio.create_task(pump(i, g)) for i, g in enumerate(gens)]
+        tasks = [asyncio.create_task(pump(i, s)) for i, s in enumerate(starts)]
         try:
             left = len(tasks)
             while left:
@@ -408,6 +456,8 @@ def build_app(specs, replicas=1, threads=1, max_batch=8, replica_cpus=None):
                 return await self.infer(name, await request.body())
             except RequestError as e:
                 return kserve_error(e)
+            except Exception as e:  # noqa: BLE001 - a 500 with its cause, never a bare one
+                return kserve_error(_failure(e))
 
         @app.get("/v2/models/{name}/stats")
         async def model_stats(self, name: str):
@@ -437,6 +487,8 @@ def build_app(specs, replicas=1, threads=1, max_batch=8, replica_cpus=None):
                 return await self.complete(name, req)
             except RequestError as e:
                 return openai_error(e)
+            except Exception as e:  # noqa: BLE001
+                return openai_error(_failure(e))
 
     options = {"num_cpus": threads if replica_cpus is None else replica_cpus}
     Replica = serve.deployment(_replica_class())

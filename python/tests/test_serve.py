@@ -386,6 +386,64 @@ def test_bad_requests_get_4xx_and_the_server_serves_on(server):
         assert request(server.port, "/v2/models/bert/infer", good_enc)[0] == 200
 
 
+def replica_pids(server, deployment):
+    """The processes of `deployment`'s replicas in this test's cluster: the
+    descendants of its `ray start` processes (the machine may run others)."""
+    children = {}
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().split(b"\0")[0].decode(errors="replace")
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append((int(pid), cmd))
+    found, todo = [], [p.pid for p, _ in server.procs[:2]]
+    while todo:
+        for pid, cmd in children.get(todo.pop(), []):
+            todo.append(pid)
+            if cmd.startswith(f"ray::ServeReplica:attnc:{deployment}"):
+                found.append(pid)
+    return found
+
+
+def test_a_replica_killed_under_load(server, gpt2):
+    """Every request still gets its answer, or a 503 naming the cause; Ray
+    Serve brings the deployment back to two replicas."""
+    pids = replica_pids(server, "model-gpt2")
+    assert len(pids) == 2, pids
+    rng = np.random.default_rng(5)
+    cases = completion_cases(rng, 120)
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(request, server.port, "/v1/completions", c) for c in cases]
+        time.sleep(0.3)
+        os.kill(pids[0], signal.SIGKILL)
+        in_flight = sum(not f.done() for f in futures)
+        answers = [f.result() for f in futures]
+    failed = 0
+    for body, (status, r) in zip(cases, answers):
+        if status == 503:
+            assert "died" in r["error"]["message"], r
+            failed += 1
+            continue
+        assert status == 200, (body, r)
+        ids, _, _ = expected_completion(
+            gpt2, body["prompt"], body["max_tokens"], body["temperature"],
+            body.get("top_k", 0), body.get("top_p", 1.0), body.get("seed"),
+            body.get("stop", ()))
+        assert r["choices"][0]["token_ids"] == ids
+    assert in_flight > 0             # killed under load
+    assert failed < len(cases) // 2  # (lost replicas' requests go to the other)
+    wait_for("a second gpt2 replica again",
+             lambda: len(set(replica_pids(server, "model-gpt2")) - {pids[0]}) == 2, 90,
+             server.procs)
+    good = {"model": "gpt2", "prompt": "the cat", "max_tokens": 4, "temperature": 0}
+    for _ in range(4):
+        assert request(server.port, "/v1/completions", good)[0] == 200
+
+
 def test_python_m_attnc_serve_help():
     r = subprocess.run([sys.executable, "-m", "attnc.serve", "--help"], capture_output=True,
                        text=True, timeout=60)
