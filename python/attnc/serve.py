@@ -299,6 +299,24 @@ class Router:
         self.specs = specs
         self.meta = {}
         self.tokenizers = {n: _tokenizer(s) for n, s in specs.items()}
+        self.in_flight = 0             # POSTs being answered (streams until their end)
+        self.draining = False
+
+    def _admit(self):
+        """Counts a request in, or refuses it while draining."""
+        if self.draining:
+            raise RequestError(503, "the server is shutting down")
+        self.in_flight += 1
+
+    async def drain(self, timeout=30.0):
+        """SIGTERM's first step: new requests get 503 (and readiness 503)
+        while those in flight finish; returns how many were left at
+        `timeout`."""
+        self.draining = True
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.in_flight and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        return self.in_flight
 
     async def _meta(self, name):
         if name not in self.models:
@@ -309,6 +327,8 @@ class Router:
         return self.meta[name]
 
     async def ready(self):
+        if self.draining:
+            return False
         try:
             for name in self.models:
                 await self._meta(name)
@@ -366,6 +386,13 @@ class Router:
                                                                "without an answer"))
         return protocol.completion_response(protocol.completion_id(), name, results,
                                             sum(len(p) for p in req["prompts"]))
+
+    async def _counted(self, events):
+        try:
+            async for event in events:
+                yield event
+        finally:
+            self.in_flight -= 1
 
     async def stream(self, name, req):
         cid = protocol.completion_id()
@@ -453,11 +480,17 @@ def build_app(specs, replicas=1, threads=1, max_batch=8, replica_cpus=None):
         @app.post("/v2/models/{name}/infer")
         async def model_infer(self, name: str, request: Request):
             try:
+                self._admit()
+            except RequestError as e:
+                return kserve_error(e)
+            try:
                 return await self.infer(name, await request.body())
             except RequestError as e:
                 return kserve_error(e)
             except Exception as e:  # noqa: BLE001 - a 500 with its cause, never a bare one
                 return kserve_error(_failure(e))
+            finally:
+                self.in_flight -= 1
 
         @app.get("/v2/models/{name}/stats")
         async def model_stats(self, name: str):
@@ -480,15 +513,24 @@ def build_app(specs, replicas=1, threads=1, max_batch=8, replica_cpus=None):
         @app.post("/v1/completions")
         async def completions(self, request: Request):
             try:
+                self._admit()
+            except RequestError as e:
+                return openai_error(e)
+            streaming = False
+            try:
                 name, req = await self.completion_request(await request.body())
                 if req["stream"]:
-                    return StreamingResponse(self.stream(name, req),
+                    streaming = True   # counted out when the stream ends
+                    return StreamingResponse(self._counted(self.stream(name, req)),
                                              media_type="text/event-stream")
                 return await self.complete(name, req)
             except RequestError as e:
                 return openai_error(e)
             except Exception as e:  # noqa: BLE001
                 return openai_error(_failure(e))
+            finally:
+                if not streaming:
+                    self.in_flight -= 1
 
     options = {"num_cpus": threads if replica_cpus is None else replica_cpus}
     Replica = serve.deployment(_replica_class())
@@ -552,6 +594,9 @@ def main(argv=None):
                    choices=["EveryNode", "HeadOnly"],
                    help="where Ray Serve runs HTTP proxies (HeadOnly for several nodes on one "
                         "machine)")
+    p.add_argument("--drain-timeout", type=float, default=30.0,
+                   help="on SIGTERM or Ctrl-C, seconds to let requests in flight finish "
+                        "(new ones get 503) before the replicas stop")
     args = p.parse_args(argv)
     for flag in ("replicas", "threads", "max_batch"):
         if getattr(args, flag) < 1:
@@ -565,20 +610,28 @@ def main(argv=None):
              configure_logging=True)
     serve.start(http_options={"host": args.host, "port": args.port,
                               "location": args.proxy_location})
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):     # before deploying: never half-deployed
+        signal.signal(sig, lambda *_: stop.set())
     app = build_app(specs, args.replicas, args.threads, args.max_batch, args.replica_cpus)
     serve.run(app, name=APP, route_prefix="/")
     names = ", ".join(s["name"] for s in specs)
-    print(f"attnc-serve: {names} ready at http://{args.host}:{args.port} "
-          f"({args.replicas} replica(s) each)", flush=True)
-
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    if not stop.is_set():
+        print(f"attnc-serve: {names} ready at http://{args.host}:{args.port} "
+              f"({args.replicas} replica(s) each)", flush=True)
     stop.wait()
-    print("attnc-serve: shutting down", flush=True)
+    print("attnc-serve: shutting down: draining requests in flight", flush=True)
     try:
+        try:
+            left = serve.get_app_handle(APP).drain.remote(args.drain_timeout).result()
+            if left:
+                print(f"attnc-serve: {left} request(s) still in flight after "
+                      f"{args.drain_timeout} s", flush=True)
+        except Exception as e:  # noqa: BLE001 - shut down all the same
+            print(f"attnc-serve: draining failed: {e}", flush=True)
         serve.delete(APP)
-        serve.shutdown()
+        if not args.address:
+            serve.shutdown()           # a cluster's Serve may hold others' applications
     finally:
         ray.shutdown()
     return 0

@@ -4,7 +4,8 @@ replicas each of test/import's GPT-2 fixture (a decoder with a tokenizer)
 and BERT fixture (an encoder): concurrent requests of mixed lengths, every
 answer equal to the library's own (ids exactly, greedy and seeded sampling;
 tensors within 1e-6), streaming equal to non-streaming, each bad request a
-4xx and the server serving on. Ray must start: the tests fail, never skip,
+4xx and the server serving on; a replica killed under load, then SIGTERM
+under load. Ray must start: the tests fail, never skip,
 without it (scripts/setup.sh installs ray[serve])."""
 
 import concurrent.futures
@@ -448,3 +449,38 @@ def test_python_m_attnc_serve_help():
     r = subprocess.run([sys.executable, "-m", "attnc.serve", "--help"], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0 and "--replicas" in r.stdout and "--max-batch" in r.stdout
+
+
+def test_sigterm_drains_the_requests_in_flight(server):
+    """The last test of the server: SIGTERM under load. Requests in flight
+    finish (200), new ones get 503 while they do, then the application is
+    deleted (Ray's proxy answers 404) and attnc-serve exits 0."""
+    serve_proc = server.procs[2][0]
+    body = {"model": "gpt2", "prompt": "the cat sat", "max_tokens": 20, "temperature": 0}
+    _, whole = request(server.port, "/v1/completions", body)
+
+    def call(_):
+        try:
+            status, r = request(server.port, "/v1/completions", body)
+        except urllib.error.URLError as e:       # the proxy gone: refused, never reset
+            assert isinstance(e.reason, ConnectionRefusedError), e
+            return "refused", None, time.monotonic()
+        return status, r, time.monotonic()
+
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(call, i) for i in range(400)]
+        time.sleep(0.5)
+        serve_proc.send_signal(signal.SIGTERM)
+        term = time.monotonic()
+        answers = [f.result() for f in futures]
+    assert serve_proc.wait(60) == 0
+    after = 0
+    for status, r, done in answers:
+        if status == 200:
+            assert r["choices"][0]["token_ids"] == whole["choices"][0]["token_ids"]
+            after += done > term
+        elif status == 503:
+            assert r["error"]["message"] == "the server is shutting down"
+        else:
+            assert status in (404, "refused"), (status, r)
+    assert after > 0                       # answered while draining
