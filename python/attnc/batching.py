@@ -88,6 +88,7 @@ class Batcher:
         self.closed = False
         self.steps = self.tokens = self.batch_sum = 0
         self.max_seen = 0
+        self.sizes = []                  # each step's batch size, since take_sizes()
         self.thread = threading.Thread(target=self._loop, name="attnc-decode", daemon=True)
         self.thread.start()
 
@@ -112,6 +113,12 @@ class Batcher:
             return {"steps": self.steps, "tokens": self.tokens, "active": len(self.active),
                     "waiting": len(self.waiting), "max_batch_seen": self.max_seen,
                     "mean_batch": self.batch_sum / self.steps if self.steps else 0.0}
+
+    def take_sizes(self):
+        """The batch size of each step since the last call (for metrics)."""
+        with self.lock:
+            sizes, self.sizes = self.sizes, []
+        return sizes
 
     def close(self):
         with self.lock:
@@ -172,9 +179,12 @@ class Batcher:
         position = np.array([s.position for s in self.active], dtype=np.int32)
         logits = self.model.decode({self.input: ids}, self._rows(0, n),
                                    position=position)[self.output][:, -1, :]
-        self.steps += 1
-        self.batch_sum += n
-        self.max_seen = max(self.max_seen, n)
+        with self.lock:
+            self.steps += 1
+            self.batch_sum += n
+            self.max_seen = max(self.max_seen, n)
+            if len(self.sizes) < 100000:
+                self.sizes.append(n)
         leaving = []
         for row, seq in enumerate(self.active):
             if seq.cancelled:

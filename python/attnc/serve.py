@@ -124,6 +124,7 @@ class ModelReplica:
             self.meta["context"] = self.batcher.capacity
         self.batchable = _batch_symbol(self.meta)
         self.runs = self.requests = self.largest_run = 0
+        self.metrics = None
 
     async def metadata(self):
         return self.meta
@@ -145,6 +146,13 @@ class ModelReplica:
         self.runs += 1
         self.requests += joined
         self.largest_run = max(self.largest_run, joined)
+        if self.metrics:
+            self.metrics.infer(joined)
+
+    def start_metrics(self):
+        """Records attnc's metrics with Ray's (exported by each node's
+        metrics agent; the router's /metrics gathers them)."""
+        self.metrics = _Metrics(self.meta["name"], self.batcher)
 
     # -- tensors
 
@@ -234,6 +242,56 @@ class ModelReplica:
                     return
         finally:
             seq.cancelled = True       # a client gone: its row leaves the batch
+
+
+class _Metrics:
+    """attnc's Prometheus metrics of one replica (ray.util.metrics):
+    generated tokens, the decode loop's queue depth, active sequences and
+    batch sizes, tensor requests and the batches they ran in. A task
+    samples the decode loop every `period` seconds."""
+
+    BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+
+    def __init__(self, model, batcher, period=1.0):
+        from ray.util import metrics
+        tags = ("model",)
+        self.tags = {"model": model}
+        self.tokens = metrics.Counter("attnc_generated_tokens", "tokens generated", tags)
+        self.rate = metrics.Gauge("attnc_generated_tokens_per_second",
+                                  "tokens generated per second over the last period", tags)
+        self.queue = metrics.Gauge("attnc_queue_depth",
+                                   "sequences waiting to join the decode batch", tags)
+        self.active = metrics.Gauge("attnc_active_sequences", "sequences being decoded", tags)
+        self.decode_batch = metrics.Histogram("attnc_decode_batch_size",
+                                              "sequences per decode step", self.BATCHES, tags)
+        self.requests = metrics.Counter("attnc_infer_requests", "tensor requests run", tags)
+        self.infer_batch = metrics.Histogram("attnc_infer_batch_size",
+                                             "tensor requests per run", self.BATCHES, tags)
+        for m in (self.tokens, self.rate, self.queue, self.active, self.decode_batch,
+                  self.requests, self.infer_batch):
+            m.set_default_tags(self.tags)
+        self.batcher, self.period = batcher, period
+        if batcher is not None:
+            self.task = asyncio.get_running_loop().create_task(self._sample())
+
+    def infer(self, joined):
+        self.requests.inc(joined)
+        self.infer_batch.observe(joined)
+
+    async def _sample(self):
+        last = self.batcher.stats()["tokens"]
+        while True:
+            await asyncio.sleep(self.period)
+            stats = self.batcher.stats()
+            new = stats["tokens"] - last
+            last = stats["tokens"]
+            if new:
+                self.tokens.inc(new)
+            self.rate.set(new / self.period)
+            self.queue.set(stats["waiting"])
+            self.active.set(stats["active"])
+            for n in self.batcher.take_sizes():
+                self.decode_batch.observe(n)
 
 
 def _batch_symbol(meta):
@@ -432,6 +490,57 @@ class Router:
                 t.cancel()
 
 
+async def _cluster_metrics():
+    """The Prometheus text of every alive node's metrics agent, each metric's
+    HELP and TYPE once."""
+    import urllib.request
+
+    import ray
+
+    def fetch(url):
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                return r.read().decode(errors="replace")
+        except OSError as e:
+            return f"# attnc-serve: {url}: {e}\n"
+
+    urls = [f"http://{n['NodeManagerAddress']}:{n['MetricsExportPort']}/metrics"
+            for n in ray.nodes() if n.get("Alive") and n.get("MetricsExportPort")]
+    texts = await asyncio.gather(*(asyncio.to_thread(fetch, u) for u in urls))
+    return merge_prometheus(texts)
+
+
+def merge_prometheus(texts):
+    """Prometheus texts joined family by family: each metric's HELP and
+    TYPE once, then the samples of every text (an exporter writes a
+    family's samples after its HELP and TYPE)."""
+    families, order, loose = {}, [], []
+    for text in texts:
+        current = None
+        for line in text.splitlines():
+            if line.startswith(("# HELP ", "# TYPE ")):
+                parts = line.split(" ", 3)
+                current = parts[2]
+                if current not in families:
+                    families[current] = {"HELP": None, "TYPE": None, "samples": []}
+                    order.append(current)
+                families[current].setdefault(parts[1], None)
+                if families[current][parts[1]] is None:
+                    families[current][parts[1]] = line
+            elif line.startswith("#") or not line.strip():
+                if line.startswith("# attnc-serve"):
+                    loose.append(line)
+            elif current is None:
+                loose.append(line)
+            else:
+                families[current]["samples"].append(line)
+    out = list(loose)
+    for name in order:
+        f = families[name]
+        out += [x for x in (f["HELP"], f["TYPE"]) if x] + f["samples"]
+    return "\n".join(out) + "\n"
+
+
 def build_app(specs, replicas=1, threads=1, max_batch=8, replica_cpus=None):
     """The Ray Serve application of `specs`."""
     from fastapi import FastAPI, Request
@@ -501,6 +610,14 @@ def build_app(specs, replicas=1, threads=1, max_batch=8, replica_cpus=None):
                 return kserve_error(e)
             return await self.models[name].stats.remote()
 
+        @app.get("/metrics")
+        async def metrics(self):
+            """Prometheus text: every node's Ray metrics (Serve's and
+            attnc's own, attnc_*)."""
+            from fastapi.responses import PlainTextResponse
+            return PlainTextResponse(await _cluster_metrics(),
+                                     media_type="text/plain; version=0.0.4")
+
         @app.get("/v1/models")
         async def list_models(self):
             data = []
@@ -552,6 +669,16 @@ def _replica_class():
             super().__init__(spec, threads, max_batch)
             self.infer.set_max_batch_size(max_batch)
             self.infer.set_batch_wait_timeout_s(batch_wait_s)
+            try:
+                asyncio.get_running_loop()
+                self.start_metrics()
+            except RuntimeError:       # no loop here: started by the first call
+                pass
+
+        async def metadata(self):
+            if self.metrics is None:
+                self.start_metrics()
+            return self.meta
 
         @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.002)
         async def infer(self, requests):

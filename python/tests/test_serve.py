@@ -103,8 +103,9 @@ def server(tmp_path_factory):
     ray_tmp = tempfile.mkdtemp(prefix="attnc-ray-", dir="/tmp")
     logs = tmp_path_factory.mktemp("serve-logs")
     cache = str(tmp_path_factory.mktemp("serve-cache"))
+    # Metrics reach each node's exporter every second (default 10).
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", ATTNC=attnc.find_attnc(),
-               ATTNC_CACHE_DIR=cache)
+               ATTNC_CACHE_DIR=cache, RAY_metrics_report_interval_ms="1000")
     gcs = free_port()
     address = f"127.0.0.1:{gcs}"
     ray_exe = os.path.join(BIN, "ray")
@@ -151,14 +152,14 @@ def server(tmp_path_factory):
         yield Server(port, procs, cache)
     finally:
         # attnc-serve first (it deletes its app), then both nodes at once;
-        # what is left of a node after 10 s (`ray start --block` stops its
+        # what is left of a node after 5 s (`ray start --block` stops its
         # processes when terminated, slowly) is killed: each was started in
         # its own session, so its process group is its processes alone.
         for group in (procs[2:], procs[:2]):
             for p, _ in group:
                 if p.poll() is None:
                     p.send_signal(signal.SIGTERM)
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 5
             for p, _ in group:
                 try:
                     p.wait(max(0.1, deadline - time.monotonic()))
@@ -318,6 +319,28 @@ def test_concurrent_requests_equal_the_library(server, gpt2, bert):
         assert out["name"] == "hidden" and out["shape"] == list(want.shape)
         got = np.asarray(out["data"], dtype=np.float32).reshape(want.shape)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+
+
+def test_metrics(server):
+    """/metrics: Ray's (Serve's among them) and attnc's, after the load of
+    the test before."""
+    def sample(text, name, model):
+        values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                  if line.startswith(name + "{") and f'model="{model}"' in line]
+        return sum(values)
+
+    texts = []
+
+    def exported():
+        status, text = request(server.port, "/metrics")
+        texts.append(text)
+        return status == 200 and sample(text, "ray_attnc_generated_tokens_total", "gpt2") > 0 \
+            and sample(text, "ray_attnc_infer_requests_total", "bert") > 0
+    wait_for("attnc's metrics", exported, 30)
+    text = texts[-1]
+    assert "# TYPE ray_attnc_decode_batch_size histogram" in text
+    assert text.count("# TYPE ray_attnc_decode_batch_size ") == 1
+    assert "ray_attnc_queue_depth{" in text and "ray_serve_" in text
 
 
 def test_streaming_equals_non_streaming(server):
