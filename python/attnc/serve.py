@@ -243,6 +243,12 @@ class ModelReplica:
         finally:
             seq.cancelled = True       # a client gone: its row leaves the batch
 
+    async def complete(self, request):
+        """generate() unstreamed, as one unary call (cheaper through Ray
+        Serve than a stream of one item)."""
+        async for item in self.generate(dict(request, stream=False)):
+            return item
+
 
 class _Metrics:
     """attnc's Prometheus metrics of one replica (ray.util.metrics):
@@ -432,12 +438,13 @@ class Router:
             yield call(one)
 
     async def complete(self, name, req):
-        async def first(start):
-            async def once():
-                async for item in start():
-                    return item
-            return await _with_retries(once)
-        results = await asyncio.gather(*(first(s) for s in self._sequences(name, req)))
+        handle = self.models[name]
+
+        def call(prompt):
+            one = dict(req, prompt=prompt)
+            del one["prompts"]
+            return lambda: handle.complete.remote(one)
+        results = await asyncio.gather(*(_with_retries(call(p)) for p in req["prompts"]))
         for r in results:
             if r is None or "error" in r:
                 raise RequestError(500, (r or {}).get("error", "a replica ended the sequence "
