@@ -18,12 +18,14 @@ $SUDO apt-get install -y -q --no-install-recommends \
 
 # Halide's official C++ SDK ships as a wheel (docs/dependencies.md says why
 # this one rather than Debian's Halide 14). numpy is for the numeric tests;
-# scikit-build-core and nanobind build the Python package, pytest tests it.
+# scikit-build-core and nanobind build the Python package, pytest tests it;
+# tokenizers reads tokenizer.json (from_pretrained); ray[serve] runs attnc-serve.
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/pip install -q --disable-pip-version-check halide==21.0.0 numpy \
-  scikit-build-core==1.1.2 nanobind==3.1.0 pytest==9.2.0 tokenizers==0.23.3
+  scikit-build-core==1.1.2 nanobind==3.1.0 pytest==9.2.0 tokenizers==0.23.3 \
+  "ray[serve]==2.60.0"
 HALIDE_ROOT=$(.venv/bin/python -c 'import halide; print(halide.install_dir())')
 
 cmake -S . -B build -G Ninja \
