@@ -1051,3 +1051,28 @@ func.func @relative_bias_heads(%x: tensor<?x?x8xf32>, %t: tensor<32x2xf32>) -> t
   %b = attn.relative_bias %x, %t {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>) -> tensor<?x4x?x?xf32>
   return %b : tensor<?x4x?x?xf32>
 }
+
+// -----
+
+func.func @relative_bias_offsets_alone(%x: tensor<?x?x8xf32>, %t: tensor<32x2xf32>, %pos: tensor<?xi32>) -> tensor<?x2x?x?xf32> {
+  // expected-error @+1 {{'attn.relative_bias' op takes query offsets and a key cache together, or neither}}
+  %b = attn.relative_bias %x, %t query_offsets(%pos) {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
+  return %b : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+func.func @relative_bias_cache_rows(%x: tensor<?x?x8xf32>, %t: tensor<32x2xf32>, %pos: tensor<?xi32>, %cache: tensor<?x16x8xf32>) -> tensor<?x2x?x8xf32> {
+  // expected-error @+1 {{'attn.relative_bias' op result must be [B, heads, S, S] of the input's B and S and the table's 2 heads ([B, heads, S, L] over a key cache)}}
+  %b = attn.relative_bias %x, %t query_offsets(%pos) keys(%cache) {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>, tensor<?xi32>, tensor<?x16x8xf32>) -> tensor<?x2x?x8xf32>
+  return %b : tensor<?x2x?x8xf32>
+}
+
+// -----
+
+// A decode's bias runs over the cache's 16 rows, not the queries' S.
+func.func @self_attention_decode_bias(%x: tensor<?x?x8xf32>, %qkv: tensor<24x8xf32>, %o: tensor<8x8xf32>, %b: tensor<?x2x?x8xf32>, %kc: tensor<?x16x8xf32>, %vc: tensor<?x16x8xf32>, %pos: tensor<?xi32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op bias 'tensor<?x2x?x8xf32>' does not fit [B, 2, Sq, Sk] of query 'tensor<?x?x8xf32>' and key 'tensor<?x16x8xf32>'}}
+  %a = attn.self_attention %x heads(2) mask<causal> qkv(%qkv) out(%o) bias(%b) key_cache(%kc) value_cache(%vc) position(%pos) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>, tensor<?x2x?x8xf32>, tensor<?x16x8xf32>, tensor<?x16x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}

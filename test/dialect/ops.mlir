@@ -197,3 +197,19 @@ func.func @relative_bias(%x: tensor<?x?x8xf32>, %t: tensor<32x2xf32>) -> tensor<
   %s = attn.add %b, %d : tensor<?x2x?x?xf32>
   return %s : tensor<?x2x?x?xf32>
 }
+
+// Decoding: the queries at their sequences' offsets, the keys a cache's rows.
+// CHECK-LABEL: func.func @relative_bias_over_a_cache
+func.func @relative_bias_over_a_cache(%x: tensor<?x?x8xf32>, %t: tensor<32x2xf32>, %pos: tensor<?xi32>, %cache: tensor<?x?x8xf32>) -> tensor<?x2x?x?xf32> {
+  // CHECK-NEXT: attn.relative_bias %{{.*}}, %{{.*}} query_offsets(%{{.*}}) keys(%{{.*}}) {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>, tensor<?xi32>, tensor<?x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %b = attn.relative_bias %x, %t query_offsets(%pos) keys(%cache) {max_distance = 128 : i64} : (tensor<?x?x8xf32>, tensor<32x2xf32>, tensor<?xi32>, tensor<?x?x8xf32>) -> tensor<?x2x?x?xf32>
+  return %b : tensor<?x2x?x?xf32>
+}
+
+// A decode's additive bias runs over the cache's rows, [B, heads, S, L].
+// CHECK-LABEL: func.func @self_attention_decode_bias
+func.func @self_attention_decode_bias(%x: tensor<?x?x8xf32>, %qkv: tensor<24x8xf32>, %o: tensor<8x8xf32>, %b: tensor<?x2x?x16xf32>, %kc: tensor<?x16x8xf32>, %vc: tensor<?x16x8xf32>, %pos: tensor<?xi32>) -> tensor<?x?x8xf32> {
+  // CHECK-NEXT: attn.self_attention %{{.*}} heads(2) mask<causal> qkv(%{{.*}}) out(%{{.*}}) bias(%{{.*}}) key_cache(%{{.*}}) value_cache(%{{.*}}) position(%{{.*}})
+  %a = attn.self_attention %x heads(2) mask<causal> qkv(%qkv) out(%o) bias(%b) key_cache(%kc) value_cache(%vc) position(%pos) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>, tensor<?x2x?x16xf32>, tensor<?x16x8xf32>, tensor<?x16x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}

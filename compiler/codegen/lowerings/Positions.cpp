@@ -111,7 +111,9 @@ static LogicalResult lowerRope(RopeOp op, KernelBuilder &b) {
 /// T5's relative position bias, [B, heads, S, S]: the table's entry of the
 /// bucket of key - query. The buckets of distances below max_distance are a
 /// table computed at compile time (RelativeBiasOp::getDistanceBuckets);
-/// farther ones share their direction's last bucket.
+/// farther ones share their direction's last bucket. Over a key cache
+/// (decoding) the queries are at their sequence's offset + i and the keys
+/// are the cache's L rows.
 static LogicalResult lowerRelativeBias(RelativeBiasOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
   Func table = b.get(op.getTable()).func;
@@ -122,7 +124,13 @@ static LogicalResult lowerRelativeBias(RelativeBiasOp op, KernelBuilder &b) {
     bucketOf(n) = distances[n];
   int perDirection = int(op.getBucketsPerDirection());
   std::vector<Var> v = b.vars(4); // key, query, head, batch
-  Expr relative = v[0] - v[1];
+  Expr query = v[1];
+  Expr keys = in.extents[1];
+  if (Value offsets = op.getQueryOffsets()) {
+    query += b.get(offsets).func(v[3]);
+    keys = b.get(op.getKeys()).extents[1];
+  }
+  Expr relative = v[0] - query;
   Expr base = 0, distance;
   if (op.getBidirectional()) {
     base = select(relative > 0, perDirection, 0);
@@ -139,8 +147,7 @@ static LogicalResult lowerRelativeBias(RelativeBiasOp op, KernelBuilder &b) {
   Func out(b.name("relative_bias"));
   out(v) = table(v[2], clamp(bucket, 0, buckets - 1));
   int heads = int(op.getTable().getType().getDimSize(1));
-  b.define(op.getResult(),
-           {out, {in.extents[1], in.extents[1], heads, in.extents[2]}});
+  b.define(op.getResult(), {out, {keys, in.extents[1], heads, in.extents[2]}});
   return success();
 }
 

@@ -317,6 +317,21 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
   return attn;
 }
 
+/// The relative_bias call that `e` is, directly or through the names it is
+/// assigned to; null for any other value.
+static const BuiltinExpr *relativeBiasOf(const Expr &e) {
+  if (auto *call = llvm::dyn_cast<BuiltinExpr>(&e))
+    return call->builtin == "relative_bias" ? call : nullptr;
+  auto *ref = llvm::dyn_cast<ValueRefExpr>(&e);
+  if (!ref)
+    return nullptr;
+  if (auto *assign = llvm::dyn_cast<AssignStmt>(ref->decl))
+    return relativeBiasOf(*assign->value);
+  if (auto *output = llvm::dyn_cast<OutputStmt>(ref->decl))
+    return relativeBiasOf(*output->value);
+  return nullptr;
+}
+
 static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
                                   CallArgs &args) {
   ExprPtr x = ctx.checkActivationInput(*args.positional[0], "self_attention");
@@ -404,10 +419,14 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
   if (Argument *cache = args.get("cache"); cache && x) {
     // With kv_heads the cache rows hold kv_heads heads of keys.
     ok &= resolveCache(ctx, *cache, *x, kvDim > 0 ? kvDim : modelDim, *attn);
-    if (attn->getNamedOperand("lengths") || attn->getNamedOperand("bias")) {
+    // A decode's keys are the cache's rows: a term computed from positions
+    // is recomputed over them, a tensor [.., S, S] has no entries for them.
+    const Expr *bias = attn->getNamedOperand("bias");
+    if (attn->getNamedOperand("lengths") || (bias && !relativeBiasOf(*bias))) {
       ctx.error(cache->nameLoc.Start,
-                "an attention with a KV cache takes no padding or additive "
-                "mask (decoding attends over the cache's rows)",
+                "an attention with a KV cache takes the mask terms causal, "
+                "window, alibi and relative_bias(...), but no padding or "
+                "additive tensor (decoding attends over the cache's rows)",
                 cache->nameLoc);
       ok = false;
     }
@@ -494,6 +513,21 @@ static Value emitSelfAttention(EmitContext &ctx, const BuiltinExpr &e,
     keyCache = ctx.state(e.getState("key"));
     valueCache = ctx.state(e.getState("value"));
     at = ctx.getPosition();
+  }
+  if (bias && at) {
+    // Decoding, T5's bias (the only additive term a cache allows) is this
+    // attention's own, over the cache's rows at the decode's positions: a
+    // table lookup, computed in place by the attention it feeds.
+    auto shared = mlir::cast<attn::RelativeBiasOp>(bias.getDefiningOp());
+    auto type = mlir::cast<mlir::RankedTensorType>(bias.getType());
+    auto cache = mlir::cast<mlir::RankedTensorType>(keyCache.getType());
+    llvm::SmallVector<int64_t> shape(type.getShape());
+    shape.back() = cache.getDimSize(cache.getRank() - 2);
+    bias = builder.create<attn::RelativeBiasOp>(
+        ctx.loc(e.getLoc()),
+        mlir::RankedTensorType::get(shape, type.getElementType()), input,
+        shared.getTable(), at, keyCache, shared.getMaxDistance(),
+        shared.getBidirectional());
   }
   auto integer = [&](llvm::StringRef name) {
     const BuiltinAttr *given = e.getAttr(name);

@@ -65,7 +65,8 @@ static mlir::Value emitRelativeBias(EmitContext &ctx, const BuiltinExpr &e,
                                     llvm::ArrayRef<mlir::Value> operands) {
   return ctx.getBuilder().create<mlir::attn::RelativeBiasOp>(
       ctx.loc(e.getLoc()), ctx.tensorType(e.shape, e.elementType), operands[0],
-      ctx.weight(e.getWeight("table")), e.getAttr("max_distance")->integer,
+      ctx.weight(e.getWeight("table")), /*query_offsets=*/mlir::Value(),
+      /*keys=*/mlir::Value(), e.getAttr("max_distance")->integer,
       e.getAttr("bidirectional")->integer != 0);
 }
 

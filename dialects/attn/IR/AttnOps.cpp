@@ -527,13 +527,25 @@ LogicalResult RelativeBiasOp::verify() {
            << getMaxDistance() << " must exceed the " << maxExact
            << " distances held exactly";
   auto result = getType();
-  int64_t b = input.getDimSize(0), s = input.getDimSize(1);
+  int64_t b = input.getDimSize(0), s = input.getDimSize(1), keys = s;
+  if (bool(getQueryOffsets()) != bool(getKeys()))
+    return emitOpError("takes query offsets and a key cache together, or "
+                       "neither");
+  if (Value cache = getKeys()) {
+    auto type = cast<RankedTensorType>(cache.getType());
+    auto offsets = getQueryOffsets().getType();
+    if (type.getRank() != 3 || !extentsAgree(type.getDimSize(0), b) ||
+        !extentsAgree(offsets.getDimSize(0), b))
+      return emitOpError("the key cache must be [B, L, features] and the "
+                         "query offsets [B] of the input's batch");
+    keys = type.getDimSize(1);
+  }
   if (result.getRank() != 4 || !extentsAgree(result.getDimSize(0), b) ||
       result.getDimSize(1) != heads || !extentsAgree(result.getDimSize(2), s) ||
-      !extentsAgree(result.getDimSize(3), s))
+      !extentsAgree(result.getDimSize(3), keys))
     return emitOpError("result must be [B, heads, S, S] of the input's B "
                        "and S and the table's ")
-           << heads << " heads";
+           << heads << " heads ([B, heads, S, L] over a key cache)";
   return success();
 }
 
@@ -559,12 +571,19 @@ SmallVector<int32_t> RelativeBiasOp::getDistanceBuckets() {
   return result;
 }
 
-/// [B, heads, S, S]: B and both S from the input, heads from the table.
+/// [B, heads, S, S]: B and both S from the input, heads from the table;
+/// over a key cache the keys' dim is the cache's L.
 void RelativeBiasOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
-  groups.push_back({{getResult(), 0}, {getInput(), 0}});
+  DimGroup batch{{getResult(), 0}, {getInput(), 0}};
+  if (Value keys = getKeys())
+    batch.append({{getQueryOffsets(), 0}, {keys, 0}});
+  groups.push_back(std::move(batch));
   groups.push_back({{getResult(), 1}, {getTable(), 1}});
   groups.push_back({{getResult(), 2}, {getInput(), 1}});
-  groups.push_back({{getResult(), 3}, {getInput(), 1}});
+  if (Value keys = getKeys())
+    groups.push_back({{getResult(), 3}, {keys, 1}});
+  else
+    groups.push_back({{getResult(), 3}, {getInput(), 1}});
 }
 
 LogicalResult SoftmaxOp::verify() {
@@ -730,7 +749,10 @@ LogicalResult SelfAttentionOp::verify() {
     return emitOpError("result type must equal the input type");
   if (failed(verifyCaches()))
     return failure();
-  return verifyAttentionExtras(*this, input, input, getHeads(), getKeyLengths(),
+  // A decode's keys are the cache's rows.
+  auto keys =
+      getPosition() ? cast<RankedTensorType>(getKeyCache().getType()) : input;
+  return verifyAttentionExtras(*this, input, keys, getHeads(), getKeyLengths(),
                                getBias(), getWeights());
 }
 
@@ -777,8 +799,8 @@ RopeScalingParams RopeOp::getScalingParams() {
 }
 
 /// Caches: both or neither, `[batch..., L, key features]`; a position only
-/// with them; no additive bias or weights result when decoding (their
-/// [S, S] shapes have no place for the cached keys).
+/// with them; no weights result when decoding (its [S, S] shape has no
+/// place for the cached keys; an additive bias is [B, heads, S, L]).
 LogicalResult SelfAttentionOp::verifyCaches() {
   Value k = getKeyCache(), v = getValueCache();
   if (bool(k) != bool(v))
@@ -803,9 +825,8 @@ LogicalResult SelfAttentionOp::verifyCaches() {
              << getKeyFeatures() << " features (the keys'), got "
              << type.getShape().back();
   }
-  if (getPosition() && (getBias() || getWeights()))
-    return emitOpError("cannot decode with an additive bias or a weights "
-                       "result");
+  if (getPosition() && getWeights())
+    return emitOpError("cannot decode with a weights result");
   return success();
 }
 
@@ -880,12 +901,19 @@ void SelfAttentionOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
       if (weights)
         group.append({{weights, rank - 1}, {weights, rank}});
       if (bias)
-        group.append({{bias, br - 2}, {bias, br - 1}});
+        group.push_back({bias, br - 2});
+      // A decode's bias runs over the cache's rows.
+      if (bias && !getPosition())
+        group.push_back({bias, br - 1});
     }
     groups.push_back(std::move(group));
   }
-  if (getKeyCache())
-    groups.push_back({{getKeyCache(), rank - 2}, {getValueCache(), rank - 2}});
+  if (getKeyCache()) {
+    DimGroup rows{{getKeyCache(), rank - 2}, {getValueCache(), rank - 2}};
+    if (bias && getPosition())
+      rows.push_back({bias, br - 1});
+    groups.push_back(std::move(rows));
+  }
 }
 
 float SelfAttentionOp::getEffectiveScale() {

@@ -425,7 +425,7 @@ def Attn_SinusoidalOp : Attn_Op<"sinusoidal", [Pure,
   let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
 }
 
-def Attn_RelativeBiasOp : Attn_Op<"relative_bias", [Pure,
+def Attn_RelativeBiasOp : Attn_Op<"relative_bias", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Attn_WeightInitOpInterface>,
     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
     DeclareOpInterfaceMethods<Attn_FusionOpInterface>]> {
@@ -444,18 +444,33 @@ def Attn_RelativeBiasOp : Attn_Op<"relative_bias", [Pure,
     does; the buckets are a table over distances `0 .. max_distance - 1`
     computed once at compile time.
 
+    Decoding with a KV cache, `query_offsets` (`[B]`, i32: the tokens
+    already in each sequence's caches) and `keys` (the key cache `[B, L,
+    features]`, of which only the extents are read) come together: query `i`
+    of sequence `b` is at position `query_offsets[b] + i` and the keys are
+    the cache's rows `0 .. L-1`, so the result is `[B, heads, S, L]` with
+    `result[b, h, i, j] = table[bucket(j - query_offsets[b] - i), h]`, as
+    Hugging Face's `T5Attention.compute_bias` with `past_seen_tokens`.
+
     ```mlir
     %b = attn.relative_bias %x, %table bidirectional {max_distance = 128 : i64}
         : (tensor<?x?x512xf32>, tensor<32x8xf32>) -> tensor<?x8x?x?xf32>
+    %d = attn.relative_bias %x, %table query_offsets(%pos) keys(%cache)
+        {max_distance = 128 : i64}
+        : (tensor<?x?x512xf32>, tensor<32x8xf32>, tensor<?xi32>,
+           tensor<?x?x512xf32>) -> tensor<?x8x?x?xf32>
     ```
   }];
   let arguments = (ins Attn_F32Tensor:$input, Attn_WeightMatrix:$table,
+                       Optional<Attn_I32Vector>:$query_offsets,
+                       Optional<Attn_F32Tensor>:$keys,
                        ConfinedAttr<I64Attr, [IntPositive]>:$max_distance,
                        UnitAttr:$bidirectional);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $table (`bidirectional` $bidirectional^)? attr-dict `:`
-    functional-type(operands, results)
+    $input `,` $table (`bidirectional` $bidirectional^)?
+    (`query_offsets` `(` $query_offsets^ `)`)? (`keys` `(` $keys^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   // Read in place by the attention it feeds alone; one shared by several
@@ -754,6 +769,8 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     new keys; with `position` (`[B]`, the tokens already in the caches, one
     value for the whole batch) at rows `P .. P+S-1`, and the queries, at
     positions `P + i`, attend over the caches' first `P + S` rows (decode).
+    A decode's additive `bias` is then over the cache's rows, `[B, heads, S,
+    L]` (T5's relative position bias at the decode's positions).
 
     ```mlir
     %a = attn.self_attention %x heads(12) mask<causal> qkv(%wqkv, %bqkv) out(%wo, %bo)
