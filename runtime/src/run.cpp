@@ -79,6 +79,30 @@ attn_status matchTensors(const attn_model_desc &d, const attn_model_entry &e,
   bool isRun = std::string_view(e.name) == "run";
   std::string model = (isRun ? "" : "entry '" + std::string(e.name) + "' of ") +
                       "model '" + std::string(d.model_name) + "'";
+  auto index = [&](const char *name) {
+    for (int32_t j = 0; j < count; ++j)
+      if (std::string_view(table[j].name) == name)
+        return j;
+    return int32_t(-1);
+  };
+  // An unknown name first: giving an input of "run" that this entry does
+  // not read (an encoder's, to a decode from cross-attention caches) also
+  // makes the count wrong, and the name says why.
+  for (int32_t i = 0; given && i < numGiven; ++i) {
+    if (!given[i].name || index(given[i].name) >= 0)
+      continue;
+    const attn_model_entry *run = findEntry(d, "run");
+    bool ofRun = false;
+    for (int32_t j = 0; inputs && !isRun && run && j < run->num_inputs; ++j)
+      ofRun |= std::string_view(run->inputs[j].name) == given[i].name;
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                model + " has no " + what + " named '" + given[i].name +
+                    "': its " + what + "s are " + namesOf(table, count) +
+                    (ofRun ? std::string(" ('") + given[i].name +
+                                 "' is an input of 'run' that '" + e.name +
+                                 "' does not read: leave it out)"
+                           : std::string()));
+  }
   if (numGiven != count || (numGiven > 0 && !given))
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 model + (isRun ? " has " : " takes ") + std::to_string(count) +
@@ -86,33 +110,12 @@ attn_status matchTensors(const attn_model_desc &d, const attn_model_entry &e,
                     std::to_string(numGiven) + " were given");
   matched.assign(count, nullptr);
   for (int32_t i = 0; i < numGiven; ++i) {
-    int32_t index = i;
-    if (given[i].name) {
-      index = -1;
-      for (int32_t j = 0; j < count; ++j)
-        if (std::string_view(table[j].name) == given[i].name)
-          index = j;
-      if (index < 0) {
-        // An input of "run" this entry does not read (an encoder's, in a
-        // decode from cross-attention caches) says so.
-        const attn_model_entry *run = findEntry(d, "run");
-        bool ofRun = false;
-        for (int32_t j = 0; inputs && !isRun && run && j < run->num_inputs; ++j)
-          ofRun |= std::string_view(run->inputs[j].name) == given[i].name;
-        return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                    model + " has no " + what + " named '" + given[i].name +
-                        "': its " + what + "s are " + namesOf(table, count) +
-                        (ofRun ? std::string(" ('") + given[i].name +
-                                     "' is an input of 'run' that '" + e.name +
-                                     "' does not read: leave it out)"
-                               : std::string()));
-      }
-    }
-    if (matched[index])
+    int32_t j = given[i].name ? index(given[i].name) : i;
+    if (matched[j])
       return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                  std::string(what) + " '" + table[index].name +
+                  std::string(what) + " '" + table[j].name +
                       "' is given twice: give each once, by name or position");
-    matched[index] = &given[i];
+    matched[j] = &given[i];
   }
   return ATTN_OK;
 }
