@@ -167,9 +167,10 @@ def AttnPruneEntryInputsPass : Pass<"attn-prune-entry-inputs", "func::FuncOp"> {
     input ids are dead. Such arguments are removed, so the entry's inputs
     are the ones its computation reads (a decode keeps `position`, and
     states are always kept). The model function ("run", no `attn.entry`)
-    keeps every input. Afterwards every dim symbol the function uses must
-    still be bound by an argument's dim (an input or a state), else the
-    pass fails naming the symbol and the entry.
+    keeps every input. No dim symbol the function uses is lost: a value's
+    symbols come from the arguments it is computed from (`DimSymbols`), so
+    an unread argument bound none of them, and a decode's `T` (the memory's
+    length) is bound by its cross-attention caches.
 
     ```mlir
     func.func @decode(%src: tensor<?x?xi32> {attn.dim_symbols = ["B", "T"], attn.name = "src"},
