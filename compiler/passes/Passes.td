@@ -157,4 +157,29 @@ def AttnFormKernelsPass : Pass<"attn-form-kernels", "func::FuncOp"> {
   }];
 }
 
+def AttnPruneEntryInputsPass : Pass<"attn-prune-entry-inputs", "func::FuncOp"> {
+  let summary = "Drop the inputs a prefill or decode entry does not read";
+  let description = [{
+    A function with an `attn.entry` ("prefill", "decode") takes every model
+    input as MLIRGen wrote it; after dead code is removed, some of them may
+    be read by nothing: an encoder-decoder's decode reads its cross
+    attentions' keys and values from their caches, so the encoder and its
+    input ids are dead. Such arguments are removed, so the entry's inputs
+    are the ones its computation reads (a decode keeps `position`, and
+    states are always kept). The model function ("run", no `attn.entry`)
+    keeps every input. No dim symbol the function uses is lost: a value's
+    symbols come from the arguments it is computed from (`DimSymbols`), so
+    an unread argument bound none of them, and a decode's `T` (the memory's
+    length) is bound by its cross-attention caches.
+
+    ```mlir
+    func.func @decode(%src: tensor<?x?xi32> {attn.dim_symbols = ["B", "T"], attn.name = "src"},
+                      %ids: tensor<?x?xi32> {attn.dim_symbols = ["B", "S"], attn.name = "ids"}, ...)
+        attributes {attn.entry = "decode"} // %src unused
+    // becomes
+    func.func @decode(%ids: tensor<?x?xi32> {attn.dim_symbols = ["B", "S"], attn.name = "ids"}, ...)
+    ```
+  }];
+}
+
 #endif // ATTNC_PASSES_TD

@@ -18,6 +18,8 @@ void attn::buildAttnPipeline(OpPassManager &pm,
   fn.addPass(createAttnPackWeightsPass({options.panelWidth}));
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
+  // After dead code is gone: a decode's dead encoder leaves its inputs unread.
+  fn.addPass(createAttnPruneEntryInputsPass());
   if (options.formKernels)
     fn.addPass(createAttnFormKernelsPass());
 }

@@ -431,15 +431,23 @@ class Model:
         "prefill" and "decode" for a model with states (KV caches)."""
         return bool(self._m.has_entry(str(name)))
 
-    def new_state(self, batch=1, capacity=None, dims=None):
+    def entry_inputs(self, entry="run"):
+        """The inputs of entry point `entry` ("run", "prefill", "decode") as
+        TensorInfos, `inputs` for "run". An entry takes the model's inputs
+        its computation reads: an encoder-decoder's "decode", which reads
+        its cross-attention caches, takes no encoder input; "decode" also
+        takes `position`. An unknown entry raises ArgumentError."""
+        return [_tensor_info(t) for t in self._m.entry_inputs(str(entry))]
+
+    def new_state(self, batch=1, capacity=None, **extents):
         """New zeroed states for `batch` sequences of up to `capacity` tokens
         (default: the capacity symbol's bound): a dict name -> float32 array
         [batch, capacity, F] per state, which the caller owns and passes to
-        prefill / decode / run(states=...). `dims` gives other symbols their
-        extent: an encoder-decoder's cross-attention caches are [B, T, F],
-        T the encoder's tokens, so new_state(B, capacity, dims={"T": 7}).
-        The runtime writes their rows in place and never copies them; copy
-        the dict's arrays to fork a sequence."""
+        prefill / decode / run(states=...). The runtime writes their rows in
+        place and never copies them; copy the dict's arrays to fork a
+        sequence. `extents` size the states whose row dim is another symbol:
+        a cross-attention's caches [B, T, F] hold one row per memory token,
+        so new_state(batch=2, capacity=64, T=len_of_the_memory)."""
         if not self.states:
             raise ArgumentError(f"model '{self.info.name}' has no states: declare its KV "
                                 "caches with 'state' and give them to its attention as "
@@ -454,8 +462,8 @@ class Model:
                     continue
                 if i == 0:
                     what, value = "batch", batch
-                elif dims and d.symbol in dims:
-                    what, value = "extent", dims[d.symbol]
+                elif d.symbol in extents:
+                    what, value = "extent", extents[d.symbol]
                 else:
                     what, value = "capacity", capacity
                     if value is None:
@@ -479,16 +487,19 @@ class Model:
 
     def prefill(self, inputs, states, out=None):
         """run(inputs, entry="prefill", states=states): the outputs of the
-        prompt `inputs`, its keys and values written into rows 0 .. S-1 of
-        `states`."""
+        prompt `inputs` (entry_inputs("prefill")), its keys and values
+        written into rows 0 .. S-1 of `states` (a cross-attention's cache:
+        the memory's keys and values, rows 0 .. T-1)."""
         return self.run(inputs, out=out, entry="prefill", states=states)
 
     def decode(self, inputs, states, position, out=None):
         """run(inputs + position, entry="decode", states=states): `inputs`
-        are S new tokens after the `position` (an int, or i32 [B]) already
-        in `states`; their keys and values go into rows position ..
-        position + S - 1. A decode past the states' capacity raises
-        KernelError before any state is written."""
+        (entry_inputs("decode") but position) are S new tokens after the
+        `position` (an int, or i32 [B]) already in `states`; their keys and
+        values go into rows position .. position + S - 1. An
+        encoder-decoder's decode takes no encoder input: its cross
+        attentions read the caches its prefill wrote. A decode past the
+        states' capacity raises KernelError before any state is written."""
         inputs = dict(inputs)
         if isinstance(position, (int, np.integer)):
             first = next(iter(states.values()), None) if states else None

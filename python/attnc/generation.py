@@ -22,6 +22,14 @@ class _Request:
             raise ArgumentError(f"model '{model.info.name}' cannot generate: it has no KV "
                                 "caches ('prefill' and 'decode' entries); declare them with "
                                 "'state' and 'cache = P'", 4)
+        prefill = [t.name for t in model.entry_inputs("prefill")]
+        decode = [t.name for t in model.entry_inputs("decode") if t.name != "position"]
+        if not encoder_decoder and decode != prefill:
+            raise ArgumentError(f"model '{model.info.name}' cannot generate: its decode "
+                                f"takes other inputs ({', '.join(decode)}) than its prefill "
+                                f"({', '.join(prefill)}), as an encoder-decoder's does; "
+                                "generate handles decoders whose steps take the prompt's "
+                                "inputs: call prefill and decode yourself", 4)
         ids = [t for t in model.inputs if t.name != "position"]
         if encoder_decoder:
             self.input = None  # seq2seq.Request finds the roles

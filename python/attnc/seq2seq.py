@@ -103,7 +103,7 @@ def steps(model, base, request, rng):
     for b, p in enumerate(prompts):
         encoder[b, :len(p)] = p
     dims = {request.encoder_dim.symbol: longest} if request.encoder_dim.is_dynamic else {}
-    states = model.new_state(batch=batch, capacity=1 + base.max_new_tokens, dims=dims)
+    states = model.new_state(batch=batch, capacity=1 + base.max_new_tokens, **dims)
     start = request.special["decoder_start_token_id"]
     inputs = {request.encoder: encoder,
               request.input: np.full((batch, 1), start, dtype=np.int32)}

@@ -216,6 +216,22 @@ public:
     return infoList(attn_model_num_states, attn_model_state_info);
   }
 
+  /// The inputs of entry `entry`, as inputs() describes run's.
+  nb::list entryInputs(const std::string &entry) const {
+    std::shared_lock<std::shared_mutex> lock = lockShared();
+    const attn_model *m = live();
+    int32_t n = attn_model_entry_num_inputs(m, entry.c_str());
+    if (n < 0)
+      raiseStatus(ATTN_ERROR_INVALID_ARGUMENT, attn_last_error());
+    nb::list out;
+    for (int32_t i = 0; i < n; ++i) {
+      attn_tensor_info t;
+      check(attn_model_entry_input_info(m, entry.c_str(), i, &t));
+      out.append(dimsInfo(t));
+    }
+    return out;
+  }
+
   bool hasEntry(const std::string &name) const {
     std::shared_lock<std::shared_mutex> lock = lockShared();
     return attn_model_has_entry(live(), name.c_str()) == 1;
@@ -237,18 +253,18 @@ public:
       fillSlot(inSlots[i], inputs[i].first, "input", inputs[i].second,
                const_cast<void *>(inputs[i].second.data()));
     std::vector<attn_tensor> in = tensorsOf(inSlots);
-    // Output dims follow from the inputs of "run": "decode"'s extra
-    // `position` is left out of that question (the run itself checks it).
-    std::vector<attn_tensor> runIn;
-    bool decode = entry && *entry == "decode";
-    for (const attn_tensor &t : in)
-      if (!decode || std::strcmp(t.name, "position") != 0)
-        runIn.push_back(t);
     std::vector<Slot> stateSlots(states.size());
     for (size_t i = 0; i < states.size(); ++i)
       fillSlot(stateSlots[i], states[i].first, "state", states[i].second,
                states[i].second.data());
     std::vector<attn_tensor> stateTensors = tensorsOf(stateSlots);
+    // Output dims follow from the entry's own inputs and its states (a
+    // decode's cross-attention caches bind the memory's length).
+    attn_run_options sizing{};
+    sizing.size = sizeof sizing;
+    sizing.entry = entry ? entry->c_str() : nullptr;
+    sizing.states = stateTensors.data();
+    sizing.num_states = static_cast<int32_t>(stateTensors.size());
 
     nb::dict result;
     std::vector<Slot> outSlots;
@@ -269,9 +285,9 @@ public:
       Slot slot;
       slot.name = t.name;
       slot.dims.assign(t.rank, 0);
-      check(attn_model_output_dims(m, runIn.data(),
-                                   static_cast<int32_t>(runIn.size()), o,
-                                   slot.dims.data(), t.rank));
+      check(attn_model_output_dims_with_options(m, &sizing, in.data(),
+                                                static_cast<int32_t>(in.size()),
+                                                o, slot.dims.data(), t.rank));
       std::optional<nb::dlpack::dtype> dt = dlpackDtype(t.dtype);
       if (!dt)
         raiseStatus(ATTN_ERROR_DTYPE_MISMATCH,
@@ -443,6 +459,7 @@ NB_MODULE(_attnc, m) {
       .def("set_threads", &Model::setThreads)
       .def("states", &Model::states)
       .def("has_entry", &Model::hasEntry)
+      .def("entry_inputs", &Model::entryInputs)
       .def("run", &Model::run, nb::arg("inputs"), nb::arg("out"),
            nb::arg("entry").none() = nb::none(),
            nb::arg("states") = std::vector<std::pair<std::string, OutArray>>())

@@ -79,8 +79,7 @@ def test_decode_steps_equal_one_run(s2s):
     start = m.special["decoder_start_token_id"]
     steps = g["generate.ids"][:, :5]
     batch = ids.shape[0]
-    states = model.new_state(batch=batch, capacity=1 + steps.shape[1],
-                             dims={"T": ids.shape[1]})
+    states = model.new_state(batch=batch, capacity=1 + steps.shape[1], T=ids.shape[1])
     first = np.full((batch, 1), start, dtype=np.int32)
     logits = [model.prefill({"ids": ids, "lengths": lengths, "decoder_ids": first},
                             states)["logits"][:, -1]]
@@ -102,7 +101,7 @@ def test_decode_takes_no_encoder_ids(s2s):
                                                                "decoder_ids"}
     assert {t.name for t in model.entry_inputs("decode")} == {"lengths", "decoder_ids",
                                                               "position"}
-    states = model.new_state(batch=1, capacity=4, dims={"T": 3})
+    states = model.new_state(batch=1, capacity=4, T=3)
     model.prefill({"ids": [[5, 6, 7]], "lengths": [3], "decoder_ids": [[0]]}, states)
     with pytest.raises(attnc.Error, match="ids"):
         model.decode({"ids": [[5, 6, 7]], "lengths": [3], "decoder_ids": [[4]]}, states,

@@ -50,6 +50,22 @@ attn_status tensorInfo(const attn_model *model, int32_t index, bool input,
   return ATTN_OK;
 }
 
+/// The entry point `name` a caller may run ("init" is the runtime's), or
+/// null after reporting it, naming the entries there are.
+const attn_model_entry *userEntry(const attn_model &model, const char *name,
+                                  const std::string &fn) {
+  const attn_model_desc &d = *model.desc;
+  const attn_model_entry *entry = findEntry(d, name);
+  if (entry && std::string_view(name) != "init")
+    return entry;
+  fail(ATTN_ERROR_INVALID_ARGUMENT,
+       fn + ": model '" + d.model_name + "' has no entry '" + name + "'" +
+           (d.num_states ? ": its entries are run, prefill and decode"
+                         : ": it has only 'run' (declare a KV cache with "
+                           "'state' for prefill and decode)"));
+  return nullptr;
+}
+
 /// Refuses flags this runtime does not know (a newer caller's request it
 /// would silently ignore) and a weights file given to a describe-only load.
 attn_status checkLoadFlags(const attn_load_options &o, const char *fn) {
@@ -307,6 +323,51 @@ ATTN_API attn_status attn_model_output_dims(const attn_model *model,
   });
 }
 
+ATTN_API attn_status attn_model_output_dims_with_options(
+    const attn_model *model, const attn_run_options *options,
+    const attn_tensor *inputs, int32_t num_inputs, int32_t output,
+    int64_t *dims, int32_t max_rank) {
+  constexpr const char *fn = "attn_model_output_dims_with_options";
+  if (!model || !dims)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model and dims must not be NULL");
+  attn_run_options o{};
+  if (options) {
+    if (options->size < sizeof(uint32_t))
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  std::string(fn) + ": options->size is " +
+                      std::to_string(options->size) +
+                      ": set it to sizeof(attn_run_options)");
+    std::memcpy(&o, options, std::min<std::size_t>(options->size, sizeof o));
+  }
+  const attn_model_entry *entry =
+      userEntry(*model, o.entry ? o.entry : "run", fn);
+  if (!entry)
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  return guarded(fn, [&] {
+    const attn_model_desc &d = *model->desc;
+    const attn_model_entry &e = *entry;
+    if (output < 0 || output >= e.num_outputs)
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  std::string(fn) + ": output " + std::to_string(output) +
+                      " is out of range: model '" + d.model_name + "' has " +
+                      std::to_string(e.num_outputs) + " outputs");
+    const attn_model_buffer &buf = e.buffers[e.outputs[output].buffer];
+    std::string where = "output '" + std::string(e.outputs[output].name) + "'";
+    if (buf.rank > max_rank)
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  std::string(fn) + ": " + where + " has rank " +
+                      std::to_string(buf.rank) + " but max_rank is " +
+                      std::to_string(max_rank));
+    Binding binding;
+    if (attn_status s = bindEntry(*model, e, inputs, num_inputs, o.states,
+                                  o.num_states, false, binding);
+        s != ATTN_OK)
+      return s;
+    return resolveDims(d, buf, binding, where, dims);
+  });
+}
+
 ATTN_API attn_status attn_model_workspace_size(
     const attn_model *model, const attn_tensor *inputs, int32_t num_inputs,
     uint64_t *arena_bytes, uint64_t *largest_live_bytes, uint64_t *temp_bytes) {
@@ -371,6 +432,44 @@ ATTN_API int32_t attn_model_has_entry(const attn_model *model,
          std::string_view(name) != "init";
 }
 
+ATTN_API int32_t attn_model_entry_num_inputs(const attn_model *model,
+                                             const char *entry) {
+  constexpr const char *fn = "attn_model_entry_num_inputs";
+  if (!model || !entry) {
+    fail(ATTN_ERROR_INVALID_ARGUMENT,
+         std::string(fn) + ": model and entry must not be NULL");
+    return -1;
+  }
+  const attn_model_entry *e = userEntry(*model, entry, fn);
+  return e ? e->num_inputs : -1;
+}
+
+ATTN_API attn_status attn_model_entry_input_info(const attn_model *model,
+                                                 const char *entry,
+                                                 int32_t index,
+                                                 attn_tensor_info *info) {
+  constexpr const char *fn = "attn_model_entry_input_info";
+  if (!model || !entry || !info)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": model, entry and info must not be NULL");
+  const attn_model_entry *e = userEntry(*model, entry, fn);
+  if (!e)
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  if (index < 0 || index >= e->num_inputs)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": index " + std::to_string(index) +
+                    " is out of range: entry '" + entry + "' of model '" +
+                    model->desc->model_name + "' has " +
+                    std::to_string(e->num_inputs) + " inputs");
+  const attn_model_tensor &t = e->inputs[index];
+  const attn_model_buffer &buf = e->buffers[t.buffer];
+  info->name = t.name;
+  info->dtype = buf.dtype;
+  info->rank = buf.rank;
+  info->dims = model->entryInputDims[e - model->desc->entries][index].data();
+  return ATTN_OK;
+}
+
 ATTN_API attn_status
 attn_model_run_with_options(attn_model *model, const attn_run_options *options,
                             const attn_tensor *inputs, int32_t num_inputs,
@@ -388,16 +487,10 @@ attn_model_run_with_options(attn_model *model, const attn_run_options *options,
                       ": set it to sizeof(attn_run_options)");
     std::memcpy(&o, options, std::min<std::size_t>(options->size, sizeof o));
   }
-  const char *name = o.entry ? o.entry : "run";
-  const attn_model_entry *entry = findEntry(*model->desc, name);
-  if (!entry || std::string_view(name) == "init")
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                std::string(fn) + ": model '" + model->desc->model_name +
-                    "' has no entry '" + name + "'" +
-                    (model->desc->num_states
-                         ? ": its entries are run, prefill and decode"
-                         : ": it has only 'run' (declare a KV cache with "
-                           "'state' for prefill and decode)"));
+  const attn_model_entry *entry =
+      userEntry(*model, o.entry ? o.entry : "run", fn);
+  if (!entry)
+    return ATTN_ERROR_INVALID_ARGUMENT;
   return guarded(fn, [&] {
     return runModel(*model, *entry, inputs, num_inputs, o.states, o.num_states,
                     outputs, num_outputs, o.device_tensors);

@@ -552,6 +552,13 @@ void adoptDescriptor(attn_model &model, const attn_model_desc &desc) {
   for (int32_t i = 0; i < run.num_inputs; ++i)
     model.inputDims.push_back(
         dimInfos(desc, run.buffers[run.inputs[i].buffer]));
+  for (int32_t e = 0; e < desc.num_entries; ++e) {
+    const attn_model_entry &entry = desc.entries[e];
+    std::vector<std::vector<attn_dim_info>> &dims =
+        model.entryInputDims.emplace_back();
+    for (int32_t i = 0; i < entry.num_inputs; ++i)
+      dims.push_back(dimInfos(desc, entry.buffers[entry.inputs[i].buffer]));
+  }
   for (int32_t i = 0; i < run.num_outputs; ++i)
     model.outputDims.push_back(
         dimInfos(desc, run.buffers[run.outputs[i].buffer]));

@@ -154,6 +154,8 @@ struct attn_model {
   /// attn_dim_info tables handed out by the info queries.
   std::vector<std::vector<attn_dim_info>> inputDims, outputDims, stateDims,
       weightDims;
+  /// The inputs' dims of each entry, by its index in the descriptor.
+  std::vector<std::vector<std::vector<attn_dim_info>>> entryInputDims;
 
   /// The constants block: the library's embedded one, or `ownedConstants`
   /// that the "init" entry filled at load.

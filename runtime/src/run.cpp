@@ -74,30 +74,48 @@ attn_status matchTensors(const attn_model_desc &d, const attn_model_entry &e,
   const char *what = inputs ? "input" : "output";
   int32_t count = inputs ? e.num_inputs : e.num_outputs;
   const attn_model_tensor *table = inputs ? e.inputs : e.outputs;
-  std::string model = "model '" + std::string(d.model_name) + "'";
+  // Entries other than "run" may take other inputs (a decode reads no
+  // encoder input), so their messages name the entry.
+  bool isRun = std::string_view(e.name) == "run";
+  std::string model = (isRun ? "" : "entry '" + std::string(e.name) + "' of ") +
+                      "model '" + std::string(d.model_name) + "'";
+  auto index = [&](const char *name) {
+    for (int32_t j = 0; j < count; ++j)
+      if (std::string_view(table[j].name) == name)
+        return j;
+    return int32_t(-1);
+  };
+  // An unknown name first: giving an input of "run" that this entry does
+  // not read (an encoder's, to a decode from cross-attention caches) also
+  // makes the count wrong, and the name says why.
+  for (int32_t i = 0; given && i < numGiven; ++i) {
+    if (!given[i].name || index(given[i].name) >= 0)
+      continue;
+    const attn_model_entry *run = findEntry(d, "run");
+    bool ofRun = false;
+    for (int32_t j = 0; inputs && !isRun && run && j < run->num_inputs; ++j)
+      ofRun |= std::string_view(run->inputs[j].name) == given[i].name;
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                model + " has no " + what + " named '" + given[i].name +
+                    "': its " + what + "s are " + namesOf(table, count) +
+                    (ofRun ? std::string(" ('") + given[i].name +
+                                 "' is an input of 'run' that '" + e.name +
+                                 "' does not read: leave it out)"
+                           : std::string()));
+  }
   if (numGiven != count || (numGiven > 0 && !given))
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                model + " has " + std::to_string(count) + " " + what + "s (" +
-                    namesOf(table, count) + ") but " +
+                model + (isRun ? " has " : " takes ") + std::to_string(count) +
+                    " " + what + "s (" + namesOf(table, count) + ") but " +
                     std::to_string(numGiven) + " were given");
   matched.assign(count, nullptr);
   for (int32_t i = 0; i < numGiven; ++i) {
-    int32_t index = i;
-    if (given[i].name) {
-      index = -1;
-      for (int32_t j = 0; j < count; ++j)
-        if (std::string_view(table[j].name) == given[i].name)
-          index = j;
-      if (index < 0)
-        return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                    model + " has no " + what + " named '" + given[i].name +
-                        "': its " + what + "s are " + namesOf(table, count));
-    }
-    if (matched[index])
+    int32_t j = given[i].name ? index(given[i].name) : i;
+    if (matched[j])
       return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                  std::string(what) + " '" + table[index].name +
+                  std::string(what) + " '" + table[j].name +
                       "' is given twice: give each once, by name or position");
-    matched[index] = &given[i];
+    matched[j] = &given[i];
   }
   return ATTN_OK;
 }
@@ -200,8 +218,9 @@ attn_status bindSymbol(const attn_model_desc &d, const attn_model_entry &e,
               std::string("symbol ") + sym.name + " is " +
                   std::to_string(value) + " in " + first + "' dim " +
                   std::to_string(firstDim) + " but " + std::to_string(v) +
-                  " in " + dimWhere + ": give every input the same " +
-                  sym.name);
+                  " in " + dimWhere + ": give every input" +
+                  (firstInput < 0 || input < 0 ? " and state" : "") +
+                  " the same " + sym.name);
 }
 
 } // namespace

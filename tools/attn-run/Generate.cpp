@@ -284,11 +284,42 @@ std::vector<std::vector<int64_t>> readPrompts(const std::string &path) {
   return prompts;
 }
 
+namespace {
+
+/// The names of entry `entry`'s inputs but `position`, comma-separated.
+std::string stepInputs(const attn_model *model, const char *entry) {
+  std::string names;
+  for (int32_t i = 0, n = attn_model_entry_num_inputs(model, entry); i < n;
+       ++i) {
+    attn_tensor_info info;
+    check(attn_model_entry_input_info(model, entry, i, &info));
+    if (std::string_view(info.name) != "position")
+      names += (names.empty() ? "" : ", ") + std::string(info.name);
+  }
+  return names;
+}
+
+/// Generation feeds each step what it fed the prompt: an encoder-decoder's
+/// decode takes other inputs (no encoder ids), which it does not handle.
+void checkSameStepInputs(const attn_model *model) {
+  std::string prefill = stepInputs(model, "prefill"),
+              decode = stepInputs(model, "decode");
+  if (prefill != decode)
+    throw GenerateError("--generate needs a decode that takes the inputs of "
+                        "its prefill, but decode takes (" +
+                        decode + ") and prefill (" + prefill +
+                        "), as an encoder-decoder's does: run its prefill "
+                        "and decode entries through the C API");
+}
+
+} // namespace
+
 int generate(attn_model *model, const GenerateOptions &o) {
   if (!attn_model_has_entry(model, "decode"))
     throw GenerateError("--generate needs a model with a KV cache (declare "
                         "its caches with 'state' and give them to its "
                         "attention as 'cache = P'); this one has only 'run'");
+  checkSameStepInputs(model);
   Shape shape = modelShape(model);
   const int64_t V = shape.vocab;
   const int64_t capacity = checkRequest(model, o, V);

@@ -520,6 +520,34 @@ void printInfo(const attn_model *model) {
       std::printf("  %s\n", describe(t).c_str());
     }
   }
+  // Entries that take other inputs than run's (and a decode's position):
+  // an encoder-decoder's decode reads no encoder input.
+  auto inputNames = [&](const char *entry) {
+    std::vector<std::string> names;
+    for (int32_t i = 0, n = attn_model_entry_num_inputs(model, entry); i < n;
+         ++i) {
+      attn_tensor_info t;
+      check(attn_model_entry_input_info(model, entry, i, &t));
+      names.push_back(t.name);
+    }
+    return names;
+  };
+  for (const char *entry : {"prefill", "decode"}) {
+    if (!attn_model_has_entry(model, entry))
+      continue;
+    std::vector<std::string> usual = inputNames("run");
+    if (std::string_view(entry) == "decode")
+      usual.push_back("position");
+    if (inputNames(entry) == usual)
+      continue;
+    std::printf("%s inputs (the inputs it reads):\n", entry);
+    for (int32_t i = 0, n = attn_model_entry_num_inputs(model, entry); i < n;
+         ++i) {
+      attn_tensor_info t;
+      check(attn_model_entry_input_info(model, entry, i, &t));
+      std::printf("  %s\n", describe(t).c_str());
+    }
+  }
   // The weights read at load, with the bytes they take in memory (bf16 and
   // f16 weights stay in that precision).
   int32_t n = attn_model_num_weights(model);

@@ -308,6 +308,11 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
         break;
       }
   }
+  // The memory's keys and values, projected once by a prefill and read by
+  // every decode (the memory is not evaluated then). The mask terms still
+  // apply: they mask the memory, whose tokens the cache's rows are.
+  if (Argument *cache = args.get("cache"); cache && x && memory && qDim > 0)
+    ok &= resolveCache(ctx, *cache, *x, qDim, *attn, memory.get());
   if (!ok)
     return nullptr;
   attn->shape = x->shape;
@@ -618,9 +623,17 @@ static Value emitCrossAttention(EmitContext &ctx, const BuiltinExpr &e,
     Value matrix = ctx.outInWeight(w);
     return linear(x, matrix, ctx.weight(e.getWeight((role + ".bias").str())));
   };
+  // With a cache, a decode reads the keys and values a prefill wrote and
+  // projects nothing from the memory, so the memory is dead there.
+  const StateDecl *keyState = e.getState("key");
+  bool fromCache = keyState && ctx.getEntry() == Entry::decode;
   Value q = project(input, "q");
-  Value kv = project(memory, "kv");
-  Value k = project(memory, "k"), v = project(memory, "v");
+  Value kv, k, v;
+  if (!fromCache) {
+    kv = project(memory, "kv");
+    k = project(memory, "k");
+    v = project(memory, "v");
+  }
   if (const WeightDecl *w = e.getWeight("qkv.weight")) {
     // nn.MultiheadAttention's in_proj: rows [0, D) for the queries, [D, 3D)
     // for the memory's keys and values.
@@ -630,7 +643,8 @@ static Value emitCrossAttention(EmitContext &ctx, const BuiltinExpr &e,
       return t ? attn::buildSlice(builder, where, t, 0, offset, size) : Value();
     };
     q = linear(input, rows(packed, 0, d), rows(bias, 0, d));
-    kv = linear(memory, rows(packed, d, 2 * d), rows(bias, d, 2 * d));
+    if (!fromCache)
+      kv = linear(memory, rows(packed, d, 2 * d), rows(bias, d, 2 * d));
   }
   if (kv) {
     // K then V, as PyTorch's packed in_proj rows after Q's.
@@ -638,6 +652,16 @@ static Value emitCrossAttention(EmitContext &ctx, const BuiltinExpr &e,
         mlir::cast<mlir::RankedTensorType>(kv.getType()).getRank() - 1;
     k = attn::buildSlice(builder, where, kv, last, 0, d);
     v = attn::buildSlice(builder, where, kv, last, d, d);
+  }
+  if (fromCache) {
+    k = ctx.state(keyState);
+    v = ctx.state(e.getState("value"));
+  } else if (keyState && ctx.getEntry() == Entry::prefill) {
+    // Rows 0 .. T-1: the states' row dim is the memory's T, so they fill it.
+    Value keys = ctx.state(keyState), values = ctx.state(e.getState("value"));
+    builder.create<attn::CacheWriteOp>(where, keys.getType(), keys, k, Value());
+    builder.create<attn::CacheWriteOp>(where, values.getType(), values, v,
+                                       Value());
   }
   attn::SdpaOp sdpa = buildSdpa(ctx, e, q, k, v, Value(), /*dotScore=*/true);
   Value out = project(sdpa.getResult(), "out");
@@ -738,16 +762,17 @@ void attnc::registerAttentionBuiltins(BuiltinRegistry &registry) {
                                            "query_key_value"}})}),
        checkSelfAttention, emitSelfAttention, checkWeightsResult});
   // `rope` is declared to explain why cross-attention has none.
-  registry.add({"cross_attention",
-                2,
-                2,
-                "cross_attention(x, memory)",
-                {headsArg(), projection("q"), projection("k"), projection("v"),
-                 projection("kv"), projection("qkv"), outArg(), maskArg(),
-                 scaleArg(), softcapArg(), ropeArg(), headDimArg()},
-                checkCrossAttention,
-                emitCrossAttention,
-                checkWeightsResult});
+  registry.add(
+      {"cross_attention",
+       2,
+       2,
+       "cross_attention(x, memory)",
+       {NamedArg::statePrefix("cache"), headsArg(), projection("q"),
+        projection("k"), projection("v"), projection("kv"), projection("qkv"),
+        outArg(), maskArg(), scaleArg(), softcapArg(), ropeArg(), headDimArg()},
+       checkCrossAttention,
+       emitCrossAttention,
+       checkWeightsResult});
   registry.add(
       {"attention", 3, 3, "attention(q, k, v)",
        withRopeExtras(

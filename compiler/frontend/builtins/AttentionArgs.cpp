@@ -218,23 +218,35 @@ bool attnc::checkRope(CheckContext &ctx, CallArgs &args, BuiltinExpr &attn,
 }
 
 bool attnc::resolveCache(CheckContext &ctx, Argument &arg, const Expr &x,
-                         int64_t features, BuiltinExpr &attn) {
+                         int64_t features, BuiltinExpr &attn,
+                         const Expr *memory) {
   const auto *name = llvm::cast<NameExpr>(arg.value.get());
   bool ok = true;
   const Extent &batch = x.shape.front();
   const Extent &seq = x.shape[x.shape.size() - 2];
-  std::string batchName =
-      batch.isSymbolic() ? batch.name : std::to_string(batch.size);
+  auto extentName = [](const Extent &e) {
+    return e.isSymbolic() ? e.name : std::to_string(e.size);
+  };
+  std::string batchName = extentName(batch);
+  // A cross-attention's states hold the memory's keys: one row per memory
+  // token, so their row dim is the memory's sequence dim.
+  const Extent *rows =
+      memory ? &memory->shape[memory->shape.size() - 2] : nullptr;
+  std::string rowName = rows ? extentName(*rows) : "L";
   const StateDecl *found[2] = {};
   const char *const roles[] = {"key", "value"};
   for (auto [i, role] : llvm::enumerate(roles)) {
     std::string full = name->name + "." + role;
+    std::string expected = "f32[" + batchName + ", " + rowName + ", " +
+                           std::to_string(features) + "]";
     StateDecl *state = ctx.getState(full);
     if (!state) {
       ctx.errorAt(*arg.value,
-                  "no state '" + full + "': declare the KV cache as 'state " +
-                      full + " : f32[" + batchName + ", L, " +
-                      llvm::Twine(features) + "]' with 'dim L <= CAPACITY'");
+                  "no state '" + full + "': declare the " +
+                      (rows ? "cross-attention cache as 'state " + full +
+                                  " : " + expected + "'"
+                            : "KV cache as 'state " + full + " : " + expected +
+                                  "' with 'dim L <= CAPACITY'"));
       ok = false;
       continue;
     }
@@ -244,8 +256,18 @@ bool attnc::resolveCache(CheckContext &ctx, Argument &arg, const Expr &x,
     if (shape.size() != 3)
       continue; // reported at the declaration
     bool same = x.shape.size() == 3 && shape[0] == batch &&
-                shape[2] == Extent::fixed(features) && !(shape[1] == seq);
-    if (!same) {
+                shape[2] == Extent::fixed(features) &&
+                (rows ? shape[1] == *rows : !(shape[1] == seq));
+    if (!same && rows) {
+      ctx.errorAt(*arg.value,
+                  "state '" + full + "' must be " + expected +
+                      " for this cross-attention: the memory's batch dim, its "
+                      "sequence dim '" +
+                      rowName + "' (one row per memory token) and the keys' " +
+                      llvm::Twine(features) + " features, but it is " +
+                      shapeToString(shape));
+      ok = false;
+    } else if (!same) {
       ctx.errorAt(*arg.value,
                   "state '" + full + "' must be [" + batchName + ", L, " +
                       llvm::Twine(features) +

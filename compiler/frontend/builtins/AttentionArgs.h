@@ -67,9 +67,12 @@ void recordScoreArgs(CallArgs &args, BuiltinExpr &attn);
 bool checkRope(CheckContext &ctx, CallArgs &args, BuiltinExpr &attn,
                int64_t headDim);
 /// `cache = P`: the states `P.key` and `P.value`, `[B, L, features]` with the
-/// input's batch dim and a capacity dim of their own.
+/// input's batch dim and a capacity dim of their own; for a cross-attention
+/// (`memory` given, `[B, T, Dm]`) `[B, T, features]`, the memory's keys and
+/// values, one row per memory token.
 bool resolveCache(CheckContext &ctx, Argument &arg, const Expr &x,
-                  int64_t features, BuiltinExpr &attn);
+                  int64_t features, BuiltinExpr &attn,
+                  const Expr *memory = nullptr);
 
 /// `mask = TERM & TERM ...` of an attention of `query` [.., S, D] over keys
 /// of the sequence extent `keys` (S for self-attention, the memory's T):

@@ -232,6 +232,21 @@ ATTN_API attn_status attn_model_state_info(const attn_model *model,
 ATTN_API int32_t attn_model_has_entry(const attn_model *model,
                                       const char *name);
 
+/* The inputs of entry point `entry` ("run", "prefill", "decode"), which may
+ * differ from run's: an entry takes the inputs its computation reads, so an
+ * encoder-decoder's "decode" (reading its cross-attention caches) takes no
+ * encoder input, and "decode" also takes `position`. num_inputs returns
+ * their count, or -1 when the model has no such entry (attn_last_error says
+ * why); input_info describes input `index` as attn_model_input_info does
+ * (the dims are valid until attn_model_free). For "run" they equal
+ * attn_model_num_inputs and attn_model_input_info. */
+ATTN_API int32_t attn_model_entry_num_inputs(const attn_model *model,
+                                             const char *entry);
+ATTN_API attn_status attn_model_entry_input_info(const attn_model *model,
+                                                 const char *entry,
+                                                 int32_t index,
+                                                 attn_tensor_info *info);
+
 /* How to run a model. Zero-initialise it and set `size`, then the fields you
  * need: later runtimes may add fields at the end, and read only `size` bytes.
  */
@@ -241,10 +256,11 @@ typedef struct attn_run_options {
    * "prefill" (the same, also writing the prompt's keys and values into the
    * states from row 0) or "decode" (the inputs are new tokens: they are
    * written into the states at row `position` and attend over the states'
-   * rows 0 .. position + S - 1). "decode" takes the inputs of "run" plus
-   * `position`, i32 [B]: the tokens already in each sequence's states, one
-   * value per sequence (they may differ). A position + S beyond the states'
-   * capacity fails before any state is written. */
+   * rows 0 .. position + S - 1). Each entry takes its own inputs
+   * (attn_model_entry_input_info): those of "run" that it reads, and for
+   * "decode" also `position`, i32 [B]: the tokens already in each
+   * sequence's states, one value per sequence (they may differ). A position
+   * + S beyond the states' capacity fails before any state is written. */
   const char *entry;
   /* The states, by name or by position (attn_model_state_info); every state
    * exactly once for "prefill" and "decode", none for "run". */
@@ -267,6 +283,14 @@ ATTN_API attn_status
 attn_model_run_with_options(attn_model *model, const attn_run_options *options,
                             const attn_tensor *inputs, int32_t num_inputs,
                             const attn_tensor *outputs, int32_t num_outputs);
+/* attn_model_output_dims for the entry and states of `options` (NULL: "run"
+ * and no states): `inputs` are that entry's, and the states bind their
+ * symbols as in a run (a decode's cross-attention caches bind the memory's
+ * length, which no input of the decode has). */
+ATTN_API attn_status attn_model_output_dims_with_options(
+    const attn_model *model, const attn_run_options *options,
+    const attn_tensor *inputs, int32_t num_inputs, int32_t output,
+    int64_t *dims, int32_t max_rank);
 
 /* Where a model's kernels run; its library's target decides (attnc
  * --target=host-cuda, host-opencl). */

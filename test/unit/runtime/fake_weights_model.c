@@ -14,7 +14,9 @@
  *
  * Build variants: FAKE_INIT_ONLY ("run" reads the copy s instead of the
  * weight, so the runtime may unmap the file after init), FAKE_WITH_STATE (a
- * state table, which no entry uses).
+ * state table, which no entry uses), FAKE_WITH_DECODE (the state and a
+ * "decode" entry with inputs of its own, x and position, and no steps: the
+ * entry-input queries and checks).
  *
  *===----------------------------------------------------------------------===*/
 #include "fake_abi.h"
@@ -74,9 +76,30 @@ static const int32_t pad_args[] = {R_T, R_C, R_Y, R_P};
 static const attn_model_step run_steps[] = {{K_AFFINE, 5, affine_args},
                                             {K_PAD, 4, pad_args}};
 
+#ifdef FAKE_WITH_DECODE
+#define FAKE_WITH_STATE
+/* decode: x [S, 4] and position [4] in, y [S, 4] out; the state binds S. */
+enum { D_X, D_POSITION, D_Y, D_STATE };
+static const attn_model_buffer decode_buffers[] = {
+    {ATTN_MODEL_BUFFER_INPUT, 0, ATTN_MODEL_F32, 2, dims_s4, 0},
+    {ATTN_MODEL_BUFFER_INPUT, 1, ATTN_MODEL_I32, 1, dims_4, 0},
+    {ATTN_MODEL_BUFFER_OUTPUT, 0, ATTN_MODEL_F32, 2, dims_s4, 0},
+    {ATTN_MODEL_BUFFER_STATE, 0, ATTN_MODEL_F32, 2, dims_s4, 0},
+};
+static const attn_model_tensor decode_inputs[] = {{"x", D_X},
+                                                  {"position", D_POSITION}};
+static const attn_model_tensor decode_outputs[] = {{"y", D_Y}};
+#define FAKE_NUM_ENTRIES 3
+#else
+#define FAKE_NUM_ENTRIES 2
+#endif
+
 static const attn_model_entry entries[] = {
     {"init", 0, NULL, 0, NULL, 4, init_buffers, 1, init_steps},
     {"run", 2, run_inputs, 2, run_outputs, 7, run_buffers, 2, run_steps},
+#ifdef FAKE_WITH_DECODE
+    {"decode", 2, decode_inputs, 1, decode_outputs, 4, decode_buffers, 0, NULL},
+#endif
 };
 
 #ifdef FAKE_WITH_STATE
@@ -180,7 +203,7 @@ static const attn_model_desc descriptor = {
     .constants_size = 128,
     .num_kernels = 3,
     .kernels = kernels,
-    .num_entries = 2,
+    .num_entries = FAKE_NUM_ENTRIES,
     .entries = entries,
     .run_kernel = run_kernel,
     .set_num_threads = set_num_threads,

@@ -1015,6 +1015,122 @@ TEST_F(WeightsTest, StatesAreDescribedAndCheckedPerEntry) {
               HasSubstr("has no entry 'decode'"));
 }
 
+// An entry with inputs of its own (an encoder-decoder's decode takes no
+// encoder input): listed per entry, checked against that entry's list.
+TEST_F(WeightsTest, EntriesListAndCheckTheirOwnInputs) {
+  std::string path = write(goodEntries());
+  attn_load_options options{};
+  options.size = sizeof options;
+  options.weights = path.c_str();
+  ASSERT_EQ(attn_model_load_with_options(FAKE_WEIGHTS_DECODE, &options, &model),
+            ATTN_OK)
+      << attn_last_error();
+  // "run" answers as attn_model_num_inputs / attn_model_input_info do.
+  ASSERT_EQ(attn_model_entry_num_inputs(model, "run"), 2);
+  attn_tensor_info info, plain;
+  ASSERT_EQ(attn_model_entry_input_info(model, "run", 1, &info), ATTN_OK);
+  ASSERT_EQ(attn_model_input_info(model, 1, &plain), ATTN_OK);
+  EXPECT_STREQ(info.name, "u");
+  EXPECT_STREQ(info.name, plain.name);
+  ASSERT_EQ(info.rank, plain.rank);
+  for (int32_t d = 0; d < info.rank; ++d) {
+    EXPECT_EQ(info.dims[d].is_dynamic, plain.dims[d].is_dynamic);
+    EXPECT_EQ(info.dims[d].extent, plain.dims[d].extent);
+    EXPECT_STREQ(info.dims[d].symbol, plain.dims[d].symbol);
+  }
+  ASSERT_EQ(attn_model_entry_num_inputs(model, "decode"), 2);
+  ASSERT_EQ(attn_model_entry_input_info(model, "decode", 0, &info), ATTN_OK);
+  EXPECT_STREQ(info.name, "x");
+  EXPECT_EQ(info.dtype, ATTN_F32);
+  ASSERT_EQ(info.rank, 2);
+  EXPECT_EQ(info.dims[0].is_dynamic, 1);
+  EXPECT_STREQ(info.dims[0].symbol, "S");
+  EXPECT_EQ(info.dims[0].max, 16);
+  EXPECT_EQ(info.dims[1].extent, 4);
+  ASSERT_EQ(attn_model_entry_input_info(model, "decode", 1, &info), ATTN_OK);
+  EXPECT_STREQ(info.name, "position");
+  EXPECT_EQ(info.dtype, ATTN_I32);
+  // Out of range, an unknown entry, "init" (the runtime's own), NULLs.
+  for (int32_t index : {-1, 2}) {
+    EXPECT_EQ(attn_model_entry_input_info(model, "decode", index, &info),
+              ATTN_ERROR_INVALID_ARGUMENT);
+    EXPECT_THAT(std::string(attn_last_error()),
+                HasSubstr("index " + std::to_string(index) +
+                          " is out of range: entry 'decode' of model "
+                          "'fake_weights' has 2 inputs"));
+  }
+  for (const char *entry : {"prefill", "init"}) {
+    EXPECT_EQ(attn_model_entry_num_inputs(model, entry), -1);
+    EXPECT_THAT(std::string(attn_last_error()),
+                HasSubstr(std::string("has no entry '") + entry +
+                          "': its entries are run, prefill and decode"));
+    EXPECT_EQ(attn_model_entry_input_info(model, entry, 0, &info),
+              ATTN_ERROR_INVALID_ARGUMENT);
+  }
+  EXPECT_EQ(attn_model_entry_num_inputs(nullptr, "run"), -1);
+  EXPECT_EQ(attn_model_entry_num_inputs(model, nullptr), -1);
+  EXPECT_EQ(attn_model_entry_input_info(model, "run", 0, nullptr),
+            ATTN_ERROR_INVALID_ARGUMENT);
+
+  // A decode is checked against its own inputs: run's 'u' is refused with
+  // the reason, and a missing input names the entry and what it takes.
+  float x[8] = {}, y[8] = {}, cache[8] = {};
+  int32_t position[4] = {};
+  int64_t xDims[2] = {2, 4}, positionDims[1] = {4};
+  attn_tensor state = {"cache", ATTN_F32, 2, xDims, cache};
+  attn_tensor out = {"y", ATTN_F32, 2, xDims, y};
+  attn_run_options o{};
+  o.size = sizeof o;
+  o.entry = "decode";
+  o.states = &state;
+  o.num_states = 1;
+  attn_tensor withU[] = {{"x", ATTN_F32, 2, xDims, x},
+                         {"u", ATTN_F32, 2, xDims, x}};
+  EXPECT_EQ(attn_model_run_with_options(model, &o, withU, 2, &out, 1),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(attn_last_error()),
+            "entry 'decode' of model 'fake_weights' has no input named 'u': "
+            "its inputs are x, position ('u' is an input of 'run' that "
+            "'decode' does not read: leave it out)");
+  EXPECT_EQ(attn_model_run_with_options(model, &o, withU, 1, &out, 1),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()),
+              HasSubstr("entry 'decode' of model 'fake_weights' takes 2 inputs "
+                        "(x, position) but 1 were given"));
+  attn_tensor inputs[] = {{"position", ATTN_I32, 1, positionDims, position},
+                          {"x", ATTN_F32, 2, xDims, x}};
+  EXPECT_EQ(attn_model_run_with_options(model, &o, inputs, 2, &out, 1), ATTN_OK)
+      << attn_last_error();
+  // Outputs sized for the entry, its inputs and states.
+  int64_t dims[2] = {};
+  EXPECT_EQ(
+      attn_model_output_dims_with_options(model, &o, inputs, 2, 0, dims, 2),
+      ATTN_OK)
+      << attn_last_error();
+  EXPECT_EQ(dims[0], 2);
+  EXPECT_EQ(dims[1], 4);
+  EXPECT_EQ(
+      attn_model_output_dims_with_options(model, &o, inputs, 2, 1, dims, 2),
+      ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()),
+              HasSubstr("output 1 is out of range"));
+  o.entry = "prefill";
+  EXPECT_EQ(
+      attn_model_output_dims_with_options(model, &o, inputs, 2, 0, dims, 2),
+      ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(attn_last_error()), HasSubstr("has no entry"));
+  // The states' dims and the inputs' must agree on a symbol.
+  int64_t longer[2] = {3, 4};
+  state.dims = longer;
+  o.entry = "decode";
+  EXPECT_EQ(attn_model_run_with_options(model, &o, inputs, 2, &out, 1),
+            ATTN_ERROR_SHAPE_MISMATCH);
+  EXPECT_THAT(std::string(attn_last_error()),
+              HasSubstr("symbol S is 2 in input 'x' dim 0 but 3 in state "
+                        "'cache' dim 0: give every input and state the same "
+                        "S"));
+}
+
 TEST_F(WeightsTest, OptionsSize) {
   std::string path = write(goodEntries());
   attn_load_options options{};
