@@ -49,12 +49,15 @@ from run_e2e import Tally, describe_rc, run_cmd, select_configs, tools_missing  
 
 DEFAULT_TOL = 1e-5
 FIXTURES = os.path.join(HERE, "fixtures")
-# name -> whether it is a decoder (KV caches, --generate).
+# name -> whether it is a decoder (KV caches, --generate). The
+# encoder-decoders (bart, t5_conditional) compare their run's logits here;
+# python/tests/test_seq2seq.py generates with them (attn-run --generate
+# reads decoders whose decode takes the prompt's inputs).
 CONFIGS = {"gpt2": True, "llama": True, "llama3": True, "llama_linear": True,
            "gemma2": True, "gpt_neox": True, "gpt_neox_seq": True,
            "mistral": True, "qwen2": True,
            "bert": False, "roberta": False, "distilbert": False, "t5": False,
-           "vit": False}
+           "vit": False, "bart": False, "t5_conditional": False}
 
 
 def run_ok(cmd, timeout):
