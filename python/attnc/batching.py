@@ -26,6 +26,7 @@ from collections import deque
 import numpy as np
 
 from .sampling import SamplingConfig, next_tokens
+from .seq2seq import is_seq2seq
 
 
 class Sequence:
@@ -74,6 +75,9 @@ class Batcher:
     def __init__(self, model, max_batch=8, capacity=None):
         if not (model.has_entry("prefill") and model.has_entry("decode")):
             raise ValueError(f"model '{model.info.name}' has no prefill and decode entries")
+        if is_seq2seq(model):
+            raise ValueError(f"model '{model.info.name}' is an encoder-decoder: its decode "
+                             "takes no prompt; the batcher steps decoder-only models")
         self.model = model
         self.max_batch = int(max_batch)
         ids = [t for t in model.inputs if t.name != "position"]

@@ -10,6 +10,8 @@ import uuid
 
 import numpy as np
 
+from .seq2seq import is_seq2seq
+
 # attnc dtype name <-> KServe v2 datatype, and the numpy dtype of its data.
 KSERVE_DATATYPES = {"f32": "FP32", "i32": "INT32", "f16": "FP16", "bf16": "BF16"}
 NUMPY_DTYPES = {"FP32": np.float32, "INT32": np.int32, "FP16": np.float16}
@@ -36,7 +38,10 @@ def describe(name, model, has_tokenizer=False, eos=(), context=None):
     """What the router needs of a loaded attnc.Model to check requests: a
     dict (JSON-able) with its inputs, outputs and, for a decoder, its
     context (KV cache rows), vocabulary and EOS ids."""
-    decoder = model.has_entry("prefill") and model.has_entry("decode")
+    # An encoder-decoder (attnc.seq2seq) is served by its tensors only: the
+    # continuous batcher steps decoders whose decode takes the prompt's input.
+    decoder = model.has_entry("prefill") and model.has_entry("decode") \
+        and not is_seq2seq(model)
     meta = {"name": name, "model": model.info.name, "target": model.info.target,
             "inputs": [_tensor(t) for t in model.inputs],
             "outputs": [_tensor(t) for t in model.outputs],

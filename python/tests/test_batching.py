@@ -81,3 +81,12 @@ def test_a_sequence_over_the_caches_is_refused(lm):
         assert len(ids[0]) <= 12
     finally:
         batcher.close()
+
+
+def test_an_encoder_decoder_is_refused(tmp_path):
+    """The batcher steps decoder-only models: BART's decode takes no prompt,
+    so it is refused by name rather than decoded wrongly."""
+    bart = os.path.join(REPO, "test", "import", "fixtures", "bart")
+    with attnc.from_pretrained(bart, cache_dir=tmp_path) as m:
+        with pytest.raises(ValueError, match="is an encoder-decoder"):
+            Batcher(m.model, max_batch=2)
