@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI's sanitizer and fuzzing job (docs/robustness.md), after ./scripts/setup.sh
 # has built build/: the suite under ASan + UBSan (build-asan, which also
-# holds the fuzz targets), each fuzz target for FUZZ_SECONDS (default 60),
+# holds the fuzz targets), each fuzz target for FUZZ_SECONDS (default 40),
 # and the runtime's tests under TSan (build-tsan). Any sanitizer report fails
 # the test that hit it.
 set -euo pipefail
@@ -32,7 +32,7 @@ ctest --test-dir build-asan --output-on-failure -j2 \
 ctest --test-dir build-asan --output-on-failure -j2 \
   -R "^(e2e\.($(IFS='|'; echo "${asan_e2e[*]}"))|import\.($(IFS='|'; echo "${asan_import[*]}")))\$"
 
-./scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+./scripts/fuzz.sh "${FUZZ_SECONDS:-40}"
 
 cmake --preset tsan -DATTNC_MODEL_COMPILER="$PWD/build/bin/attnc"
 tsan_tests=(attn_concurrency_test attn_extreme_inputs_test attn_runtime_test)
