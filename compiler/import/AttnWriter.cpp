@@ -18,6 +18,24 @@ void AttnWriter::decoderInputs(llvm::StringRef head, int64_t context,
   blank();
 }
 
+void AttnWriter::encoderDecoderInputs(llvm::StringRef head, int64_t context,
+                                      llvm::StringRef contextNote) {
+  std::string bound = std::to_string(context);
+  comment("Entries: run (ids, lengths and decoder_ids -> " + head +
+          "); prefill also writes the decoder's keys and values into "
+          "cache.{i} and the encoder's, projected for each layer's "
+          "cross-attention, into cross.{i}; decode takes decoder_ids and "
+          "lengths only (the encoder's states are in cross.{i}). Encoder "
+          "sequence b's tokens are 0 .. lengths[b] - 1 (the "
+          "attention_mask's ones).");
+  line("dim B, T <= " + bound + ", S <= " + bound + ", L <= " + bound,
+       contextNote + "; T: the encoder's tokens");
+  line("input ids : i32[B, T]");
+  line("input lengths : i32[B]");
+  line("input decoder_ids : i32[B, S]");
+  blank();
+}
+
 void AttnWriter::decoderHead(llvm::StringRef head, bool tied,
                              llvm::StringRef table, Extent vocab, Extent D) {
   if (head == "hidden") {

@@ -63,6 +63,12 @@ public:
   void decoderInputs(llvm::StringRef head, int64_t context,
                      llvm::StringRef contextNote);
 
+  /// An encoder-decoder's entries comment, its dims (T the encoder's
+  /// tokens, S the decoder's, L its caches' rows, each bounded by
+  /// `context`) and its inputs `ids`, `lengths` and `decoder_ids`.
+  void encoderDecoderInputs(llvm::StringRef head, int64_t context,
+                            llvm::StringRef contextNote);
+
   /// A decoder's output after its final norm `h`: `hidden` (--head=hidden),
   /// else `logits` through the token table `table` when `tied`, else
   /// through `lm_head.weight` [vocab, D].

@@ -68,25 +68,12 @@ static void importBart(ImportContext &ctx, AttnWriter &w) {
   Extent P{positions + kOffset, "max_position_embeddings + 2"};
   // nn.LayerNorm's default; BART's config has no field for it.
   std::string eps = "1e-05";
-  std::string bound = std::to_string(context);
   std::string scale =
       scaled ? " * " + formatReal(std::sqrt(double(d))) : std::string();
   std::string dText = std::to_string(d);
 
   w.open("model " + ctx.modelName());
-  w.comment("Entries: run (ids, lengths and decoder_ids -> " + head +
-            "); prefill also writes the decoder's keys and values into "
-            "cache.{i} and the encoder's, projected for each layer's "
-            "cross-attention, into cross.{i}; decode takes decoder_ids and "
-            "lengths only (the encoder's states are in cross.{i}). Encoder "
-            "sequence b's tokens are 0 .. lengths[b] - 1 (the "
-            "attention_mask's ones).");
-  w.line("dim B, T <= " + bound + ", S <= " + bound + ", L <= " + bound,
-         std::string(ctx.contextNote()) + "; T: the encoder's tokens");
-  w.line("input ids : i32[B, T]");
-  w.line("input lengths : i32[B]");
-  w.line("input decoder_ids : i32[B, S]");
-  w.blank();
+  w.encoderDecoderInputs(head, context, ctx.contextNote());
   w.weights({{"model.shared.weight", {V, D}}});
 
   // The embeddings of one side: `v` over `ids` along `dim`.

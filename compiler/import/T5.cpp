@@ -160,7 +160,7 @@ static void attentionSpecs(std::vector<WeightSpec> &specs, const T5Sizes &s,
 }
 
 /// The encoder over `ids`: its blocks and final norm, into `x`.
-static void writeEncoder(ImportContext &ctx, AttnWriter &w, const T5Sizes &s,
+static void writeEncoder(AttnWriter &w, const T5Sizes &s,
                          int64_t layers, llvm::StringRef table) {
   writeEmbedding(w, s, "encoder", "ids", table, "bias", /*bidirectional=*/true);
   w.blank();
@@ -203,7 +203,7 @@ static void importT5Encoder(ImportContext &ctx, AttnWriter &w) {
   w.blank();
   std::string table = tokenTable(ctx);
   w.weights({{table + ".weight", {{s.vocab, "vocab_size"}, {s.d, "d_model"}}}});
-  writeEncoder(ctx, w, s, layers, table);
+  writeEncoder(w, s, layers, table);
   w.line("output hidden = rms_norm(x, encoder.final_layer_norm, eps = " +
              s.eps + ")",
          "layer_norm_epsilon");
@@ -228,25 +228,12 @@ static void importT5Conditional(ImportContext &ctx, AttnWriter &w) {
   if (!ok || ctx.failed())
     return;
 
-  std::string bound = std::to_string(context);
   std::string dText = std::to_string(s.d);
   std::string table = tokenTable(ctx);
   w.open("model " + ctx.modelName());
-  w.comment("Entries: run (ids, lengths and decoder_ids -> " + head +
-            "); prefill also writes the decoder's keys and values into "
-            "cache.{i} and the encoder's, projected for each layer's "
-            "cross-attention, into cross.{i}; decode takes decoder_ids and "
-            "lengths only (the encoder's states are in cross.{i}). Encoder "
-            "sequence b's tokens are 0 .. lengths[b] - 1 (the "
-            "attention_mask's ones).");
-  w.line("dim B, T <= " + bound + ", S <= " + bound + ", L <= " + bound,
-         std::string(ctx.contextNote()) + "; T: the encoder's tokens");
-  w.line("input ids : i32[B, T]");
-  w.line("input lengths : i32[B]");
-  w.line("input decoder_ids : i32[B, S]");
-  w.blank();
+  w.encoderDecoderInputs(head, context, ctx.contextNote());
   w.weights({{table + ".weight", {{s.vocab, "vocab_size"}, {s.d, "d_model"}}}});
-  writeEncoder(ctx, w, s, layers, table);
+  writeEncoder(w, s, layers, table);
   w.line("e = rms_norm(x, encoder.final_layer_norm, eps = " + s.eps + ")",
          "layer_norm_epsilon");
   w.blank();

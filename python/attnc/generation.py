@@ -110,21 +110,21 @@ def _prefill(model, request, states):
     return np.stack(rows)
 
 
-def _steps(model, request, rng):
-    """Yields, per step, the new token of each prompt, or None for a
-    sequence that has finished. The prompts decode as one batch, each
-    sequence at its own position; a sequence that ends leaves the batch."""
-    prompts = request.prompts
-    lengths = np.array([len(p) for p in prompts], dtype=np.int32)
-    states = model.new_state(batch=len(prompts),
-                             capacity=int(lengths.max()) + request.max_new_tokens)
-    seen = [list(p) for p in prompts]
-    generated = [[] for _ in prompts]
-    active = list(range(len(prompts)))  # the prompt of each row of the batch
-    last = _prefill(model, request, states)
+def decode_loop(request, rng, last, seen, advance, force=None):
+    """The steps of every generation once its prompts are prefilled: yields,
+    per step, the new token of each prompt, or None for a sequence that has
+    finished. `last` is the logits [n, V] of the active sequences (after
+    `force(logits, step)` when given), `seen[b]` the ids the repetition
+    penalty reads; a sequence that ends leaves the batch, and
+    `advance(tokens, keep, step)` decodes the chosen tokens ([n, 1] i32) of
+    those still active, `keep` their rows in the previous batch (None when
+    none left), and gives their next logits."""
+    active = list(range(len(seen)))  # the prompt of each row of the batch
+    generated = [[] for _ in seen]
     for step in range(request.max_new_tokens):
-        chosen = next_tokens(last, [seen[b] for b in active], request.config, rng)
-        out = [None] * len(prompts)
+        logits = force(last, step) if force else last
+        chosen = next_tokens(logits, [seen[b] for b in active], request.config, rng)
+        out = [None] * len(seen)
         keep = []
         for row, b in enumerate(active):
             token = int(chosen[row])
@@ -136,15 +136,39 @@ def _steps(model, request, rng):
         yield out
         if not keep or step + 1 == request.max_new_tokens:
             return
-        if len(keep) < len(active):
-            # The other sequences' caches move into a smaller state set: a
-            # copy once per sequence that ends, instead of decoding it on.
-            states = {name: np.ascontiguousarray(a[keep]) for name, a in states.items()}
+        shrunk = len(keep) < len(active)
+        if shrunk:
             active = [active[row] for row in keep]
             chosen = chosen[keep]
-        ids = chosen.astype(np.int32)[:, None]
-        last = model.decode({request.input: ids}, states,
-                            position=lengths[active] + step)[request.output][:, -1, :]
+        last = advance(chosen.astype(np.int32)[:, None], keep if shrunk else None, step)
+
+
+def shrink(states, keep):
+    """The states of the rows `keep` only: a copy once per sequence that
+    ends, instead of decoding it on."""
+    return states if keep is None else \
+        {name: np.ascontiguousarray(a[keep]) for name, a in states.items()}
+
+
+def _steps(model, request, rng):
+    """decode_loop over a decoder-only model: the prompts decode as one
+    batch, each sequence at its own position."""
+    prompts = request.prompts
+    lengths = np.array([len(p) for p in prompts], dtype=np.int32)
+    states = model.new_state(batch=len(prompts),
+                             capacity=int(lengths.max()) + request.max_new_tokens)
+    positions = lengths
+
+    def advance(ids, keep, step):
+        nonlocal states, positions
+        states = shrink(states, keep)
+        if keep is not None:
+            positions = positions[keep]
+        return model.decode({request.input: ids}, states,
+                            position=positions + step)[request.output][:, -1, :]
+
+    last = _prefill(model, request, states)
+    return decode_loop(request, rng, last, [list(p) for p in prompts], advance)
 
 
 def generate(model, prompt, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,

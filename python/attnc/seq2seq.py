@@ -14,7 +14,7 @@ forced BOS (the first token) and forced EOS (the last one allowed)."""
 
 import numpy as np
 
-from .sampling import next_tokens
+from .generation import decode_loop, shrink
 
 
 def is_seq2seq(model):
@@ -94,8 +94,9 @@ class Request:
 
 
 def steps(model, base, request, rng):
-    """generation._steps for an encoder-decoder: the new token of each
-    prompt per step, None once a sequence has finished."""
+    """generation.decode_loop over an encoder-decoder: the prompts encode as
+    one padded batch, then the decoders step together from the start
+    token."""
     prompts = base.prompts
     batch, longest = len(prompts), max(len(p) for p in prompts)
     lengths = np.array([len(p) for p in prompts], dtype=np.int32)
@@ -110,31 +111,19 @@ def steps(model, base, request, rng):
     if request.lengths:
         inputs[request.lengths] = lengths
     last = model.prefill(inputs, states)[base.output][:, -1, :]
+
+    def advance(ids, keep, step):
+        nonlocal states, lengths
+        states = shrink(states, keep)
+        inputs = {request.input: ids}
+        if request.lengths:
+            if keep is not None:
+                lengths = lengths[keep]
+            inputs[request.lengths] = lengths
+        return model.decode(inputs, states, position=1 + step)[base.output][:, -1, :]
+
     # transformers' repetition penalty sees the decoder's ids, the start
     # token included.
-    seen = [[start] for _ in prompts]
-    generated = [[] for _ in prompts]
-    active = list(range(batch))
-    for step in range(base.max_new_tokens):
-        logits = request.force(last, step, base.max_new_tokens)
-        chosen = next_tokens(logits, [seen[b] for b in active], base.config, rng)
-        out = [None] * batch
-        keep = []
-        for row, b in enumerate(active):
-            token = int(chosen[row])
-            seen[b].append(token)
-            generated[b].append(token)
-            out[b] = token
-            if not base.finished(b, generated[b]):
-                keep.append(row)
-        yield out
-        if not keep or step + 1 == base.max_new_tokens:
-            return
-        if len(keep) < len(active):
-            states = {name: np.ascontiguousarray(a[keep]) for name, a in states.items()}
-            active = [active[row] for row in keep]
-            chosen = chosen[keep]
-        inputs = {request.input: chosen.astype(np.int32)[:, None]}
-        if request.lengths:
-            inputs[request.lengths] = lengths[active]
-        last = model.decode(inputs, states, position=1 + step)[base.output][:, -1, :]
+    return decode_loop(base, rng, last, [[start] for _ in prompts], advance,
+                       lambda logits, step: request.force(logits, step,
+                                                          base.max_new_tokens))

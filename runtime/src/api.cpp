@@ -323,6 +323,27 @@ ATTN_API attn_status attn_model_output_dims(const attn_model *model,
   });
 }
 
+/// Copies the caller's `options` (NULL: the defaults) into `o`, reading only
+/// the `size` bytes it says it has (an older caller's struct is shorter),
+/// and returns the entry they name; NULL after reporting the error.
+static const attn_model_entry *readRunOptions(const attn_model &model,
+                                              const attn_run_options *options,
+                                              const char *fn,
+                                              attn_run_options &o) {
+  o = attn_run_options{};
+  if (options) {
+    if (options->size < sizeof(uint32_t)) {
+      fail(ATTN_ERROR_INVALID_ARGUMENT,
+           std::string(fn) + ": options->size is " +
+               std::to_string(options->size) +
+               ": set it to sizeof(attn_run_options)");
+      return nullptr;
+    }
+    std::memcpy(&o, options, std::min<std::size_t>(options->size, sizeof o));
+  }
+  return userEntry(model, o.entry ? o.entry : "run", fn);
+}
+
 ATTN_API attn_status attn_model_output_dims_with_options(
     const attn_model *model, const attn_run_options *options,
     const attn_tensor *inputs, int32_t num_inputs, int32_t output,
@@ -332,16 +353,7 @@ ATTN_API attn_status attn_model_output_dims_with_options(
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 std::string(fn) + ": model and dims must not be NULL");
   attn_run_options o{};
-  if (options) {
-    if (options->size < sizeof(uint32_t))
-      return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                  std::string(fn) + ": options->size is " +
-                      std::to_string(options->size) +
-                      ": set it to sizeof(attn_run_options)");
-    std::memcpy(&o, options, std::min<std::size_t>(options->size, sizeof o));
-  }
-  const attn_model_entry *entry =
-      userEntry(*model, o.entry ? o.entry : "run", fn);
+  const attn_model_entry *entry = readRunOptions(*model, options, fn, o);
   if (!entry)
     return ATTN_ERROR_INVALID_ARGUMENT;
   return guarded(fn, [&] {
@@ -479,16 +491,7 @@ attn_model_run_with_options(attn_model *model, const attn_run_options *options,
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 std::string(fn) + ": model must not be NULL");
   attn_run_options o{};
-  if (options) {
-    if (options->size < sizeof(uint32_t))
-      return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                  std::string(fn) + ": options->size is " +
-                      std::to_string(options->size) +
-                      ": set it to sizeof(attn_run_options)");
-    std::memcpy(&o, options, std::min<std::size_t>(options->size, sizeof o));
-  }
-  const attn_model_entry *entry =
-      userEntry(*model, o.entry ? o.entry : "run", fn);
+  const attn_model_entry *entry = readRunOptions(*model, options, fn, o);
   if (!entry)
     return ATTN_ERROR_INVALID_ARGUMENT;
   return guarded(fn, [&] {
