@@ -160,8 +160,8 @@ static void attentionSpecs(std::vector<WeightSpec> &specs, const T5Sizes &s,
 }
 
 /// The encoder over `ids`: its blocks and final norm, into `x`.
-static void writeEncoder(AttnWriter &w, const T5Sizes &s,
-                         int64_t layers, llvm::StringRef table) {
+static void writeEncoder(AttnWriter &w, const T5Sizes &s, int64_t layers,
+                         llvm::StringRef table) {
   writeEmbedding(w, s, "encoder", "ids", table, "bias", /*bidirectional=*/true);
   w.blank();
   std::string L = "encoder.block.{i}.layer.";
