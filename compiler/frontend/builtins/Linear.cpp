@@ -48,6 +48,35 @@ static ExprPtr checkLinearOfWeightExpression(CheckContext &ctx, CallExpr &call,
   return linear;
 }
 
+/// The per-output-channel scales of the i8 matrix `weight` (`out` outputs):
+/// the f32 weight named as it with `_scale` appended, `[out]`, marked used;
+/// null after an error at `at`.
+static WeightDecl *checkScales(CheckContext &ctx, const WeightDecl &weight,
+                               const Expr &at, int64_t out) {
+  std::string name = weight.name + "_scale";
+  WeightDecl *scales = ctx.getWeight(name);
+  if (!scales) {
+    ctx.errorAt(at, "i8 weight '" + weight.name +
+                        "' needs its per-output-channel scales: declare "
+                        "'weight " +
+                        name + " : f32[" + llvm::Twine(out) +
+                        "]' (attnc quantize writes them)");
+    return nullptr;
+  }
+  scales->used = true;
+  if (scales->type.elementType != ElementType::f32) {
+    ctx.errorAt(at, "the scales '" + name + "' of i8 weight '" + weight.name +
+                        "' must be f32, not " +
+                        getElementTypeName(scales->type.elementType));
+    return nullptr;
+  }
+  if (!ctx.checkVector(*scales, at, "the scales", out,
+                       "the weight's " + std::to_string(out) +
+                           " output features"))
+    return nullptr;
+  return scales;
+}
+
 static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
   ExprPtr x = ctx.checkActivationInput(*args.positional[0], "linear");
   Expr &wArg = *args.positional[1]->value;
@@ -100,6 +129,10 @@ static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
                                "the weight's " + std::to_string(out) +
                                    " output features"))
     return nullptr;
+  WeightDecl *scales = nullptr;
+  if (weight->type.elementType == ElementType::i8 &&
+      !(scales = checkScales(ctx, *weight, wArg, out)))
+    return nullptr;
   auto linear = std::make_unique<BuiltinExpr>("linear", call.getRange());
   linear->shape = x->shape;
   linear->shape.back() = Extent::fixed(out);
@@ -107,6 +140,8 @@ static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
   linear->weights.push_back({"weight", weight});
   if (bias)
     linear->weights.push_back({"bias", bias});
+  if (scales)
+    linear->weights.push_back({"scales", scales});
   return linear;
 }
 
@@ -117,6 +152,7 @@ static mlir::Value emitLinear(EmitContext &ctx, const BuiltinExpr &e,
     return builder.create<mlir::attn::LinearOp>(
         ctx.loc(e.getLoc()), ctx.tensorType(e.shape, e.elementType),
         operands[0], operands[1], ctx.weight(e.getWeight("bias")),
+        mlir::Value(),
         mlir::attn::WeightLayoutAttr::get(builder.getContext(),
                                           mlir::attn::WeightLayout::out_in));
   const WeightDecl *w = e.getWeight("weight");
@@ -126,9 +162,11 @@ static mlir::Value emitLinear(EmitContext &ctx, const BuiltinExpr &e,
   // Weights are created in the order they are read (function arguments are
   // evaluated in no set order): the library lists them so.
   mlir::Value matrix = ctx.weight(w);
+  mlir::Value bias = ctx.weight(e.getWeight("bias"));
+  mlir::Value scales = ctx.weight(e.getWeight("scales"));
   return builder.create<mlir::attn::LinearOp>(
       ctx.loc(e.getLoc()), ctx.tensorType(e.shape, e.elementType), operands[0],
-      matrix, ctx.weight(e.getWeight("bias")),
+      matrix, bias, scales,
       mlir::attn::WeightLayoutAttr::get(builder.getContext(), layout));
 }
 

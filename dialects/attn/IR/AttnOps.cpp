@@ -376,6 +376,16 @@ LogicalResult LinearOp::verify() {
     return emitOpError("bias has ")
            << getBias().getType().getDimSize(0) << " entries, expected "
            << getOutFeatures();
+  bool quantized = w.getElementType().isInteger(8);
+  if (quantized && !getScales())
+    return emitOpError("an i8 weight needs its per-output scales");
+  if (!quantized && getScales())
+    return emitOpError("scales apply only to an i8 weight, not ")
+           << w.getElementType();
+  if (getScales() && getScales().getType().getDimSize(0) != getOutFeatures())
+    return emitOpError("scales have ")
+           << getScales().getType().getDimSize(0) << " entries, expected "
+           << getOutFeatures();
   return verifyFeatureMap(*this, input, getType(), getOutFeatures());
 }
 
