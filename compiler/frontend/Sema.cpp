@@ -360,17 +360,24 @@ ExprPtr Sema::checkCall(CallExpr &call) {
   return checked;
 }
 
-/// An i8 weight is a quantized matrix that only `linear` dequantizes (with
-/// its scales); read anywhere else, its integers would be taken for values.
+/// An i8 weight is a quantized matrix that `linear` and `self_attention`'s
+/// projections dequantize with its scales (which their check found and
+/// recorded as the role's `scales`); read anywhere else, its integers would be
+/// taken for values.
 bool Sema::checkQuantizedWeights(const BuiltinExpr &call) {
   bool ok = true;
   for (const auto &[role, weight] : call.weights) {
-    if (weight->type.elementType != ElementType::i8 ||
-        (call.builtin == "linear" && role == "weight"))
+    if (weight->type.elementType != ElementType::i8)
+      continue;
+    llvm::StringRef matrix = role;
+    if ((call.builtin == "linear" || call.builtin == "self_attention") &&
+        matrix.consume_back("weight") &&
+        call.getWeight((matrix + "scales").str()))
       continue;
     errorAt(call, "'" + call.builtin + "' cannot read i8 weight '" +
                       weight->name +
-                      "': only 'linear' dequantizes i8 matrices (with their "
+                      "': only 'linear' and the projections of "
+                      "'self_attention' dequantize i8 matrices (with their "
                       "scales '" +
                       weight->name +
                       "_scale'); declare it f32, bf16 or f16 and keep it "

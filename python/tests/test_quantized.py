@@ -30,9 +30,11 @@ model qgpt {{
   weight wpe.weight : f32[{S_MAX}, {D}]
   weight ln_1.weight : f32[{D}]
   weight ln_1.bias : f32[{D}]
-  weight attn.c_attn.weight : f32[{D}, {3 * D}] layout(in, out)
+  weight attn.c_attn.weight : i8[{D}, {3 * D}] layout(in, out)
+  weight attn.c_attn.weight_scale : f32[{3 * D}]
   weight attn.c_attn.bias : f32[{3 * D}]
-  weight attn.c_proj.weight : f32[{D}, {D}] layout(in, out)
+  weight attn.c_proj.weight : i8[{D}, {D}] layout(in, out)
+  weight attn.c_proj.weight_scale : f32[{D}]
   weight attn.c_proj.bias : f32[{D}]
   weight ln_2.weight : f32[{D}]
   weight ln_2.bias : f32[{D}]
@@ -59,7 +61,8 @@ model qgpt {{
 """
 
 # (name, shape, stored [in, out]) of the quantized matrices.
-QUANTIZED = (("mlp.c_fc.weight", (D, F), True), ("mlp.c_proj.weight", (D, F), False),
+QUANTIZED = (("attn.c_attn.weight", (D, 3 * D), True), ("attn.c_proj.weight", (D, D), True),
+             ("mlp.c_fc.weight", (D, F), True), ("mlp.c_proj.weight", (D, F), False),
              ("mix.weight", (D, D), False), ("head.weight", (V, D), False))
 
 
@@ -90,8 +93,7 @@ def random_weights(rng):
          "ln_1.weight": rng.uniform(0.9, 1.1, D).astype(np.float32),
          "ln_1.bias": u(D, bound=0.02), "ln_2.weight": rng.uniform(0.9, 1.1, D).astype(np.float32),
          "ln_2.bias": u(D, bound=0.02),
-         "attn.c_attn.weight": u(D, 3 * D), "attn.c_attn.bias": u(3 * D, bound=0.02),
-         "attn.c_proj.weight": u(D, D), "attn.c_proj.bias": u(D, bound=0.02),
+         "attn.c_attn.bias": u(3 * D, bound=0.02), "attn.c_proj.bias": u(D, bound=0.02),
          "mlp.c_fc.bias": u(F, bound=0.02), "mlp.c_proj.bias": u(D, bound=0.02)}
     for name, shape, in_out in QUANTIZED:
         # Rows (output channels) of very different ranges: a scale applied to
@@ -116,11 +118,12 @@ def layer_norm(x, g, b):
 
 def forward(w, ids):
     """float64 logits [B, S, V] of the whole sequence; `w` holds float64
-    matrices, each [out, in]."""
+    matrices, each [out, in] (the quantized ones as reference_weights gives
+    them, all of them here)."""
     B, S = ids.shape
     x = w["wte.weight"][ids] + w["wpe.weight"][:S]
     h = layer_norm(x, w["ln_1.weight"], w["ln_1.bias"])
-    qkv = h @ w["attn.c_attn.weight"] + w["attn.c_attn.bias"]
+    qkv = h @ w["attn.c_attn.weight"].T + w["attn.c_attn.bias"]
     hd = D // H
     q, k, v = (qkv[..., i * D:(i + 1) * D].reshape(B, S, H, hd).transpose(0, 2, 1, 3)
                for i in range(3))
@@ -129,7 +132,7 @@ def forward(w, ids):
     p = np.exp(scores - scores.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     a = (p @ v).transpose(0, 2, 1, 3).reshape(B, S, D)
-    x = x + a @ w["attn.c_proj.weight"] + w["attn.c_proj.bias"]
+    x = x + a @ w["attn.c_proj.weight"].T + w["attn.c_proj.bias"]
     h = layer_norm(x, w["ln_2.weight"], w["ln_2.bias"])
     u = gelu_tanh(h @ w["mlp.c_fc.weight"].T + w["mlp.c_fc.bias"])
     x = x + u @ w["mlp.c_proj.weight"].T + w["mlp.c_proj.bias"]
@@ -166,8 +169,8 @@ def qmodel(tmp_path_factory):
     # The file the model reads, made by attnc quantize itself.
     subprocess.run([attnc_exe(), "quantize", str(tmp / "f32.safetensors"),
                     "-o", str(tmp / "int8.safetensors"),
-                    "--only", r"^(mlp\.c_(fc|proj)|mix|head)\.weight$",
-                    "--in-out", r"c_fc"], check=True)
+                    "--only", r"^(attn\.c_(attn|proj)|mlp\.c_(fc|proj)|mix|head)\.weight$",
+                    "--in-out", r"^attn\.|c_fc"], check=True)
     stored = st.load(str(tmp / "int8.safetensors"))
     (tmp / "qgpt.attn").write_text(MODEL)
     lib = attnc.compile(tmp / "qgpt.attn", tmp / "qgpt.so")

@@ -305,6 +305,22 @@ func.func @linear_scales_per_input(%x: tensor<?x?x8xf32>, %w: tensor<8x16xi8>, %
 
 // -----
 
+func.func @self_attention_i8_without_scales(%x: tensor<?x?x8xf32>, %w: tensor<24x8xi8>, %o: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op qkv weight is i8 and needs its per-output scales}}
+  %a = attn.self_attention %x heads(2) mask<none> qkv(%w) out(%o) : (tensor<?x?x8xf32>, tensor<24x8xi8>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_scales_size(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>, %o: tensor<8x8xi8>, %s: tensor<24xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op out scales must have 8 entries}}
+  %a = attn.self_attention %x heads(2) mask<none> q(%w) k(%w) v(%w) out(%o) out_scales(%s) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xi8>, tensor<24xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
 func.func @layer_norm_i8_gamma(%x: tensor<?x?x8xf32>, %g: tensor<8xi8>, %b: tensor<8xf32>) -> tensor<?x?x8xf32> {
   // Only attn.linear reads i8 weights (the generic form: the custom parser
   // would reject the type first).

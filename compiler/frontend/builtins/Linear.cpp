@@ -48,35 +48,6 @@ static ExprPtr checkLinearOfWeightExpression(CheckContext &ctx, CallExpr &call,
   return linear;
 }
 
-/// The per-output-channel scales of the i8 matrix `weight` (`out` outputs):
-/// the f32 weight named as it with `_scale` appended, `[out]`, marked used;
-/// null after an error at `at`.
-static WeightDecl *checkScales(CheckContext &ctx, const WeightDecl &weight,
-                               const Expr &at, int64_t out) {
-  std::string name = weight.name + "_scale";
-  WeightDecl *scales = ctx.getWeight(name);
-  if (!scales) {
-    ctx.errorAt(at, "i8 weight '" + weight.name +
-                        "' needs its per-output-channel scales: declare "
-                        "'weight " +
-                        name + " : f32[" + llvm::Twine(out) +
-                        "]' (attnc quantize writes them)");
-    return nullptr;
-  }
-  scales->used = true;
-  if (scales->type.elementType != ElementType::f32) {
-    ctx.errorAt(at, "the scales '" + name + "' of i8 weight '" + weight.name +
-                        "' must be f32, not " +
-                        getElementTypeName(scales->type.elementType));
-    return nullptr;
-  }
-  if (!ctx.checkVector(*scales, at, "the scales", out,
-                       "the weight's " + std::to_string(out) +
-                           " output features"))
-    return nullptr;
-  return scales;
-}
-
 static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
   ExprPtr x = ctx.checkActivationInput(*args.positional[0], "linear");
   Expr &wArg = *args.positional[1]->value;
@@ -131,7 +102,7 @@ static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
     return nullptr;
   WeightDecl *scales = nullptr;
   if (weight->type.elementType == ElementType::i8 &&
-      !(scales = checkScales(ctx, *weight, wArg, out)))
+      !(scales = ctx.quantizationScales(*weight, wArg, out)))
     return nullptr;
   auto linear = std::make_unique<BuiltinExpr>("linear", call.getRange());
   linear->shape = x->shape;

@@ -767,6 +767,11 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     `attn.slice` and `attn.concat` weight expressions (computed once, at
     load).
 
+    A projection's matrix may be i8, quantized per output channel: its
+    `q_scales`, ..., `out_scales` (f32, one per output row) are then
+    required, as `attn.linear`'s `scales`, which the decomposition passes
+    them to (a packed `qkv`'s sliced as its rows are).
+
     With `key_cache` and `value_cache` (state buffers `[B, L, features]`, a
     KV cache) the keys and values are also written into the caches: at rows
     `0 .. S-1` without a `position` (prefill), where the attention reads the
@@ -785,14 +790,17 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     ```
   }];
   let arguments = (ins Attn_F32Tensor:$input,
-      Optional<Attn_WeightMatrix>:$q_weight, Optional<Attn_WeightVector>:$q_bias,
-      Optional<Attn_WeightMatrix>:$k_weight, Optional<Attn_WeightVector>:$k_bias,
-      Optional<Attn_WeightMatrix>:$v_weight, Optional<Attn_WeightVector>:$v_bias,
-      Optional<Attn_WeightMatrix>:$qkv_weight, Optional<Attn_WeightVector>:$qkv_bias,
-      Attn_WeightMatrix:$out_weight, Optional<Attn_WeightVector>:$out_bias,
+      Optional<Attn_StoredWeightMatrix>:$q_weight, Optional<Attn_WeightVector>:$q_bias,
+      Optional<Attn_StoredWeightMatrix>:$k_weight, Optional<Attn_WeightVector>:$k_bias,
+      Optional<Attn_StoredWeightMatrix>:$v_weight, Optional<Attn_WeightVector>:$v_bias,
+      Optional<Attn_StoredWeightMatrix>:$qkv_weight, Optional<Attn_WeightVector>:$qkv_bias,
+      Attn_StoredWeightMatrix:$out_weight, Optional<Attn_WeightVector>:$out_bias,
       Optional<Attn_I32Vector>:$key_lengths, Optional<Attn_F32Tensor>:$bias,
       Optional<Attn_F32Tensor>:$key_cache, Optional<Attn_F32Tensor>:$value_cache,
       Optional<Attn_I32Vector>:$position,
+      Optional<Attn_F32Vector>:$q_scales, Optional<Attn_F32Vector>:$k_scales,
+      Optional<Attn_F32Vector>:$v_scales, Optional<Attn_F32Vector>:$qkv_scales,
+      Optional<Attn_F32Vector>:$out_scales,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads, Attn_MaskAttr:$mask,
       OptionalAttr<F32Attr>:$scale,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
@@ -821,6 +829,11 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     (`key_cache` `(` $key_cache^ `)`)?
     (`value_cache` `(` $value_cache^ `)`)?
     (`position` `(` $position^ `)`)?
+    (`q_scales` `(` $q_scales^ `)`)?
+    (`k_scales` `(` $k_scales^ `)`)?
+    (`v_scales` `(` $v_scales^ `)`)?
+    (`qkv_scales` `(` $qkv_scales^ `)`)?
+    (`out_scales` `(` $out_scales^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
