@@ -8,9 +8,9 @@ effective bandwidth, and the int8 model's logit error against f32.
 Model: bench/decode.py's (models/gpt2.attn with a KV cache per layer), random
 weights (attnc --init-weights --seed=1). The int8 model is the same model
 with its linear matrices declared i8 with their scales and its weights file
-made by `attnc quantize`. Which matrices: those `linear(...)` reads, the MLP's
-c_fc and c_proj (--only); the attention's projections (self_attention) and
-the head tied to the token table (an embedding too) stay f32.
+made by `attnc quantize`. Which matrices: every layer's attention projections
+(c_attn, c_proj) and MLP (c_fc, c_proj); the head tied to the token table (an
+embedding too) stays f32, as do the norms and biases.
 
 Decode at context C (B = 1): a prefill of C - 1 random ids, then one token at
 position C - 1; that step is timed (median of --reps after a warm-up). The
@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 D, LAYERS, FFN, VOCAB = 768, 12, 3072, 50257
-QUANTIZED = r"h\.[0-9]+\.mlp\.c_(fc|proj)\.weight$"
+QUANTIZED = r"h\.[0-9]+\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj))\.weight$"
 
 
 def model_text(n_positions, int8):
@@ -48,10 +48,14 @@ def model_text(n_positions, int8):
         (r"mask = causal\)", "mask = causal, cache = past.{i})"),
     ]
     if int8:
-        for name, shape, out in (("c_fc", "768, 3072", 3072), ("c_proj", "3072, 768", 768)):
-            subs.append((rf"(    weight h\.\{{i\}}\.mlp\.{name}\.weight) +: f32\[{shape}\]"
+        for name, shape, out in (("attn.c_attn", "768, 2304", 2304),
+                                 ("attn.c_proj", "768, 768", 768),
+                                 ("mlp.c_fc", "768, 3072", 3072),
+                                 ("mlp.c_proj", "3072, 768", 768)):
+            escaped = name.replace(".", r"\.")
+            subs.append((rf"(    weight h\.\{{i\}}\.{escaped}\.weight) +: f32\[{shape}\]"
                          r"( layout\(in, out\)\n)",
-                         rf"\1 : i8[{shape}]\2    weight h.{{i}}.mlp.{name}.weight_scale"
+                         rf"\1 : i8[{shape}]\2    weight h.{{i}}.{name}.weight_scale"
                          rf" : f32[{out}]\n"))
     for pattern, repl in subs:
         text, n = re.subn(pattern, repl, text)
@@ -63,10 +67,11 @@ def model_text(n_positions, int8):
 def weight_bytes(int8):
     """Bytes of the matrices one decode step reads: every layer's GEMMs and
     the head (the KV cache is counted apart)."""
-    attention = LAYERS * (D * 3 * D + D * D) * 4
-    mlp = LAYERS * 2 * D * FFN * (1 if int8 else 4) + (LAYERS * (FFN + D) * 4 if int8 else 0)
+    size = 1 if int8 else 4
+    matrices = LAYERS * (D * 3 * D + D * D + 2 * D * FFN) * size
+    scales = LAYERS * (3 * D + D + FFN + D) * 4 if int8 else 0
     head = D * VOCAB * 4
-    return attention + mlp + head
+    return matrices + scales + head
 
 
 def run(cmd):
