@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Decode of a GPT-2-small-size model with int8 weights against f32 (issue 25,
 item 2): ms per token at one context, the weight bytes a step reads, the
-effective bandwidth, and the int8 model's logit error against f32.
+effective bandwidth (weight and KV-cache bytes a step reads, over its time),
+and the int8 model's logit error against f32.
 
   .venv/bin/python bench/quantized.py --context 128 --threads 1
 
@@ -13,7 +14,8 @@ made by `attnc quantize`. Which matrices: every layer's attention projections
 embedding too) stays f32, as do the norms and biases.
 
 Decode at context C (B = 1): a prefill of C - 1 random ids, then one token at
-position C - 1; that step is timed (median of --reps after a warm-up). The
+position C - 1; that step is timed (median of --reps after a warm-up); the
+prefill of all C ids is timed too (median of --prefill-reps). The
 logit error is the int8 model's against the f32 model's over --steps greedy
 steps of the f32 model's tokens (teacher-forced: both read the same ids).
 """
@@ -86,6 +88,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--steps", type=int, default=32)
+    ap.add_argument("--prefill-reps", type=int, default=5)
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse the libraries and weights of an earlier run in --workdir")
     ap.add_argument("--attnc", default=os.path.join(REPO, "build", "bin", "attnc"))
     ap.add_argument("--workdir", default=os.path.join(HERE, "out", "quantized"))
     a = ap.parse_args()
@@ -100,6 +105,8 @@ def main():
             f.write(model_text(n_pos, kind == "int8"))
         libs[kind] = os.path.join(a.workdir, f"gpt2_{kind}.so")
         weights[kind] = os.path.join(a.workdir, f"w_{kind}.safetensors")
+        if a.reuse and os.path.exists(libs[kind]) and os.path.exists(weights[kind]):
+            continue
         if kind == "f32":
             run([a.attnc, src, f"--init-weights={weights[kind]}", "--seed=1"])
         else:
@@ -113,6 +120,13 @@ def main():
     results = {}
     for kind in ("f32", "int8"):
         m = attnc.load(libs[kind], weights=weights[kind], threads=a.threads)
+        # Prefill of the C-token prompt (GEMMs), timed as the decode.
+        states = m.new_state(batch=1, capacity=n_pos)
+        prefill = []
+        for _ in range(1 + a.prefill_reps):
+            t = time.perf_counter()
+            m.prefill({"ids": ids}, states)
+            prefill.append(time.perf_counter() - t)
         states = m.new_state(batch=1, capacity=n_pos)
         m.prefill({"ids": ids[:, :-1]}, states)
         last = {"ids": np.ascontiguousarray(ids[:, -1:])}
@@ -132,7 +146,9 @@ def main():
             chosen.append(tok)
             m.decode({"ids": np.array([[tok]], np.int32)}, states, position=C + step, out=out)
             logits.append(out["logits"].copy())
-        results[kind] = {"ms": 1e3 * statistics.median(times), "logits": np.stack(logits),
+        results[kind] = {"ms": 1e3 * statistics.median(times),
+                         "prefill_ms": 1e3 * statistics.median(prefill[1:]),
+                         "logits": np.stack(logits),
                          "tokens": chosen}
     import platform
     cpu = platform.processor() or "unknown"
@@ -143,12 +159,15 @@ def main():
     except OSError:
         pass
     print(f"GPT-2 small decode, B=1, context {C}, {a.threads} thread(s), {cpu}")
-    print("| weights | ms/token | weight MB/token | effective GB/s |")
-    print("| --- | --- | --- | --- |")
+    cache_mb = LAYERS * 2 * C * D * 4 / 1e6
+    print(f"| weights | decode ms/token | weight MB/token | + f32 KV cache MB | "
+          f"effective GB/s | prefill {C} ms |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for kind in ("f32", "int8"):
         r = results[kind]
         mb = weight_bytes(kind == "int8") / 1e6
-        print(f"| {kind} | {r['ms']:.2f} | {mb:.0f} | {mb / r['ms']:.1f} |")
+        print(f"| {kind} | {r['ms']:.2f} | {mb:.0f} | {cache_mb:.0f} | "
+              f"{(mb + cache_mb) / r['ms']:.1f} | {r['prefill_ms']:.1f} |")
     ref, got = results["f32"]["logits"], results["int8"]["logits"]
     agree = np.mean(np.argmax(ref, -1) == np.argmax(got, -1))
     print(f"int8 vs f32 over {len(ref)} steps: max |logit error| "
