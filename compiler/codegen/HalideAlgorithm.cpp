@@ -13,10 +13,13 @@ namespace attnc::codegen {
 namespace {
 
 /// How a tensor is stored: bf16 and f16 weights keep their precision in
-/// memory, as their bits where the target has no half type (HalfBits.h).
+/// memory, as their bits where the target has no half type (HalfBits.h);
+/// quantized (i8) matrices are int8.
 Halide::Type halideType(RankedTensorType type,
                         const schedules::TargetDesc &target) {
   mlir::Type element = type.getElementType();
+  if (element.isInteger(8))
+    return Int(8);
   if ((element.isBF16() || element.isF16()) && target.storesHalfAsBits())
     return UInt(16);
   if (element.isBF16())
@@ -28,11 +31,13 @@ Halide::Type halideType(RankedTensorType type,
 
 /// `stored`, of tensor type `type`, as the algorithm computes: f32 for
 /// every float (a bf16 or f16 weight is widened as it is loaded, so every
-/// op accumulates in f32).
+/// op accumulates in f32) and for an i8 matrix (exact: its integers, which
+/// `attn.linear` scales per output after the sum).
 Expr widen(Expr stored, RankedTensorType type) {
   if (stored.type() == UInt(16))
     return widenHalfBits(stored, type.getElementType().isBF16());
-  if (stored.type().is_float() || stored.type().is_bfloat())
+  if (stored.type().is_float() || stored.type().is_bfloat() ||
+      stored.type() == Int(8))
     return cast(Float(32), stored);
   return stored;
 }
@@ -97,7 +102,7 @@ LogicalResult buildAlgorithm(KernelOp kernel,
     std::vector<Var> vs = b.vars(t.extents.size());
     Func out = t.inPlace ? t.func : Func(b.name("output"));
     // An init kernel's constant keeps its weights' precision; the narrowing
-    // is exact, since weight expressions only move bf16 / f16 values.
+    // is exact, since weight expressions only move bf16 / f16 / i8 values.
     if (!t.inPlace)
       out(vs) = narrow(t.func(vs), cast<RankedTensorType>(v.getType()), target);
     promiseStaticExtents([&](int d) { return out.output_buffer().dim(d); },

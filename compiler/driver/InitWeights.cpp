@@ -90,6 +90,14 @@ LogicalResult writeRandomWeights(func::FuncOp func, StringRef path,
     }
     // Drawn in f32 and rounded to the declared precision.
     attn_model_dtype dtype = *modelDType(op.getType().getElementType());
+    if (dtype == ATTN_MODEL_I8) {
+      op.emitError() << "random weights are drawn in f32, bf16 or f16, not "
+                        "for i8 weight '"
+                     << op.getName()
+                     << "': draw them for the model declared f32 and "
+                        "quantize them with 'attnc quantize'";
+      return WalkResult::interrupt();
+    }
     std::vector<uint8_t> data = narrow(randomTensor(op, seed), dtype);
     ArrayRef<int64_t> shape = op.getType().getShape();
     st::Status added =

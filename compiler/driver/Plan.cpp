@@ -112,7 +112,7 @@ private:
     else
       return emitError(loc) << what << " has type " << type
                             << " has an element type a model library cannot "
-                               "hold: use f32, i32, bf16 or f16";
+                               "hold: use f32, i32, bf16, f16 or i8";
     ArrayRef<StringAttr> names = dimSymbols.lookup(value);
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (!type.isDynamicDim(d)) {
@@ -346,6 +346,8 @@ std::optional<attn_model_dtype> modelDType(Type element) {
     return ATTN_MODEL_BF16;
   if (element.isF16())
     return ATTN_MODEL_F16;
+  if (element.isSignlessInteger(8))
+    return ATTN_MODEL_I8;
   return std::nullopt;
 }
 

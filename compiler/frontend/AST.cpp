@@ -20,6 +20,8 @@ llvm::StringRef attnc::getElementTypeName(ElementType type) {
     return "bf16";
   case ElementType::f16:
     return "f16";
+  case ElementType::i8:
+    return "i8";
   }
   llvm_unreachable("unknown element type");
 }

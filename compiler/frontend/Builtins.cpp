@@ -207,6 +207,15 @@ bool CheckContext::resolveProjection(Argument &arg, int64_t in, int64_t out,
   call.weights.push_back({arg.name + ".weight", weight});
   if (bias)
     call.weights.push_back({arg.name + ".bias", bias});
+  if (weight->type.elementType == ElementType::i8) {
+    WeightDecl *scales =
+        weight->type.shape.size() == 2
+            ? quantizationScales(*weight, *name, weight->getOutFeatures())
+            : nullptr;
+    if (!scales)
+      return false;
+    call.weights.push_back({arg.name + ".scales", scales});
+  }
   if (in < 0)
     return true;
   std::string weightRole = role + " weight";
@@ -215,6 +224,30 @@ bool CheckContext::resolveProjection(Argument &arg, int64_t in, int64_t out,
   return !bias || out < 0 ||
          checkVector(*bias, *name, role + " bias", out,
                      "the projection's " + std::to_string(out) + " outputs");
+}
+
+WeightDecl *CheckContext::quantizationScales(const WeightDecl &weight,
+                                             const Expr &at, int64_t out) {
+  std::string name = weight.name + "_scale";
+  WeightDecl *scales = weights.lookup(name);
+  if (!scales) {
+    errorAt(at, "i8 weight '" + weight.name +
+                    "' needs its per-output-channel scales: declare 'weight " +
+                    name + " : f32[" + llvm::Twine(out) +
+                    "]' (attnc quantize writes them)");
+    return nullptr;
+  }
+  scales->used = true;
+  if (scales->type.elementType != ElementType::f32) {
+    errorAt(at, "the scales '" + name + "' of i8 weight '" + weight.name +
+                    "' must be f32, not " +
+                    getElementTypeName(scales->type.elementType));
+    return nullptr;
+  }
+  if (!checkVector(*scales, at, "the scales", out,
+                   "the weight's " + std::to_string(out) + " output features"))
+    return nullptr;
+  return scales;
 }
 
 WeightDecl *CheckContext::projectionWeight(const Argument &arg) const {

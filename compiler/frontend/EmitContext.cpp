@@ -25,6 +25,9 @@ RankedTensorType EmitContext::tensorType(ArrayRef<Extent> shape,
   case ElementType::f16:
     type = builder.getF16Type();
     break;
+  case ElementType::i8:
+    type = builder.getIntegerType(8);
+    break;
   }
   return RankedTensorType::get(dims, type);
 }

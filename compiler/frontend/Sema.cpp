@@ -49,6 +49,7 @@ private:
   ExprPtr checkName(NameExpr &name);
   ExprPtr checkBinary(std::unique_ptr<BinaryExpr> binary);
   ExprPtr checkCall(CallExpr &call);
+  bool checkQuantizedWeights(const BuiltinExpr &call);
   void checkSecondResult(ResultDecl &result);
 
   const BuiltinRegistry &builtins;
@@ -121,7 +122,7 @@ void Sema::checkWeights() {
       error(weight->type.loc.Start,
             "weight '" + weight->name +
                 "' must be f32, bf16 or f16 (kept in that precision, computed "
-                "in f32), not i32",
+                "in f32), or i8 (a quantized linear matrix), not i32",
             weight->type.loc);
     for (const Extent &extent : weight->type.shape)
       if (extent.isSymbolic())
@@ -173,11 +174,13 @@ void Sema::checkInput(InputDecl &input) {
   input.elementType = input.type.elementType;
   input.shape = input.type.shape;
   if (input.elementType == ElementType::bf16 ||
-      input.elementType == ElementType::f16) {
+      input.elementType == ElementType::f16 ||
+      input.elementType == ElementType::i8) {
     error(input.type.loc.Start,
           "input '" + input.name + "' is " +
               getElementTypeName(input.elementType) +
-              ", but inputs are f32 or i32 (only weights may be bf16 or f16): "
+              ", but inputs are f32 or i32 (only weights may be bf16, f16 or "
+              "i8): "
               "declare it f32 and convert the data to float32",
           input.type.loc);
     input.invalid = true;
@@ -350,7 +353,38 @@ ExprPtr Sema::checkCall(CallExpr &call) {
   CallArgs args;
   if (!sortArgs(*this, call, *sig, args))
     return nullptr;
-  return sig->check(*this, call, args);
+  ExprPtr checked = sig->check(*this, call, args);
+  if (auto *builtin = llvm::dyn_cast_or_null<BuiltinExpr>(checked.get()))
+    if (!checkQuantizedWeights(*builtin))
+      return nullptr;
+  return checked;
+}
+
+/// An i8 weight is a quantized matrix that `linear` and `self_attention`'s
+/// projections dequantize with its scales (which their check found and
+/// recorded as the role's `scales`); read anywhere else, its integers would be
+/// taken for values.
+bool Sema::checkQuantizedWeights(const BuiltinExpr &call) {
+  bool ok = true;
+  for (const auto &[role, weight] : call.weights) {
+    if (weight->type.elementType != ElementType::i8)
+      continue;
+    llvm::StringRef matrix = role;
+    if ((call.builtin == "linear" || call.builtin == "self_attention") &&
+        matrix.consume_back("weight") &&
+        call.getWeight((matrix + "scales").str()))
+      continue;
+    errorAt(call, "'" + call.builtin + "' cannot read i8 weight '" +
+                      weight->name +
+                      "': only 'linear' and the projections of "
+                      "'self_attention' dequantize i8 matrices (with their "
+                      "scales '" +
+                      weight->name +
+                      "_scale'); declare it f32, bf16 or f16 and keep it "
+                      "unquantized");
+    ok = false;
+  }
+  return ok;
 }
 
 /// `a, w = call(...)`: the builtin of the call says whether it has a second

@@ -106,6 +106,8 @@ static llvm::StringRef typeName(DType dtype) {
     return "bf16";
   case DType::F16:
     return "f16";
+  case DType::I8:
+    return "i8";
   default:
     return "";
   }
@@ -130,7 +132,8 @@ std::string AttnWriter::checkTensor(const WeightSpec &spec,
   if (type.empty()) {
     ctx.error(ctx.weights().path() + ": " + name + " is " +
               attn::safetensors::dtypeName(t->dtype) +
-              "; attnc reads F32, BF16 and F16 weights");
+              "; attnc reads F32, BF16 and F16 weights, and I8 matrices "
+              "that attnc quantize wrote");
     return "";
   }
   std::vector<int64_t> want;
@@ -178,7 +181,37 @@ void AttnWriter::weights(llvm::ArrayRef<WeightSpec> specs, int64_t layers) {
     line("weight " + spec.name + std::string(width - spec.name.size(), ' ') +
          " : " + (type.empty() ? "f32" : type) + "[" + llvm::join(dims, ", ") +
          "]" + (spec.inOut ? " layout(in, out)" : ""));
+    if (type == "i8")
+      quantizationScales(spec, layers);
   }
+}
+
+/// A matrix `attnc quantize` wrote as I8 has its per-output-channel scales
+/// beside it, `NAME_scale` F32 [out]: declared after it, as the language
+/// finds them. Whether the model may read it quantized is the frontend's
+/// to say (a linear or self_attention projection, not an embedding table).
+void AttnWriter::quantizationScales(const WeightSpec &spec, int64_t layers) {
+  if (spec.shape.size() != 2) {
+    ctx.error(ctx.weights().path() + ": " + spec.name +
+              " is I8 but not a matrix; only linear matrices may be "
+              "quantized");
+    return;
+  }
+  int64_t out = spec.shape[spec.inOut ? 1 : 0].value;
+  for (int64_t i = 0; i < std::max<int64_t>(layers, 1); ++i) {
+    std::string name =
+        (layers > 0 ? layerName(spec.name, i) : spec.name) + "_scale";
+    const attn::safetensors::Tensor *t = ctx.weights().find(name);
+    if (!t || t->dtype != DType::F32 || t->shape != std::vector<int64_t>{out})
+      ctx.error(
+          ctx.weights().path() + ": the I8 matrix " +
+          name.substr(0, name.size() - 6) + " needs its scales " + name +
+          " as F32 [" + llvm::Twine(out) + "] (attnc quantize writes both)" +
+          (t ? llvm::Twine(", but it is ") +
+                   attn::safetensors::dtypeName(t->dtype) + shapeText(t->shape)
+             : llvm::Twine("")));
+  }
+  line("weight " + spec.name + "_scale : f32[" + std::to_string(out) + "]");
 }
 
 } // namespace attnc::import

@@ -24,10 +24,11 @@ inline Value buildSlice(OpBuilder &b, Location loc, Value input, int64_t dim,
 
 /// `input` projected by `weight` (and `bias`, may be null) stored in `layout`;
 /// weights in panels give `panelOutputs` outputs (their last panel may be
-/// padded), or whole panels if 0.
+/// padded), or whole panels if 0. An i8 weight takes its per-output
+/// `scales`; other weights none (null).
 inline Value buildLinear(OpBuilder &b, Location loc, Value input, Value weight,
                          Value bias, WeightLayout layout,
-                         int64_t panelOutputs = 0) {
+                         int64_t panelOutputs = 0, Value scales = {}) {
   auto type = cast<RankedTensorType>(input.getType());
   auto wtype = cast<RankedTensorType>(weight.getType());
   SmallVector<int64_t> shape(type.getShape());
@@ -43,9 +44,9 @@ inline Value buildLinear(OpBuilder &b, Location loc, Value input, Value weight,
                                     : wtype.getDimSize(0) * wtype.getDimSize(2);
     break;
   }
-  return b.create<LinearOp>(loc, RankedTensorType::get(shape, type.getElementType()),
-                            input, weight, bias,
-                            WeightLayoutAttr::get(b.getContext(), layout));
+  return b.create<LinearOp>(
+      loc, RankedTensorType::get(shape, type.getElementType()), input, weight,
+      bias, scales, WeightLayoutAttr::get(b.getContext(), layout));
 }
 
 } // namespace mlir::attn

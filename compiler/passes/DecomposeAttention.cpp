@@ -20,9 +20,9 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getInput();
-    Value wq = op.getQWeight(), bq = op.getQBias();
-    Value wk = op.getKWeight(), bk = op.getKBias();
-    Value wv = op.getVWeight(), bv = op.getVBias();
+    Value wq = op.getQWeight(), bq = op.getQBias(), sq = op.getQScales();
+    Value wk = op.getKWeight(), bk = op.getKBias(), sk = op.getKScales();
+    Value wv = op.getVWeight(), bv = op.getVBias(), sv = op.getVScales();
     int64_t headDim = op.getHeadDimension();
     // Queries of heads * head_dim features (d_model unless head_dim says
     // otherwise), keys and values of kv_heads * head_dim.
@@ -31,7 +31,7 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     // A packed [d + 2 kvd, D] projection is cut into its Q, K and V rows; the
     // slices are weight expressions, so later passes treat all three alike.
     if (Value w = op.getQkvWeight()) {
-      Value b = op.getQkvBias();
+      Value b = op.getQkvBias(), s = op.getQkvScales();
       if (op.getQkvPerHead()) {
         // Rows [heads, 3, head_dim] (GPT-NeoX): part t of head h starts at
         // row (3 h + t) head_dim; each part joins its heads' slices.
@@ -55,6 +55,11 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
           bk = gather(b, 1);
           bv = gather(b, 2);
         }
+        if (s) {
+          sq = gather(s, 0);
+          sk = gather(s, 1);
+          sv = gather(s, 2);
+        }
       } else {
         wq = buildSlice(rewriter, loc, w, 0, 0, d);
         wk = buildSlice(rewriter, loc, w, 0, d, kvd);
@@ -64,12 +69,17 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
           bk = buildSlice(rewriter, loc, b, 0, d, kvd);
           bv = buildSlice(rewriter, loc, b, 0, d + kvd, kvd);
         }
+        if (s) {
+          sq = buildSlice(rewriter, loc, s, 0, 0, d);
+          sk = buildSlice(rewriter, loc, s, 0, d, kvd);
+          sv = buildSlice(rewriter, loc, s, 0, d + kvd, kvd);
+        }
       }
     }
     auto layout = WeightLayout::out_in;
-    Value q = buildLinear(rewriter, loc, x, wq, bq, layout);
-    Value k = buildLinear(rewriter, loc, x, wk, bk, layout);
-    Value v = buildLinear(rewriter, loc, x, wv, bv, layout);
+    Value q = buildLinear(rewriter, loc, x, wq, bq, layout, 0, sq);
+    Value k = buildLinear(rewriter, loc, x, wk, bk, layout, 0, sk);
+    Value v = buildLinear(rewriter, loc, x, wv, bv, layout, 0, sv);
     if (std::optional<RopeStyle> style = op.getRope()) {
       // Positions 0 .. S-1 of the input's sequence dim; when decoding, each
       // sequence's after the tokens already in its caches (P_b .. P_b + S-1).
@@ -124,9 +134,9 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
         /*query_offsets=*/position, op.getHeadsAttr(), kvHeads,
         op.getMaskAttr(), rewriter.getF32FloatAttr(op.getEffectiveScale()),
         op.getSoftcapAttr());
-    SmallVector<Value, 2> results{buildLinear(rewriter, loc, sdpa.getResult(),
-                                              op.getOutWeight(),
-                                              op.getOutBias(), layout)};
+    SmallVector<Value, 2> results{
+        buildLinear(rewriter, loc, sdpa.getResult(), op.getOutWeight(),
+                    op.getOutBias(), layout, 0, op.getOutScales())};
     if (weights)
       results.push_back(sdpa.getWeights());
     rewriter.replaceOp(op, results);

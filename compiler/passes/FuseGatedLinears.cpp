@@ -77,8 +77,12 @@ struct FuseGatedLinears : OpRewritePattern<MulOp> {
     Value b;
     if (gate.getBias())
       b = interleave(gate.getBias(), up.getBias(), 0);
-    Value fused =
-        buildLinear(rewriter, loc, gate.getInput(), w, b, gate.getLayout());
+    // i8 weights (gate and up share the type) keep their per-output scales.
+    Value s;
+    if (gate.getScales())
+      s = interleave(gate.getScales(), up.getScales(), 0);
+    Value fused = buildLinear(rewriter, loc, gate.getInput(), w, b,
+                              gate.getLayout(), /*panelOutputs=*/0, s);
     StringRef name = act->getName().stripDialect();
     rewriter.replaceOpWithNewOp<GluOp>(op, op.getType(), fused,
                                        rewriter.getStringAttr(name));

@@ -87,16 +87,21 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
     };
     // Output features are dim 0 of an [out, in] weight, dim 1 of [in, out].
     int64_t outDim = layout == WeightLayout::out_in ? 0 : 1;
-    SmallVector<Value, 3> ws, bs;
+    SmallVector<Value, 3> ws, bs, ss;
     for (LinearOp p : projs) {
       ws.push_back(p.getWeight());
       bs.push_back(p.getBias());
+      ss.push_back(p.getScales());
     }
     Value w = concat(ws, outDim);
-    Value b;
+    Value b, s;
     if (biased)
       b = concat(bs, 0);
-    Value fused = buildLinear(rewriter, loc, input, w, b, layout);
+    // i8 weights (one element type for all) keep their per-output scales.
+    if (projs[0].getScales())
+      s = concat(ss, 0);
+    Value fused = buildLinear(rewriter, loc, input, w, b, layout,
+                              /*panelOutputs=*/0, s);
     int64_t last = cast<RankedTensorType>(fused.getType()).getRank() - 1;
     SmallVector<Value, 3> parts;
     int64_t offset = 0;

@@ -26,7 +26,8 @@ struct TransposeToInOut : OpRewritePattern<LinearOp> {
     Value w = rewriter.create<TransposeOp>(op.getLoc(), transposed,
                                            op.getWeight());
     rewriter.replaceOp(op, buildLinear(rewriter, op.getLoc(), op.getInput(), w,
-                                       op.getBias(), WeightLayout::in_out));
+                                       op.getBias(), WeightLayout::in_out,
+                                       /*panelOutputs=*/0, op.getScales()));
     return success();
   }
 };
@@ -50,9 +51,9 @@ struct InOutToPanels : OpRewritePattern<LinearOp> {
     Value w = rewriter.create<PackPanelsOp>(op.getLoc(), packed,
                                             op.getWeight(),
                                             rewriter.getI64IntegerAttr(width));
-    rewriter.replaceOp(op,
-                       buildLinear(rewriter, op.getLoc(), op.getInput(), w,
-                                   op.getBias(), WeightLayout::panels, out));
+    rewriter.replaceOp(op, buildLinear(rewriter, op.getLoc(), op.getInput(), w,
+                                       op.getBias(), WeightLayout::panels, out,
+                                       op.getScales()));
     return success();
   }
 

@@ -170,8 +170,10 @@ _attnc._set_error_factory(_error)
 
 # ------------------------------------------------------------------ dtypes
 
-# attn_dtype -> numpy dtype; bf16 only where ml_dtypes provides it.
-_NUMPY_DTYPES = {0: np.dtype(np.float32), 1: np.dtype(np.int32), 3: np.dtype(np.float16)}
+# attn_dtype -> numpy dtype; bf16 only where ml_dtypes provides it; i8 only
+# for quantized weights (never an input or output).
+_NUMPY_DTYPES = {0: np.dtype(np.float32), 1: np.dtype(np.int32), 3: np.dtype(np.float16),
+                 4: np.dtype(np.int8)}
 try:  # pragma: no cover - optional
     import ml_dtypes
     _NUMPY_DTYPES[2] = np.dtype(ml_dtypes.bfloat16)
@@ -179,7 +181,7 @@ except ImportError:
     pass
 _KNOWN_DTYPES = frozenset(_NUMPY_DTYPES.values())
 _ATTN_CODES = {v: k for k, v in _NUMPY_DTYPES.items()}
-_ATTN_NAMES = {0: "f32", 1: "i32", 2: "bf16", 3: "f16"}
+_ATTN_NAMES = {0: "f32", 1: "i32", 2: "bf16", 3: "f16", 4: "i8"}
 
 
 # ------------------------------------------------------------------ infos
@@ -318,7 +320,7 @@ class Model:
         self.info = ModelInfo(*self._m.info())
         self.inputs = [_tensor_info(t) for t in self._m.inputs()]
         self.outputs = [_tensor_info(t) for t in self._m.outputs()]
-        # What it read from `weights`, as declared (f32, bf16 or f16).
+        # What it read from `weights`, as declared (f32, bf16, f16 or i8).
         self.weight_tensors = [_tensor_info(t) for t in self._m.weights()]
         self._in_dtypes = {t.name: t.dtype for t in self.inputs}
         # The KV caches a "prefill" or "decode" writes (none for most models).

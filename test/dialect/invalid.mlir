@@ -21,7 +21,7 @@ func.func @weight_dynamic_shape() -> tensor<?x4xf32> {
 // -----
 
 func.func @weight_not_float() -> tensor<4xi32> {
-  // expected-error @+1 {{'attn.weight' op result #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  // expected-error @+1 {{'attn.weight' op result #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float or 8-bit signless integer values}}
   %w = "attn.weight"() <{name = "w"}> : () -> tensor<4xi32>
   return %w : tensor<4xi32>
 }
@@ -280,6 +280,57 @@ func.func @scale_type(%a: tensor<16x8xf32>) -> tensor<8x16xf32> {
 // attn.linear
 //===----------------------------------------------------------------------===//
 
+func.func @linear_i8_without_scales(%x: tensor<?x?x8xf32>, %w: tensor<16x8xi8>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op an i8 weight needs its per-output scales}}
+  %y = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xi8>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_scales_of_f32(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %s: tensor<16xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op scales apply only to an i8 weight, not 'f32'}}
+  %y = attn.linear %x, %w scales %s layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_scales_per_input(%x: tensor<?x?x8xf32>, %w: tensor<8x16xi8>, %s: tensor<8xf32>) -> tensor<?x?x16xf32> {
+  // One scale per output, whatever the layout.
+  // expected-error @+1 {{'attn.linear' op scales have 8 entries, expected 16}}
+  %y = attn.linear %x, %w scales %s layout(in_out) : (tensor<?x?x8xf32>, tensor<8x16xi8>, tensor<8xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @self_attention_i8_without_scales(%x: tensor<?x?x8xf32>, %w: tensor<24x8xi8>, %o: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op qkv weight is i8 and needs its per-output scales}}
+  %a = attn.self_attention %x heads(2) mask<none> qkv(%w) out(%o) : (tensor<?x?x8xf32>, tensor<24x8xi8>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_scales_size(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>, %o: tensor<8x8xi8>, %s: tensor<24xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op out scales must have 8 entries}}
+  %a = attn.self_attention %x heads(2) mask<none> q(%w) k(%w) v(%w) out(%o) out_scales(%s) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xi8>, tensor<24xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_i8_gamma(%x: tensor<?x?x8xf32>, %g: tensor<8xi8>, %b: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // Only attn.linear reads i8 weights (the generic form: the custom parser
+  // would reject the type first).
+  // expected-error @+1 {{'attn.layer_norm' op operand #1 must be 1D tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<8xi8>'}}
+  %y = "attn.layer_norm"(%x, %g, %b) {epsilon = 1.0e-05 : f32} : (tensor<?x?x8xf32>, tensor<8xi8>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
 func.func @linear_in_features_out_in(%x: tensor<?x?x8xf32>, %w: tensor<16x4xf32>) -> tensor<?x?x16xf32> {
   // expected-error @+1 {{'attn.linear' op weight expects 4 input features (layout out_in), but the input has 8}}
   %y = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<16x4xf32>) -> tensor<?x?x16xf32>
@@ -346,8 +397,8 @@ func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<16x1xf32>) -> tensor<
 // -----
 
 func.func @linear_weight_not_2d(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>) -> tensor<?x?x8xf32> {
-  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D/3D tensor of 32-bit float or bfloat16 type or 16-bit float values}}
-  %y = "attn.linear"(%x, %w) <{layout = #attn<layout out_in>}> : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D/3D tensor of 32-bit float or bfloat16 type or 16-bit float or 8-bit signless integer values}}
+  %y = "attn.linear"(%x, %w) <{layout = #attn<layout out_in>, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   return %y : tensor<?x?x8xf32>
 }
 
@@ -355,7 +406,7 @@ func.func @linear_weight_not_2d(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>) -> ten
 
 func.func @linear_bias_not_1d(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<1x16xf32>) -> tensor<?x?x16xf32> {
   // expected-error @+1 {{'attn.linear' op operand #2 must be 1D tensor of 32-bit float or bfloat16 type or 16-bit float values}}
-  %y = "attn.linear"(%x, %w, %b) <{layout = #attn<layout out_in>}> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>) -> tensor<?x?x16xf32>
+  %y = "attn.linear"(%x, %w, %b) <{layout = #attn<layout out_in>, operandSegmentSizes = array<i32: 1, 1, 1, 0>}> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>) -> tensor<?x?x16xf32>
   return %y : tensor<?x?x16xf32>
 }
 
@@ -363,7 +414,7 @@ func.func @linear_bias_not_1d(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: t
 
 func.func @linear_f16(%x: tensor<?x?x8xf16>, %w: tensor<16x8xf32>) -> tensor<?x?x16xf32> {
   // expected-error @+1 {{'attn.linear' op operand #0 must be ranked tensor of 32-bit float values}}
-  %y = "attn.linear"(%x, %w) <{layout = #attn<layout out_in>}> : (tensor<?x?x8xf16>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %y = "attn.linear"(%x, %w) <{layout = #attn<layout out_in>, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<?x?x8xf16>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
   return %y : tensor<?x?x16xf32>
 }
 

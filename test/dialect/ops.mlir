@@ -24,10 +24,13 @@ func.func @weights() -> (tensor<16x8xf32>, tensor<8x16xf32>, tensor<32x8xf32>,
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}
 func.func @model_ops(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]},
                      %w: tensor<16x8xf32>, %wt: tensor<8x16xf32>, %b: tensor<16xf32>,
-                     %g: tensor<8xf32>, %be: tensor<8xf32>)
+                     %g: tensor<8xf32>, %be: tensor<8xf32>,
+                     %wq: tensor<16x8xi8>, %sq: tensor<16xf32>)
     -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x8xf32>) {
   // CHECK: %[[L:.*]] = attn.linear %[[X]], %{{.*}}, %{{.*}} layout({{ ?}}out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
   %l = attn.linear %x, %w, %b layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  // CHECK-NEXT: %[[LQ:.*]] = attn.linear %[[X]], %{{.*}}, %{{.*}} scales %{{.*}} layout({{ ?}}out_in) : (tensor<?x?x8xf32>, tensor<16x8xi8>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %lq = attn.linear %x, %wq, %b scales %sq layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xi8>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
   // CHECK-NEXT: %[[L2:.*]] = attn.linear %[[X]], %{{.*}} layout({{ ?}}in_out) : (tensor<?x?x8xf32>, tensor<8x16xf32>) -> tensor<?x?x16xf32>
   %l2 = attn.linear %x, %wt layout(in_out) : (tensor<?x?x8xf32>, tensor<8x16xf32>) -> tensor<?x?x16xf32>
   // CHECK-NEXT: %[[G:.*]] = attn.gelu %[[L]] : tensor<?x?x16xf32>

@@ -4,6 +4,8 @@
 // attnc model.attn --weights w.safetensors -o model.so   (weights embedded)
 // attnc import DIR -o model.attn               (a Hugging Face directory)
 // attnc DIR -o model.so                        (import, then compile)
+// attnc quantize IN.safetensors -o OUT.safetensors [--only RE] [--in-out RE]
+//                                              (int8 linear weights)
 //
 // Loads a model (.attn through the frontend, .mlir as attn-dialect IR, or a
 // Hugging Face model directory through compiler/import),
@@ -17,6 +19,7 @@
 #include "compiler/codegen/KernelCodegen.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/InitWeights.h"
+#include "compiler/driver/Quantize.h"
 #include "compiler/frontend/Frontend.h"
 #include "compiler/frontend/MLIRGen.h"
 #include "compiler/import/Importer.h"
@@ -161,8 +164,21 @@ cl::opt<std::string>
                   "logits, encoders: hidden only)"),
          cl::value_desc("logits|hidden"), cl::cat(attncCategory));
 
+cl::opt<std::string> quantizeOnly(
+    "only",
+    cl::desc("Quantize: the tensors to quantize, a regex matched anywhere in "
+             "the name (default: every 2-D F32, BF16 and F16 tensor)"),
+    cl::value_desc("regex"), cl::cat(attncCategory));
+cl::opt<std::string> quantizeInOut(
+    "in-out",
+    cl::desc("Quantize: the tensors stored [in, out] (GPT-2's Conv1D, "
+             "declared layout(in, out)), scaled per column"),
+    cl::value_desc("regex"), cl::cat(attncCategory));
+
 /// `attnc import DIR`: the first argument was `import`.
 bool importCommand = false;
+/// `attnc quantize IN -o OUT`: the first argument was `quantize`.
+bool quantizeCommand = false;
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attnc") << message << "\n";
@@ -333,7 +349,36 @@ int runImport() {
   return 0;
 }
 
+/// `attnc quantize IN -o OUT`: symmetric per-output-channel int8 of the
+/// chosen matrices (compiler/driver/Quantize.h).
+int runQuantize() {
+  if (outputPath.empty())
+    return fail("no output file: give -o <out.safetensors>");
+  for (cl::Option *option : std::initializer_list<cl::Option *>{
+           &weightsPath, &initWeights, &targetName, &schedule, &emit,
+           &maxContext, &head})
+    if (option->getNumOccurrences())
+      return fail("--" + option->ArgStr +
+                  " applies to a compile or an import, not to attnc quantize");
+  attnc::driver::QuantizeOptions options{quantizeOnly, quantizeInOut};
+  llvm::Expected<attnc::driver::QuantizeReport> report =
+      attnc::driver::quantizeCheckpoint(inputPath, outputPath, options);
+  if (!report)
+    return fail(llvm::toString(report.takeError()));
+  if (verbose)
+    llvm::errs() << "attnc: quantized " << report->quantized.size()
+                 << " tensors to int8; " << report->bytesBefore << " -> "
+                 << report->bytesAfter << " bytes\n";
+  return 0;
+}
+
 int run() {
+  if (quantizeCommand)
+    return runQuantize();
+  if (quantizeOnly.getNumOccurrences() || quantizeInOut.getNumOccurrences())
+    return fail(llvm::Twine("--") +
+                (quantizeOnly.getNumOccurrences() ? "only" : "in-out") +
+                " applies to attnc quantize");
   if (maxContext.getNumOccurrences() && maxContext <= 0)
     return fail("--max-context must be a positive number of tokens");
   if (importCommand || emit == Emit::Attn)
@@ -481,6 +526,9 @@ int main(int argc, char **argv) {
   std::vector<char *> args(argv, argv + argc);
   if (args.size() > 1 && llvm::StringRef(args[1]) == "import") {
     importCommand = true;
+    args.erase(args.begin() + 1);
+  } else if (args.size() > 1 && llvm::StringRef(args[1]) == "quantize") {
+    quantizeCommand = true;
     args.erase(args.begin() + 1);
   }
   if (!parseCommandLine(args.size(), args.data()))

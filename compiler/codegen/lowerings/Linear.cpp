@@ -54,13 +54,24 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
   lhs(v) = in.func(clamped);
   rhs(v[0], v[1]) = weight(v[0], v[1]);
   Func gemm(b.name("gemm"));
-  gemm(v) = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
+  Expr bias = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
+  // An i8 matrix is summed as its integers (widened to f32 as they load),
+  // and each output is scaled once after its sum: x . (s W) = s (x . W), one
+  // multiply per output instead of one per weight. The result is then an
+  // elementwise epilogue of the GEMM, inlined where the schedule puts it.
+  gemm(v) = op.getScales() ? Expr(0.0f) : bias;
   gemm(v) += lhs(b.args(rank, 0, r.x)) * rhs(v[0], r.x);
   b.stages.stages.push_back(
       schedules::GemmStage{gemm, r, k, n, padded, lhs, rhs});
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
-  b.define(op.getResult(), {gemm, extents});
+  if (!op.getScales()) {
+    b.define(op.getResult(), {gemm, extents});
+    return success();
+  }
+  Func scaled(b.name("dequantized"));
+  scaled(v) = gemm(v) * b.get(op.getScales()).func(biasAt) + bias;
+  b.define(op.getResult(), {scaled, extents});
   return success();
 }
 

@@ -485,18 +485,20 @@ static Value emitSelfAttention(EmitContext &ctx, const BuiltinExpr &e,
                                llvm::ArrayRef<Value> operands) {
   mlir::OpBuilder &builder = ctx.getBuilder();
   Value input = operands[0];
-  auto project = [&](llvm::StringRef role) -> std::pair<Value, Value> {
+  // Matrix, bias and (of an i8 matrix) scales.
+  auto project = [&](llvm::StringRef role) -> std::tuple<Value, Value, Value> {
     const WeightDecl *w = e.getWeight((role + ".weight").str());
     if (!w)
       return {};
-    return {ctx.outInWeight(w),
-            ctx.weight(e.getWeight((role + ".bias").str()))};
+    Value matrix = ctx.outInWeight(w);
+    Value bias = ctx.weight(e.getWeight((role + ".bias").str()));
+    return {matrix, bias, ctx.weight(e.getWeight((role + ".scales").str()))};
   };
-  auto [wq, bq] = project("q");
-  auto [wk, bk] = project("k");
-  auto [wv, bv] = project("v");
-  auto [wqkv, bqkv] = project("qkv");
-  auto [wo, bo] = project("out");
+  auto [wq, bq, sq] = project("q");
+  auto [wk, bk, sk] = project("k");
+  auto [wv, bv, sv] = project("v");
+  auto [wqkv, bqkv, sqkv] = project("qkv");
+  auto [wo, bo, so] = project("out");
   Value lengths = namedOperand(ctx, e, "lengths");
   Value bias = namedOperand(ctx, e, "bias");
   mlir::Type weights;
@@ -546,8 +548,8 @@ static Value emitSelfAttention(EmitContext &ctx, const BuiltinExpr &e,
         *attn::symbolizeRopeScaling(llvm::StringRef(type->enumerator)));
   auto op = builder.create<attn::SelfAttentionOp>(
       ctx.loc(e.getLoc()), input.getType(), weights, input, wq, bq, wk, bk, wv,
-      bv, wqkv, bqkv, wo, bo, lengths, bias, keyCache, valueCache, at,
-      builder.getI64IntegerAttr(e.getAttr("heads")->integer),
+      bv, wqkv, bqkv, wo, bo, lengths, bias, keyCache, valueCache, at, sq, sk,
+      sv, sqkv, so, builder.getI64IntegerAttr(e.getAttr("heads")->integer),
       emitMaskAttr(ctx, e), ctx.realAttr(e, "scale"), emitKvHeadsAttr(ctx, e),
       rope, ctx.realAttr(e, "rope_theta"), ctx.realAttr(e, "softcap"),
       integer("head_dim"), integer("rope_dims"), scaling,

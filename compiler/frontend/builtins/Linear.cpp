@@ -100,6 +100,10 @@ static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
                                "the weight's " + std::to_string(out) +
                                    " output features"))
     return nullptr;
+  WeightDecl *scales = nullptr;
+  if (weight->type.elementType == ElementType::i8 &&
+      !(scales = ctx.quantizationScales(*weight, wArg, out)))
+    return nullptr;
   auto linear = std::make_unique<BuiltinExpr>("linear", call.getRange());
   linear->shape = x->shape;
   linear->shape.back() = Extent::fixed(out);
@@ -107,6 +111,8 @@ static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
   linear->weights.push_back({"weight", weight});
   if (bias)
     linear->weights.push_back({"bias", bias});
+  if (scales)
+    linear->weights.push_back({"scales", scales});
   return linear;
 }
 
@@ -117,6 +123,7 @@ static mlir::Value emitLinear(EmitContext &ctx, const BuiltinExpr &e,
     return builder.create<mlir::attn::LinearOp>(
         ctx.loc(e.getLoc()), ctx.tensorType(e.shape, e.elementType),
         operands[0], operands[1], ctx.weight(e.getWeight("bias")),
+        mlir::Value(),
         mlir::attn::WeightLayoutAttr::get(builder.getContext(),
                                           mlir::attn::WeightLayout::out_in));
   const WeightDecl *w = e.getWeight("weight");
@@ -126,9 +133,11 @@ static mlir::Value emitLinear(EmitContext &ctx, const BuiltinExpr &e,
   // Weights are created in the order they are read (function arguments are
   // evaluated in no set order): the library lists them so.
   mlir::Value matrix = ctx.weight(w);
+  mlir::Value bias = ctx.weight(e.getWeight("bias"));
+  mlir::Value scales = ctx.weight(e.getWeight("scales"));
   return builder.create<mlir::attn::LinearOp>(
       ctx.loc(e.getLoc()), ctx.tensorType(e.shape, e.elementType), operands[0],
-      matrix, ctx.weight(e.getWeight("bias")),
+      matrix, bias, scales,
       mlir::attn::WeightLayoutAttr::get(builder.getContext(), layout));
 }
 

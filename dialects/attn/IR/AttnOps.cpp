@@ -376,6 +376,16 @@ LogicalResult LinearOp::verify() {
     return emitOpError("bias has ")
            << getBias().getType().getDimSize(0) << " entries, expected "
            << getOutFeatures();
+  bool quantized = w.getElementType().isInteger(8);
+  if (quantized && !getScales())
+    return emitOpError("an i8 weight needs its per-output scales");
+  if (!quantized && getScales())
+    return emitOpError("scales apply only to an i8 weight, not ")
+           << w.getElementType();
+  if (getScales() && getScales().getType().getDimSize(0) != getOutFeatures())
+    return emitOpError("scales have ")
+           << getScales().getType().getDimSize(0) << " entries, expected "
+           << getOutFeatures();
   return verifyFeatureMap(*this, input, getType(), getOutFeatures());
 }
 
@@ -675,7 +685,8 @@ LogicalResult SoftcapOp::verify() {
 
 /// Checks an `[out, in]` projection weight and its optional bias.
 static LogicalResult verifyProjection(Operation *op, StringRef what, Value w,
-                                      Value b, int64_t out, int64_t in) {
+                                      Value b, int64_t out, int64_t in,
+                                      Value scales = {}) {
   auto wt = cast<RankedTensorType>(w.getType());
   if (wt.getDimSize(0) != out || wt.getDimSize(1) != in)
     return op->emitOpError() << what << " weight must be [" << out << ", " << in
@@ -683,6 +694,15 @@ static LogicalResult verifyProjection(Operation *op, StringRef what, Value w,
                              << ", " << wt.getDimSize(1) << "]";
   if (b && cast<RankedTensorType>(b.getType()).getDimSize(0) != out)
     return op->emitOpError() << what << " bias must have " << out << " entries";
+  bool quantized = wt.getElementType().isInteger(8);
+  if (quantized != bool(scales))
+    return op->emitOpError()
+           << what
+           << (quantized ? " weight is i8 and needs its per-output scales"
+                         : " scales apply only to an i8 weight");
+  if (scales && cast<RankedTensorType>(scales.getType()).getDimSize(0) != out)
+    return op->emitOpError()
+           << what << " scales must have " << out << " entries";
   return success();
 }
 
@@ -733,17 +753,23 @@ LogicalResult SelfAttentionOp::verify() {
   if (separate) {
     if (!getQWeight() || !getKWeight() || !getVWeight())
       return emitOpError("needs all three of q, k and v projections");
-    if (failed(verifyProjection(*this, "q", getQWeight(), getQBias(), qd, d)) ||
-        failed(
-            verifyProjection(*this, "k", getKWeight(), getKBias(), kvd, d)) ||
-        failed(verifyProjection(*this, "v", getVWeight(), getVBias(), kvd, d)))
+    if (failed(verifyProjection(*this, "q", getQWeight(), getQBias(), qd, d,
+                                getQScales())) ||
+        failed(verifyProjection(*this, "k", getKWeight(), getKBias(), kvd, d,
+                                getKScales())) ||
+        failed(verifyProjection(*this, "v", getVWeight(), getVBias(), kvd, d,
+                                getVScales())))
       return failure();
   } else if (failed(verifyProjection(*this, "qkv", getQkvWeight(), getQkvBias(),
-                                     qd + 2 * kvd, d))) {
+                                     qd + 2 * kvd, d, getQkvScales()))) {
     return failure();
   }
-  if (failed(
-          verifyProjection(*this, "out", getOutWeight(), getOutBias(), d, qd)))
+  if (getQkvScales() && !getQkvWeight())
+    return emitOpError("qkv scales without a packed qkv projection");
+  if ((getQScales() || getKScales() || getVScales()) && !separate)
+    return emitOpError("q, k or v scales without separate projections");
+  if (failed(verifyProjection(*this, "out", getOutWeight(), getOutBias(), d, qd,
+                              getOutScales())))
     return failure();
   if (getResult().getType() != input)
     return emitOpError("result type must equal the input type");

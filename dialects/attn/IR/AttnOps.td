@@ -20,10 +20,18 @@ def Attn_WeightTensor : RankedTensorOf<Attn_WeightTypes>;
 def Attn_WeightMatrix : 2DTensorOf<Attn_WeightTypes>;
 def Attn_WeightVector : 1DTensorOf<Attn_WeightTypes>;
 def Attn_WeightPanels : 3DTensorOf<Attn_WeightTypes>;
-def Attn_LinearWeight : TensorRankOf<Attn_WeightTypes, [2, 3]>;
-/// What a kernel takes and returns: activations, weights and i32 inputs
-/// (key lengths, token ids).
-def Attn_AnyTensor : RankedTensorOf<[F32, I32, BF16, F16]>;
+/// What weights may be stored as, and what weight expressions that only
+/// move values (transpose, slice, concat, interleave, pack_panels) take: the
+/// weight types and i8, the quantized matrices that only `attn.linear` reads
+/// (with their per-output scales).
+defvar Attn_StoredWeightTypes = [F32, BF16, F16, I8];
+def Attn_StoredWeightTensor : RankedTensorOf<Attn_StoredWeightTypes>;
+def Attn_StoredWeightMatrix : 2DTensorOf<Attn_StoredWeightTypes>;
+def Attn_StoredWeightPanels : 3DTensorOf<Attn_StoredWeightTypes>;
+def Attn_LinearWeight : TensorRankOf<Attn_StoredWeightTypes, [2, 3]>;
+/// What a kernel takes and returns: activations, weights (i8 ones too) and
+/// i32 inputs (key lengths, token ids).
+def Attn_AnyTensor : RankedTensorOf<[F32, I32, BF16, F16, I8]>;
 def Attn_I32Vector : 1DTensorOf<[I32]>;
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
@@ -49,14 +57,15 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
   let summary = "a named weight tensor from the model's safetensors file";
   let description = [{
     Yields the weight stored under `name`. Its type is the declared shape and
-    element type (f32, bf16 or f16); the driver checks the file against both.
+    element type (f32, bf16, f16, or i8 for a quantized linear matrix); the
+    driver checks the file against both.
 
     ```mlir
     %w = attn.weight "attn.c_attn.weight" : tensor<768x2304xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name);
-  let results = (outs Attn_WeightTensor:$result);
+  let results = (outs Attn_StoredWeightTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -82,10 +91,10 @@ def Attn_TransposeOp : Attn_Op<"transpose", [Pure,
         : tensor<?x?x12x64xf32> -> tensor<?x12x?x64xf32>
     ```
   }];
-  let arguments = (ins Attn_WeightTensor:$input,
+  let arguments = (ins Attn_StoredWeightTensor:$input,
                        DefaultValuedAttr<I64Attr, "0">:$dim0,
                        DefaultValuedAttr<I64Attr, "1">:$dim1);
-  let results = (outs Attn_WeightTensor:$result);
+  let results = (outs Attn_StoredWeightTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -106,8 +115,8 @@ def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr,
     %p = attn.pack_panels %w {width = 64 : i64} : tensor<768x2304xf32> -> tensor<36x768x64xf32>
     ```
   }];
-  let arguments = (ins Attn_WeightMatrix:$input, I64Attr:$width);
-  let results = (outs Attn_WeightPanels:$result);
+  let arguments = (ins Attn_StoredWeightMatrix:$input, I64Attr:$width);
+  let results = (outs Attn_StoredWeightPanels:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -130,8 +139,8 @@ def Attn_ConcatOp : Attn_Op<"concat", [Pure, Attn_WeightExpr,
         : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<192x64xf32>
     ```
   }];
-  let arguments = (ins Variadic<Attn_WeightTensor>:$inputs, I64Attr:$dim);
-  let results = (outs Attn_WeightTensor:$result);
+  let arguments = (ins Variadic<Attn_StoredWeightTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Attn_StoredWeightTensor:$result);
   let assemblyFormat =
       "$inputs attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
@@ -153,8 +162,8 @@ def Attn_InterleaveOp : Attn_Op<"interleave", [Pure, Attn_WeightExpr]> {
         : tensor<5632x2048xf32>, tensor<5632x2048xf32> -> tensor<11264x2048xf32>
     ```
   }];
-  let arguments = (ins Variadic<Attn_WeightTensor>:$inputs, I64Attr:$dim);
-  let results = (outs Attn_WeightTensor:$result);
+  let arguments = (ins Variadic<Attn_StoredWeightTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Attn_StoredWeightTensor:$result);
   let assemblyFormat =
       "$inputs attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
@@ -175,9 +184,9 @@ def Attn_SliceOp : Attn_Op<"slice", [Pure, Attn_WeightExpr,
         : tensor<?x?x192xf32> -> tensor<?x?x64xf32>
     ```
   }];
-  let arguments = (ins Attn_WeightTensor:$input, I64Attr:$dim, I64Attr:$offset,
+  let arguments = (ins Attn_StoredWeightTensor:$input, I64Attr:$dim, I64Attr:$offset,
                        I64Attr:$size);
-  let results = (outs Attn_WeightTensor:$result);
+  let results = (outs Attn_StoredWeightTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -263,7 +272,7 @@ def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType,
 // Model-level ops, as the frontend emits them.
 //===----------------------------------------------------------------------===//
 
-def Attn_LinearOp : Attn_Op<"linear", [Pure,
+def Attn_LinearOp : Attn_Op<"linear", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Attn_WeightInitOpInterface>,
     DeclareOpInterfaceMethods<Attn_DimMapOpInterface, ["getDimGroups"]>,
     DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
@@ -275,17 +284,27 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure,
     `layout = panels` the weight is `attn.pack_panels` of an `[in, out]`
     matrix, `[out / width, in, width]`.
 
+    An i8 weight is quantized per output channel: its `scales` (f32, one per
+    output) give `W[o, :] = scales[o] * q[o, :]`, so `result[o] = scales[o] *
+    (input @ q^T)[o] + bias[o]`, with the i8 values widened to f32 as they are
+    loaded and the sum accumulated in f32. Scales are required with an i8
+    weight and an error with any other.
+
     ```mlir
     %y = attn.linear %x, %w, %b layout(in_out)
         : (tensor<?x?x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
+    %z = attn.linear %x, %q, %b scales %s layout(out_in)
+        : (tensor<?x?x768xf32>, tensor<3072x768xi8>, tensor<3072xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
     ```
   }];
   let arguments = (ins Attn_F32Tensor:$input, Attn_LinearWeight:$weight,
-                       Optional<Attn_WeightVector>:$bias, Attn_WeightLayoutAttr:$layout);
+                       Optional<Attn_WeightVector>:$bias,
+                       Optional<Attn_F32Vector>:$scales,
+                       Attn_WeightLayoutAttr:$layout);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? `layout` `(` $layout `)` attr-dict `:`
-    functional-type(operands, results)
+    $input `,` $weight (`,` $bias^)? (`scales` $scales^)? `layout` `(` $layout `)`
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -763,6 +782,11 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     `attn.slice` and `attn.concat` weight expressions (computed once, at
     load).
 
+    A projection's matrix may be i8, quantized per output channel: its
+    `q_scales`, ..., `out_scales` (f32, one per output row) are then
+    required, as `attn.linear`'s `scales`, which the decomposition passes
+    them to (a packed `qkv`'s sliced as its rows are).
+
     With `key_cache` and `value_cache` (state buffers `[B, L, features]`, a
     KV cache) the keys and values are also written into the caches: at rows
     `0 .. S-1` without a `position` (prefill), where the attention reads the
@@ -783,14 +807,17 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     ```
   }];
   let arguments = (ins Attn_F32Tensor:$input,
-      Optional<Attn_WeightMatrix>:$q_weight, Optional<Attn_WeightVector>:$q_bias,
-      Optional<Attn_WeightMatrix>:$k_weight, Optional<Attn_WeightVector>:$k_bias,
-      Optional<Attn_WeightMatrix>:$v_weight, Optional<Attn_WeightVector>:$v_bias,
-      Optional<Attn_WeightMatrix>:$qkv_weight, Optional<Attn_WeightVector>:$qkv_bias,
-      Attn_WeightMatrix:$out_weight, Optional<Attn_WeightVector>:$out_bias,
+      Optional<Attn_StoredWeightMatrix>:$q_weight, Optional<Attn_WeightVector>:$q_bias,
+      Optional<Attn_StoredWeightMatrix>:$k_weight, Optional<Attn_WeightVector>:$k_bias,
+      Optional<Attn_StoredWeightMatrix>:$v_weight, Optional<Attn_WeightVector>:$v_bias,
+      Optional<Attn_StoredWeightMatrix>:$qkv_weight, Optional<Attn_WeightVector>:$qkv_bias,
+      Attn_StoredWeightMatrix:$out_weight, Optional<Attn_WeightVector>:$out_bias,
       Optional<Attn_I32Vector>:$key_lengths, Optional<Attn_F32Tensor>:$bias,
       Optional<Attn_F32Tensor>:$key_cache, Optional<Attn_F32Tensor>:$value_cache,
       Optional<Attn_I32Vector>:$position,
+      Optional<Attn_F32Vector>:$q_scales, Optional<Attn_F32Vector>:$k_scales,
+      Optional<Attn_F32Vector>:$v_scales, Optional<Attn_F32Vector>:$qkv_scales,
+      Optional<Attn_F32Vector>:$out_scales,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads, Attn_MaskAttr:$mask,
       OptionalAttr<F32Attr>:$scale,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
@@ -819,6 +846,11 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     (`key_cache` `(` $key_cache^ `)`)?
     (`value_cache` `(` $value_cache^ `)`)?
     (`position` `(` $position^ `)`)?
+    (`q_scales` `(` $q_scales^ `)`)?
+    (`k_scales` `(` $k_scales^ `)`)?
+    (`v_scales` `(` $v_scales^ `)`)?
+    (`qkv_scales` `(` $qkv_scales^ `)`)?
+    (`out_scales` `(` $out_scales^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

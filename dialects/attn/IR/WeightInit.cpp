@@ -29,7 +29,8 @@ WeightInit TransposeOp::getOperandWeightInit(OpOperand &, WeightInit init) {
 std::optional<WeightInit> LinearOp::getWeightInit(OpOperand &operand) {
   if (&operand == &getWeightMutable())
     return WeightInit::fanIn(getLayout() == WeightLayout::out_in ? 1 : 0);
-  if (operand.getOperandNumber() == 2) // the bias
+  auto [biasAt, biasCount] = getODSOperandIndexAndLength(2);
+  if (biasCount && operand.getOperandNumber() == biasAt)
     return WeightInit::nearZero();
   return std::nullopt;
 }

@@ -57,6 +57,7 @@ typedef enum attn_dtype {
   ATTN_I32 = 1,
   ATTN_BF16 = 2,
   ATTN_F16 = 3,
+  ATTN_I8 = 4, /* quantized weights only, never an input or output */
 } attn_dtype;
 
 /* A dense row-major tensor the caller owns: dims outermost first. `name` may

@@ -25,13 +25,12 @@ typedef struct attn_dtype_desc {
   int32_t halide_code; /* halide_type_code_t: 0 int, 2 float, 4 bfloat */
 } attn_dtype_desc;
 
-#define ATTN_NUM_DTYPES 4
+#define ATTN_NUM_DTYPES 5
 
 static const attn_dtype_desc attn_dtype_table[ATTN_NUM_DTYPES] = {
-    {0, "F32", 4, 1, 2},
-    {1, "I32", 4, 0, 0},
-    {2, "BF16", 2, 1, 4},
-    {3, "F16", 2, 1, 2},
+    {0, "F32", 4, 1, 2}, {1, "I32", 4, 0, 0}, {2, "BF16", 2, 1, 4},
+    {3, "F16", 2, 1, 2}, {4, "I8", 1, 0, 0}, /* quantized weights: linear
+                                                matrices only */
 };
 
 /* The row of `code`, or NULL for a code no one defined. */

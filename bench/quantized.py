@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Decode of a GPT-2-small-size model with int8 weights against f32 (issue 25,
+item 2): ms per token at one context, the weight bytes a step reads, the
+effective bandwidth (weight and KV-cache bytes a step reads, over its time),
+and the int8 model's logit error against f32.
+
+  .venv/bin/python bench/quantized.py --context 128 --threads 1
+
+Model: bench/decode.py's (models/gpt2.attn with a KV cache per layer), random
+weights (attnc --init-weights --seed=1). The int8 model is the same model
+with its linear matrices declared i8 with their scales and its weights file
+made by `attnc quantize`. Which matrices: every layer's attention projections
+(c_attn, c_proj) and MLP (c_fc, c_proj); the head tied to the token table (an
+embedding too) stays f32, as do the norms and biases.
+
+Decode at context C (B = 1): a prefill of C - 1 random ids, then one token at
+position C - 1; that step is timed (median of --reps after a warm-up); the
+prefill of all C ids is timed too (median of --prefill-reps). The
+logit error is the int8 model's against the f32 model's over --steps greedy
+steps of the f32 model's tokens (teacher-forced: both read the same ids).
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+D, LAYERS, FFN, VOCAB = 768, 12, 3072, 50257
+QUANTIZED = r"h\.[0-9]+\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj))\.weight$"
+
+
+def model_text(n_positions, int8):
+    with open(os.path.join(REPO, "models", "gpt2.attn")) as f:
+        text = f.read()
+    subs = [
+        (r"model gpt2 \{", "model gpt2_decode {"),
+        (r"dim B, S <= 1024", f"dim B, S <= {n_positions}, L <= {n_positions}"),
+        (r"wpe\.weight : f32\[1024, 768\]", f"wpe.weight : f32[{n_positions}, 768]"),
+        (r"(    weight h\.\{i\}\.mlp\.c_proj\.bias +: f32\[768\]\n)",
+         r"\1    state past.{i}.key   : f32[B, L, 768]\n"
+         r"    state past.{i}.value : f32[B, L, 768]\n"),
+        (r"mask = causal\)", "mask = causal, cache = past.{i})"),
+    ]
+    if int8:
+        for name, shape, out in (("attn.c_attn", "768, 2304", 2304),
+                                 ("attn.c_proj", "768, 768", 768),
+                                 ("mlp.c_fc", "768, 3072", 3072),
+                                 ("mlp.c_proj", "3072, 768", 768)):
+            escaped = name.replace(".", r"\.")
+            subs.append((rf"(    weight h\.\{{i\}}\.{escaped}\.weight) +: f32\[{shape}\]"
+                         r"( layout\(in, out\)\n)",
+                         rf"\1 : i8[{shape}]\2    weight h.{{i}}.{name}.weight_scale"
+                         rf" : f32[{out}]\n"))
+    for pattern, repl in subs:
+        text, n = re.subn(pattern, repl, text)
+        if n != 1:
+            sys.exit(f"models/gpt2.attn: expected one '{pattern}', found {n}")
+    return text
+
+
+def weight_bytes(int8):
+    """Bytes of the matrices one decode step reads: every layer's GEMMs and
+    the head (the KV cache is counted apart)."""
+    size = 1 if int8 else 4
+    matrices = LAYERS * (D * 3 * D + D * D + 2 * D * FFN) * size
+    scales = LAYERS * (3 * D + D + FFN + D) * 4 if int8 else 0
+    head = D * VOCAB * 4
+    return matrices + scales + head
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--context", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--steps", type=int, default=32)
+    ap.add_argument("--prefill-reps", type=int, default=5)
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse the libraries and weights of an earlier run in --workdir")
+    ap.add_argument("--attnc", default=os.path.join(REPO, "build", "bin", "attnc"))
+    ap.add_argument("--workdir", default=os.path.join(HERE, "out", "quantized"))
+    a = ap.parse_args()
+    import attnc
+
+    os.makedirs(a.workdir, exist_ok=True)
+    n_pos = max(1024, a.context + a.steps)
+    libs, weights = {}, {}
+    for kind in ("f32", "int8"):
+        src = os.path.join(a.workdir, f"gpt2_{kind}.attn")
+        with open(src, "w") as f:
+            f.write(model_text(n_pos, kind == "int8"))
+        libs[kind] = os.path.join(a.workdir, f"gpt2_{kind}.so")
+        weights[kind] = os.path.join(a.workdir, f"w_{kind}.safetensors")
+        if a.reuse and os.path.exists(libs[kind]) and os.path.exists(weights[kind]):
+            continue
+        if kind == "f32":
+            run([a.attnc, src, f"--init-weights={weights[kind]}", "--seed=1"])
+        else:
+            run([a.attnc, "quantize", weights["f32"], "-o", weights[kind],
+                 "--only", QUANTIZED, "--in-out", "."])
+        run([a.attnc, src, "-o", libs[kind]])
+
+    C = a.context
+    rng = np.random.default_rng([C, VOCAB])
+    ids = rng.integers(0, VOCAB, size=(1, C), dtype=np.int32)
+    results = {}
+    for kind in ("f32", "int8"):
+        m = attnc.load(libs[kind], weights=weights[kind], threads=a.threads)
+        # Prefill of the C-token prompt (GEMMs), timed as the decode.
+        states = m.new_state(batch=1, capacity=n_pos)
+        prefill = []
+        for _ in range(1 + a.prefill_reps):
+            t = time.perf_counter()
+            m.prefill({"ids": ids}, states)
+            prefill.append(time.perf_counter() - t)
+        states = m.new_state(batch=1, capacity=n_pos)
+        m.prefill({"ids": ids[:, :-1]}, states)
+        last = {"ids": np.ascontiguousarray(ids[:, -1:])}
+        out = {"logits": np.zeros((1, 1, VOCAB), np.float32)}
+        m.decode(last, states, position=C - 1, out=out)
+        times = []
+        for _ in range(a.reps):
+            t = time.perf_counter()
+            m.decode(last, states, position=C - 1, out=out)
+            times.append(time.perf_counter() - t)
+        logits = [out["logits"].copy()]
+        # Teacher-forced steps on the f32 model's greedy tokens.
+        tokens = results.get("f32", {}).get("tokens")
+        chosen = []
+        for step in range(a.steps):
+            tok = int(np.argmax(logits[-1])) if tokens is None else tokens[step]
+            chosen.append(tok)
+            m.decode({"ids": np.array([[tok]], np.int32)}, states, position=C + step, out=out)
+            logits.append(out["logits"].copy())
+        results[kind] = {"ms": 1e3 * statistics.median(times),
+                         "prefill_ms": 1e3 * statistics.median(prefill[1:]),
+                         "logits": np.stack(logits),
+                         "tokens": chosen}
+    import platform
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name"):
+                cpu = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    print(f"GPT-2 small decode, B=1, context {C}, {a.threads} thread(s), {cpu}")
+    cache_mb = LAYERS * 2 * C * D * 4 / 1e6
+    print(f"| weights | decode ms/token | weight MB/token | + f32 KV cache MB | "
+          f"effective GB/s | prefill {C} ms |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for kind in ("f32", "int8"):
+        r = results[kind]
+        mb = weight_bytes(kind == "int8") / 1e6
+        print(f"| {kind} | {r['ms']:.2f} | {mb:.0f} | {cache_mb:.0f} | "
+              f"{(mb + cache_mb) / r['ms']:.1f} | {r['prefill_ms']:.1f} |")
+    ref, got = results["f32"]["logits"], results["int8"]["logits"]
+    agree = np.mean(np.argmax(ref, -1) == np.argmax(got, -1))
+    print(f"int8 vs f32 over {len(ref)} steps: max |logit error| "
+          f"{np.abs(got - ref).max():.4f} (logits' max |value| {np.abs(ref).max():.2f}), "
+          f"top-1 agreement {agree:.3f}")
+
+
+if __name__ == "__main__":
+    main()
