@@ -41,11 +41,12 @@ import importlib.util
 import json
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
 import time
+
+from gpt2_source import gpt2_decode_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -101,22 +102,10 @@ def prefill_flops(s):
 
 def bench_model_text(n_positions):
     """models/gpt2.attn with KV caches and n_positions rows of wpe."""
-    with open(os.path.join(REPO, "models", "gpt2.attn")) as f:
-        text = f.read()
-    subs = [
-        (r"model gpt2 \{", "model gpt2_decode {"),
-        (r"dim B, S <= 1024", f"dim B, S <= {n_positions}, L <= {n_positions}"),
-        (r"wpe\.weight : f32\[1024, 768\]", f"wpe.weight : f32[{n_positions}, 768]"),
-        (r"(    weight h\.\{i\}\.mlp\.c_proj\.bias +: f32\[768\]\n)",
-         r"\1    state past.{i}.key   : f32[B, L, 768]\n"
-         r"    state past.{i}.value : f32[B, L, 768]\n"),
-        (r"mask = causal\)", "mask = causal, cache = past.{i})"),
-    ]
-    for pattern, repl in subs:
-        text, n = re.subn(pattern, repl, text)
-        if n != 1:
-            raise BenchError(f"models/gpt2.attn: expected one '{pattern}' to rewrite, found {n}")
-    return text
+    try:
+        return gpt2_decode_text(n_positions)
+    except ValueError as e:
+        raise BenchError(str(e)) from None
 
 
 def prompt_ids(c):

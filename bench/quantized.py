@@ -22,13 +22,14 @@ steps of the f32 model's tokens (teacher-forced: both read the same ids).
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
 import time
 
 import numpy as np
+
+from gpt2_source import gpt2_decode_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -38,32 +39,22 @@ QUANTIZED = r"h\.[0-9]+\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj))\.weight$"
 
 
 def model_text(n_positions, int8):
-    with open(os.path.join(REPO, "models", "gpt2.attn")) as f:
-        text = f.read()
-    subs = [
-        (r"model gpt2 \{", "model gpt2_decode {"),
-        (r"dim B, S <= 1024", f"dim B, S <= {n_positions}, L <= {n_positions}"),
-        (r"wpe\.weight : f32\[1024, 768\]", f"wpe.weight : f32[{n_positions}, 768]"),
-        (r"(    weight h\.\{i\}\.mlp\.c_proj\.bias +: f32\[768\]\n)",
-         r"\1    state past.{i}.key   : f32[B, L, 768]\n"
-         r"    state past.{i}.value : f32[B, L, 768]\n"),
-        (r"mask = causal\)", "mask = causal, cache = past.{i})"),
-    ]
-    if int8:
-        for name, shape, out in (("attn.c_attn", "768, 2304", 2304),
-                                 ("attn.c_proj", "768, 768", 768),
-                                 ("mlp.c_fc", "768, 3072", 3072),
-                                 ("mlp.c_proj", "3072, 768", 768)):
-            escaped = name.replace(".", r"\.")
-            subs.append((rf"(    weight h\.\{{i\}}\.{escaped}\.weight) +: f32\[{shape}\]"
-                         r"( layout\(in, out\)\n)",
-                         rf"\1 : i8[{shape}]\2    weight h.{{i}}.{name}.weight_scale"
-                         rf" : f32[{out}]\n"))
-    for pattern, repl in subs:
-        text, n = re.subn(pattern, repl, text)
-        if n != 1:
-            sys.exit(f"models/gpt2.attn: expected one '{pattern}', found {n}")
-    return text
+    """bench/decode.py's GPT-2 with KV caches; with `int8` its attention and
+    MLP matrices declared i8 with their per-output-channel scales."""
+    extra = []
+    for name, shape, out in ((("attn.c_attn", "768, 2304", 2304),
+                              ("attn.c_proj", "768, 768", 768),
+                              ("mlp.c_fc", "768, 3072", 3072),
+                              ("mlp.c_proj", "3072, 768", 768)) if int8 else ()):
+        escaped = name.replace(".", r"\.")
+        extra.append((rf"(    weight h\.\{{i\}}\.{escaped}\.weight) +: f32\[{shape}\]"
+                      r"( layout\(in, out\)\n)",
+                      rf"\1 : i8[{shape}]\2    weight h.{{i}}.{name}.weight_scale"
+                      rf" : f32[{out}]\n"))
+    try:
+        return gpt2_decode_text(n_positions, extra)
+    except ValueError as e:
+        sys.exit(str(e))
 
 
 def weight_bytes(int8):
