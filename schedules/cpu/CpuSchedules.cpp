@@ -185,16 +185,19 @@ void scheduleDecodeGemm(Func f, const std::vector<Var> &v, int64_t features,
                         GemmStage &g, const TargetDesc &target, int width,
                         Expr batch) {
   int tile = target.gemmRowTile();
-  if (batch.defined() && v.size() == 3 && tile > 1) {
+  // Not over padded panels: scheduleGemm bounds the GEMM of a padded tile to
+  // its (4-panel) tile for every specialization, which a tile of sequences
+  // over one panel at a time exceeds (a head of 300 features at B >= 6:
+  // "Bounds given for gemm ... do not cover required region").
+  if (batch.defined() && v.size() == 3 && tile > 1 &&
+      !paddedPanels(features, g)) {
     Expr many = batch >= tile;
     int nTile = panelTile(features, g, target, width);
-    bool padded = paddedPanels(features, g);
     // The tiles of sequences loop under the name of scheduleGemm's tasks,
     // where the GEMM is computed in either case.
     Var no("no"), ni("ni"), bo(v[2].name() + "_task"), bi("bi");
     f.specialize(many)
-        .split(v[0], no, ni, nTile,
-               padded ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards)
+        .split(v[0], no, ni, nTile, TailStrategy::ShiftInwards)
         .split(v[2], bo, bi, tile, TailStrategy::ShiftInwards)
         .reorder(ni, v[1], bi, bo, no)
         .vectorize(ni, width)
