@@ -72,6 +72,22 @@ def train_tokenizer(vocab_size, bos):
     return tok
 
 
+def greedy(model, fast, prompt, **kwargs):
+    """The prompt's ids and transformers' greedy `generate` from them."""
+    ids = fast(prompt, return_tensors="pt").input_ids
+    with torch.no_grad():
+        out = model.generate(ids, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
+                             attention_mask=torch.ones_like(ids), **kwargs)
+    return ids, out
+
+
+def save_golden(d, cases):
+    with open(os.path.join(d, "text_golden.json"), "w") as f:
+        json.dump({"versions": PINNED, "max_new_tokens": MAX_NEW_TOKENS,
+                   "cases": cases}, f, indent=2)
+        f.write("\n")
+
+
 def main():
     for lib, version in PINNED.items():
         if not version.startswith(WANT[lib]):
@@ -84,10 +100,7 @@ def main():
         fast.save_pretrained(d)
         cases = []
         for prompt in PROMPTS:
-            ids = fast(prompt, return_tensors="pt").input_ids
-            with torch.no_grad():
-                out = model.generate(ids, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
-                                     attention_mask=torch.ones_like(ids))
+            ids, out = greedy(model, fast, prompt)
             new = out[0, ids.shape[1]:].tolist()
             text = fast.decode(new, skip_special_tokens=True)
             stops = {}
@@ -95,17 +108,11 @@ def main():
                 stop = text[start:start + 2]
                 if stop in stops:
                     continue
-                with torch.no_grad():
-                    out = model.generate(ids, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
-                                         attention_mask=torch.ones_like(ids),
-                                         stop_strings=[stop], tokenizer=fast)
+                _, out = greedy(model, fast, prompt, stop_strings=[stop], tokenizer=fast)
                 stops[stop] = out.shape[1] - ids.shape[1]
             cases.append({"prompt": prompt, "prompt_ids": ids[0].tolist(), "ids": new,
                           "text": text, "stops": stops})
-        with open(os.path.join(d, "text_golden.json"), "w") as f:
-            json.dump({"versions": PINNED, "max_new_tokens": MAX_NEW_TOKENS,
-                       "cases": cases}, f, indent=2)
-            f.write("\n")
+        save_golden(d, cases)
         print(name, [(c["prompt"], len(c["ids"]), c["text"]) for c in cases])
     # The encoder-decoders: the prompt is the encoder's; the new ids follow
     # the decoder's start token (not returned), EOS and padding as generate
@@ -119,19 +126,13 @@ def main():
         eos = model.generation_config.eos_token_id
         cases = []
         for prompt in PROMPTS:
-            ids = fast(prompt, return_tensors="pt").input_ids
-            with torch.no_grad():
-                out = model.generate(ids, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
-                                     attention_mask=torch.ones_like(ids))
+            ids, out = greedy(model, fast, prompt)
             new = out[0, 1:].tolist()
             if eos in new:
                 new = new[:new.index(eos) + 1]
             cases.append({"prompt": prompt, "prompt_ids": ids[0].tolist(), "ids": new,
                           "text": fast.decode(new, skip_special_tokens=True)})
-        with open(os.path.join(d, "text_golden.json"), "w") as f:
-            json.dump({"versions": PINNED, "max_new_tokens": MAX_NEW_TOKENS,
-                       "cases": cases}, f, indent=2)
-            f.write("\n")
+        save_golden(d, cases)
         print(name, [(c["prompt"], c["ids"], c["text"]) for c in cases])
 
 
