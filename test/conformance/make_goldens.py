@@ -191,6 +191,20 @@ def redraw_parameters(module):
                 p.copy_(1.0 + torch.randn(p.shape) * 0.2)
 
 
+def redraw_vit_embeddings(vit):
+    """ViT's parameters redraw_parameters does not reach as it should: the
+    CLS token and the position embeddings (tables, N(0, 1); nn.Parameters,
+    not nn.Embedding) and the patch convolution (4-D, a matrix,
+    N(0, 0.2^2))."""
+    import torch
+    emb = vit.embeddings
+    with torch.no_grad():
+        emb.cls_token.copy_(torch.randn(emb.cls_token.shape))
+        emb.position_embeddings.copy_(torch.randn(emb.position_embeddings.shape))
+        w = emb.patch_embeddings.projection.weight
+        w.copy_(torch.randn(w.shape) * 0.2)
+
+
 def output_of(result):
     # Layers return a tensor in transformers 5 (a tuple in 4.x).
     return result[0] if isinstance(result, (tuple, list)) else result
@@ -791,12 +805,7 @@ def make_vit_model():
                     attn_implementation="eager")
     model = ViTForImageClassification(cfg).eval()
     redraw_parameters(model.vit)
-    emb = model.vit.embeddings
-    with torch.no_grad():
-        emb.cls_token.copy_(torch.randn(emb.cls_token.shape))
-        emb.position_embeddings.copy_(torch.randn(emb.position_embeddings.shape))
-        w = emb.patch_embeddings.projection.weight
-        w.copy_(torch.randn(w.shape) * 0.2)
+    redraw_vit_embeddings(model.vit)
     pixels = torch.randn(2, 3, 8, 8)
     with torch.no_grad():
         y = model.vit(pixel_values=pixels).last_hidden_state

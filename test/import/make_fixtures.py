@@ -83,7 +83,7 @@ FIXTURES = os.path.join(HERE, "fixtures")
 sys.path.insert(0, os.path.join(REPO, "test", "conformance"))
 sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
 
-from make_goldens import check_versions, redraw_parameters  # noqa: E402
+from make_goldens import check_versions, redraw_parameters, redraw_vit_embeddings  # noqa: E402
 
 SEED = 0
 SIZES = dict(hidden=32, heads=4, layers=2, inner=64, vocab=100, positions=32)
@@ -390,12 +390,7 @@ def make_vit():
                     attn_implementation="eager")
     model = ViTForImageClassification(cfg).eval()
     redraw_parameters(model)
-    emb = model.vit.embeddings
-    with torch.no_grad():
-        emb.cls_token.copy_(torch.randn(emb.cls_token.shape))
-        emb.position_embeddings.copy_(torch.randn(emb.position_embeddings.shape))
-        w = emb.patch_embeddings.projection.weight
-        w.copy_(torch.randn(w.shape) * 0.2)
+    redraw_vit_embeddings(model.vit)
     pixels = torch.randn(2, 3, 16, 16)
     return model, {"pixel_values": pixels}, \
         lambda m: {"hidden": m.vit(pixel_values=pixels).last_hidden_state}
