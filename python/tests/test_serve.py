@@ -11,6 +11,7 @@ without it (scripts/setup.sh installs ray[serve])."""
 import concurrent.futures
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -103,9 +104,18 @@ def server(tmp_path_factory):
     ray_tmp = tempfile.mkdtemp(prefix="attnc-ray-", dir="/tmp")
     logs = tmp_path_factory.mktemp("serve-logs")
     cache = str(tmp_path_factory.mktemp("serve-cache"))
+    # Token authentication, with this cluster's own token: without
+    # RAY_AUTH_MODE, `ray start --head` turns it on when ~/.ray/auth_token
+    # exists (any earlier local ray.init() writes one) while
+    # `ray start --address` does not, and the worker is refused.
+    token = os.path.join(ray_tmp, "auth_token")
+    with open(token, "w") as f:
+        f.write(secrets.token_hex(32))
     # Metrics reach each node's exporter every second (default 10).
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", ATTNC=attnc.find_attnc(),
-               ATTNC_CACHE_DIR=cache, RAY_metrics_report_interval_ms="1000")
+               ATTNC_CACHE_DIR=cache, RAY_metrics_report_interval_ms="1000",
+               RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=token)
+    env.pop("RAY_AUTH_TOKEN", None)
     gcs = free_port()
     address = f"127.0.0.1:{gcs}"
     ray_exe = os.path.join(BIN, "ray")
