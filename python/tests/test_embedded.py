@@ -1,5 +1,5 @@
-"""Embedded weights (attnc --weights) against weights read at load, for every
-model of the tests that has state (KV caches): attnc computes the embedded
+"""Embedded weights (attnc --weights) against weights read at load, for the
+models of the tests that have state (KV caches), each kind of weight once: attnc computes the embedded
 constants by running the model's own "init" kernels on the weights file, so
 the two libraries must give the same bits for "run", for "prefill" and for
 each "decode" step, in every output and in every byte of the caches.
