@@ -52,20 +52,41 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
   clamped[1] = min(v[1], in.extents[1] - 1);
   Func lhs(b.name("gemm_in")), rhs(b.name("gemm_w"));
   lhs(v) = in.func(clamped);
-  rhs(v[0], v[1]) = weight(v[0], v[1]);
+  auto wtype = op.getWeight().getType();
+  if (wtype.getElementType().isUnsignedInteger(8)) {
+    // 4-bit values two per byte along `in` (the even input in the low
+    // nibble), each dequantized in registers as it loads: (q - 8) times its
+    // group's scale, so the GEMM reads an eighth of f32's bytes.
+    auto stype = cast<RankedTensorType>(op.getScales().getType());
+    bool outIn = op.getLayout() == WeightLayout::out_in;
+    int64_t group = k / stype.getDimSize(outIn ? 1 : 0);
+    Func s = b.get(op.getScales()).func;
+    // Halide's dims run innermost first: [out, in / G] reads s(g, n).
+    Expr nn = padded != n ? min(v[0], int(n) - 1) : Expr(v[0]);
+    Expr g = v[1] / int(group);
+    Expr scale = outIn ? s(g, nn) : s(nn, g);
+    Expr byte = weight(v[0], v[1] / 2);
+    Expr nibble = (byte >> cast(UInt(8), (v[1] % 2) * 4)) & cast(UInt(8), 15);
+    rhs(v[0], v[1]) = (cast(Float(32), nibble) - 8.0f) * scale;
+  } else {
+    rhs(v[0], v[1]) = weight(v[0], v[1]);
+  }
   Func gemm(b.name("gemm"));
   Expr bias = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
   // An i8 matrix is summed as its integers (widened to f32 as they load),
   // and each output is scaled once after its sum: x . (s W) = s (x . W), one
   // multiply per output instead of one per weight. The result is then an
   // elementwise epilogue of the GEMM, inlined where the schedule puts it.
-  gemm(v) = op.getScales() ? Expr(0.0f) : bias;
+  bool perOutput =
+      op.getScales() &&
+      cast<RankedTensorType>(op.getScales().getType()).getRank() == 1;
+  gemm(v) = perOutput ? Expr(0.0f) : bias;
   gemm(v) += lhs(b.args(rank, 0, r.x)) * rhs(v[0], r.x);
   b.stages.stages.push_back(
       schedules::GemmStage{gemm, r, k, n, padded, lhs, rhs});
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
-  if (!op.getScales()) {
+  if (!perOutput) {
     b.define(op.getResult(), {gemm, extents});
     return success();
   }
