@@ -327,3 +327,39 @@ def test_imported_llama_4bit_matches_its_dequantized_f32_twin(tmp_path):
     # Both in f32, each weight (q - 8) * scale rounded once: they differ by
     # the order of the sums, ~1e-7 of the logits.
     assert err <= 1e-5 * scale, f"max abs error {err:.3e} (logits up to {scale:.3f})"
+
+
+def test_odd_group_scales_each_weight(tmp_path):
+    """Groups of 3 inputs (odd: a byte's two inputs may belong to two
+    groups) take the per-weight scaling (what GPUs run too) instead of the
+    CPUs' per-group sums; against float64 of the dequantized matrix, and far
+    from the next group's scales."""
+    rng = np.random.default_rng(7)
+    n_out, n_in, group = 40, 12, 3
+    ranges = np.exp(rng.uniform(-2, 1, (n_out, n_in // group)))
+    w = (rng.uniform(-1, 1, (n_out, n_in)) * np.repeat(ranges, group, axis=1)).astype(np.float32)
+    st.save(str(tmp_path / "f.safetensors"), {"fc.weight": w})
+    subprocess.run([attnc_exe(), "quantize", str(tmp_path / "f.safetensors"), "-o",
+                    str(tmp_path / "q.safetensors"), "--bits", "4", "--group", str(group)],
+                   check=True)
+    stored = st.load(str(tmp_path / "q.safetensors"))
+    assert stored["fc.weight_scale"].shape == (n_out, n_in // group)
+    (tmp_path / "m.attn").write_text(f"""\
+model odd {{
+  dim B, S <= 8
+  input x : f32[B, S, {n_in}]
+  weight fc.weight : i4[{n_out}, {n_in}]
+  weight fc.weight_scale : f32[{n_out}, {n_in // group}]
+  output y = linear(x, fc)
+}}
+""")
+    lib = attnc.compile(tmp_path / "m.attn", tmp_path / "m.so")
+    x = rng.standard_normal((2, 5, n_in)).astype(np.float32)
+    with attnc.load(lib, weights=str(tmp_path / "q.safetensors")) as m:
+        got = m(x=x)["y"]
+    ref = lambda **k: x.astype(np.float64) @ dequantize4(
+        stored["fc.weight"], stored["fc.weight_scale"], False, group, **k).T
+    err = np.abs(got - ref()).max()
+    assert err <= 1e-5, err
+    assert np.abs(got - ref(groups="shifted")).max() > 0.1
+    assert np.abs(got - ref(nibbles="swapped")).max() > 0.1
