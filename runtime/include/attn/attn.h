@@ -58,6 +58,7 @@ typedef enum attn_dtype {
   ATTN_BF16 = 2,
   ATTN_F16 = 3,
   ATTN_I8 = 4, /* quantized weights only, never an input or output */
+  ATTN_U8 = 5, /* 4-bit quantized weights, two per byte; weights only */
 } attn_dtype;
 
 /* A dense row-major tensor the caller owns: dims outermost first. `name` may
