@@ -10,12 +10,8 @@ using namespace mlir::attn;
 using namespace Halide;
 
 namespace attnc::codegen {
-namespace {
 
-/// How a tensor is stored: bf16 and f16 weights keep their precision in
-/// memory, as their bits where the target has no half type (HalfBits.h);
-/// quantized (i8) matrices are int8.
-Halide::Type halideType(RankedTensorType type,
+Halide::Type storedType(RankedTensorType type,
                         const schedules::TargetDesc &target) {
   mlir::Type element = type.getElementType();
   if (element.isInteger(8))
@@ -29,6 +25,17 @@ Halide::Type halideType(RankedTensorType type,
   return element.isF32() ? Float(32) : Int(32);
 }
 
+Expr narrowToStored(Expr value, RankedTensorType type,
+                    const schedules::TargetDesc &target) {
+  Halide::Type stored = storedType(type, target);
+  mlir::Type element = type.getElementType();
+  if (element.isBF16() || element.isF16())
+    return narrowToHalf(value, stored, element.isBF16());
+  return cast(stored, value);
+}
+
+namespace {
+
 /// `stored`, of tensor type `type`, as the algorithm computes: f32 for
 /// every float (a bf16 or f16 weight is widened as it is loaded, so every
 /// op accumulates in f32) and for an i8 matrix (exact: its integers, which
@@ -40,15 +47,6 @@ Expr widen(Expr stored, RankedTensorType type) {
       stored.type() == Int(8))
     return cast(Float(32), stored);
   return stored;
-}
-
-/// `value` as tensor type `type` stores it (see halideType).
-Expr narrow(Expr value, RankedTensorType type,
-            const schedules::TargetDesc &target) {
-  Halide::Type stored = halideType(type, target);
-  if (stored == UInt(16))
-    return narrowToHalfBits(value, type.getElementType().isBF16());
-  return cast(stored, value);
 }
 
 /// Static extents are promised to Halide (and checked on entry), which lets
@@ -74,7 +72,7 @@ LogicalResult buildAlgorithm(KernelOp kernel,
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
     size_t rank = type.getRank();
-    ImageParam param(halideType(type, target), int(rank),
+    ImageParam param(storedType(type, target), int(rank),
                      "in" + std::to_string(params.size()));
     promiseStaticExtents([&](int d) { return param.dim(d); }, type);
     std::vector<Expr> extents;
@@ -104,7 +102,8 @@ LogicalResult buildAlgorithm(KernelOp kernel,
     // An init kernel's constant keeps its weights' precision; the narrowing
     // is exact, since weight expressions only move bf16 / f16 / i8 values.
     if (!t.inPlace)
-      out(vs) = narrow(t.func(vs), cast<RankedTensorType>(v.getType()), target);
+      out(vs) = narrowToStored(t.func(vs), cast<RankedTensorType>(v.getType()),
+                               target);
     promiseStaticExtents([&](int d) { return out.output_buffer().dim(d); },
                          cast<RankedTensorType>(v.getType()));
     stages.outputs.push_back(out);
