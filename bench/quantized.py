@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Decode of a GPT-2-small-size model with int8 weights against f32 (issue 25,
-item 2): ms per token at one context, the weight bytes a step reads, the
-effective bandwidth (weight and KV-cache bytes a step reads, over its time),
-and the int8 model's logit error against f32.
+item 2), and with its KV caches in f16 or bf16 against f32 (item 3): ms per
+token at one context, the weight and KV-cache bytes a step reads, the
+effective bandwidth (those bytes over its time), and each variant's logit
+error against f32 weights with f32 caches.
 
   .venv/bin/python bench/quantized.py --context 128 --threads 1
+  .venv/bin/python bench/quantized.py --context 1024 --kv-cache f32,f16
 
 Model: bench/decode.py's (models/gpt2.attn with a KV cache per layer), random
 weights (attnc --init-weights --seed=1). The int8 model is the same model
@@ -16,8 +18,11 @@ embedding too) stays f32, as do the norms and biases.
 Decode at context C (B = 1): a prefill of C - 1 random ids, then one token at
 position C - 1; that step is timed (median of --reps after a warm-up); the
 prefill of all C ids is timed too (median of --prefill-reps). The
-logit error is the int8 model's against the f32 model's over --steps greedy
-steps of the f32 model's tokens (teacher-forced: both read the same ids).
+logit error is each variant's against the f32 model's (f32 caches) over
+--steps greedy steps of that model's tokens (teacher-forced: all read the
+same ids). --kv-cache lists the caches' dtypes to run each weight kind with
+(`state past.{i}.key : f16[B, L, 768]`); a step reads the cache's first C
+rows of keys and values in every layer.
 """
 
 import argparse
@@ -38,10 +43,12 @@ D, LAYERS, FFN, VOCAB = 768, 12, 3072, 50257
 QUANTIZED = r"h\.[0-9]+\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj))\.weight$"
 
 
-def model_text(n_positions, int8):
-    """bench/decode.py's GPT-2 with KV caches; with `int8` its attention and
-    MLP matrices declared i8 with their per-output-channel scales."""
-    extra = []
+def model_text(n_positions, int8, kv_cache="f32"):
+    """bench/decode.py's GPT-2 with KV caches of dtype `kv_cache`; with
+    `int8` its attention and MLP matrices declared i8 with their
+    per-output-channel scales."""
+    extra = [(rf"state past\.\{{i\}}\.{kv}( +): f32\[", rf"state past.{{i}}.{kv}\1: {kv_cache}[")
+             for kv in ("key", "value")]
     for name, shape, out in ((("attn.c_attn", "768, 2304", 2304),
                               ("attn.c_proj", "768, 768", 768),
                               ("mlp.c_fc", "768, 3072", 3072),
@@ -80,6 +87,8 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--prefill-reps", type=int, default=5)
+    ap.add_argument("--kv-cache", default="f32",
+                    help="the caches' dtypes to run each weight kind with, e.g. f32,f16")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the libraries and weights of an earlier run in --workdir")
     ap.add_argument("--attnc", default=os.path.join(REPO, "build", "bin", "attnc"))
@@ -89,28 +98,38 @@ def main():
 
     os.makedirs(a.workdir, exist_ok=True)
     n_pos = max(1024, a.context + a.steps)
+    caches = a.kv_cache.split(",")
+    if caches[0] != "f32":
+        caches.insert(0, "f32")     # the reference of the logit errors
+    variants = [(kind, cache) for kind in ("f32", "int8") for cache in caches]
     libs, weights = {}, {}
     for kind in ("f32", "int8"):
-        src = os.path.join(a.workdir, f"gpt2_{kind}.attn")
-        with open(src, "w") as f:
-            f.write(model_text(n_pos, kind == "int8"))
-        libs[kind] = os.path.join(a.workdir, f"gpt2_{kind}.so")
         weights[kind] = os.path.join(a.workdir, f"w_{kind}.safetensors")
-        if a.reuse and os.path.exists(libs[kind]) and os.path.exists(weights[kind]):
+        if a.reuse and os.path.exists(weights[kind]):
             continue
         if kind == "f32":
+            src = os.path.join(a.workdir, "gpt2_f32.attn")
+            with open(src, "w") as f:
+                f.write(model_text(n_pos, False))
             run([a.attnc, src, f"--init-weights={weights[kind]}", "--seed=1"])
         else:
             run([a.attnc, "quantize", weights["f32"], "-o", weights[kind],
                  "--only", QUANTIZED, "--in-out", "."])
-        run([a.attnc, src, "-o", libs[kind]])
+    for kind, cache in variants:
+        name = kind if cache == "f32" else f"{kind}_{cache}kv"
+        src = os.path.join(a.workdir, f"gpt2_{name}.attn")
+        with open(src, "w") as f:
+            f.write(model_text(n_pos, kind == "int8", cache))
+        libs[kind, cache] = os.path.join(a.workdir, f"gpt2_{name}.so")
+        if not (a.reuse and os.path.exists(libs[kind, cache])):
+            run([a.attnc, src, "-o", libs[kind, cache]])
 
     C = a.context
     rng = np.random.default_rng([C, VOCAB])
     ids = rng.integers(0, VOCAB, size=(1, C), dtype=np.int32)
     results = {}
-    for kind in ("f32", "int8"):
-        m = attnc.load(libs[kind], weights=weights[kind], threads=a.threads)
+    for kind, cache in variants:
+        m = attnc.load(libs[kind, cache], weights=weights[kind], threads=a.threads)
         # Prefill of the C-token prompt (GEMMs), timed as the decode.
         states = m.new_state(batch=1, capacity=n_pos)
         prefill = []
@@ -130,14 +149,15 @@ def main():
             times.append(time.perf_counter() - t)
         logits = [out["logits"].copy()]
         # Teacher-forced steps on the f32 model's greedy tokens.
-        tokens = results.get("f32", {}).get("tokens")
+        tokens = results.get(("f32", "f32"), {}).get("tokens")
         chosen = []
         for step in range(a.steps):
             tok = int(np.argmax(logits[-1])) if tokens is None else tokens[step]
             chosen.append(tok)
             m.decode({"ids": np.array([[tok]], np.int32)}, states, position=C + step, out=out)
             logits.append(out["logits"].copy())
-        results[kind] = {"ms": 1e3 * statistics.median(times),
+        m.close()
+        results[kind, cache] = {"ms": 1e3 * statistics.median(times),
                          "prefill_ms": 1e3 * statistics.median(prefill[1:]),
                          "logits": np.stack(logits),
                          "tokens": chosen}
@@ -150,20 +170,22 @@ def main():
     except OSError:
         pass
     print(f"GPT-2 small decode, B=1, context {C}, {a.threads} thread(s), {cpu}")
-    cache_mb = LAYERS * 2 * C * D * 4 / 1e6
-    print(f"| weights | decode ms/token | weight MB/token | + f32 KV cache MB | "
+    print(f"| weights | KV cache | decode ms/token | weight MB/token | + KV cache MB | "
           f"effective GB/s | prefill {C} ms |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for kind in ("f32", "int8"):
-        r = results[kind]
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for kind, cache in variants:
+        r = results[kind, cache]
         mb = weight_bytes(kind == "int8") / 1e6
-        print(f"| {kind} | {r['ms']:.2f} | {mb:.0f} | {cache_mb:.0f} | "
+        cache_mb = LAYERS * 2 * C * D * (4 if cache == "f32" else 2) / 1e6
+        print(f"| {kind} | {cache} | {r['ms']:.2f} | {mb:.0f} | {cache_mb:.0f} | "
               f"{(mb + cache_mb) / r['ms']:.1f} | {r['prefill_ms']:.1f} |")
-    ref, got = results["f32"]["logits"], results["int8"]["logits"]
-    agree = np.mean(np.argmax(ref, -1) == np.argmax(got, -1))
-    print(f"int8 vs f32 over {len(ref)} steps: max |logit error| "
-          f"{np.abs(got - ref).max():.4f} (logits' max |value| {np.abs(ref).max():.2f}), "
-          f"top-1 agreement {agree:.3f}")
+    ref = results["f32", "f32"]["logits"]
+    for kind, cache in variants[1:]:
+        got = results[kind, cache]["logits"]
+        agree = np.mean(np.argmax(ref, -1) == np.argmax(got, -1))
+        print(f"{kind} weights, {cache} cache vs f32 over {len(ref)} steps: max |logit error| "
+              f"{np.abs(got - ref).max():.4f} (logits' max |value| {np.abs(ref).max():.2f}), "
+              f"top-1 agreement {agree:.3f}")
 
 
 if __name__ == "__main__":
