@@ -237,6 +237,15 @@ def test_a_state_of_another_dtype_is_refused(block):
     states["past.key"] = np.zeros((1, 4, D), other)
     with pytest.raises(attnc.DTypeError, match="state 'past.key' is a numpy"):
         m.prefill({"x": np.zeros((1, 2, D), np.float32)}, states)
+    # The runtime's own check, under the package's: a state of another
+    # dtype is refused by name before anything runs.
+    given = "F16" if dtype == "f32" else "F32"
+    states["past.key"] = np.zeros((1, 4, D), np.float16 if dtype == "f32" else np.float32)
+    raw = [(name, a) for name, a in states.items()]
+    with pytest.raises(attnc.DTypeError,
+                       match=f"state 'past.key' has dtype {given} but the model expects "
+                             f"{dtype.upper()}"):
+        m._m.run([("x", np.zeros((1, 2, D), np.float32))], [], "prefill", raw)
 
 
 def test_bf16_state_as_uint16_bits(block):
