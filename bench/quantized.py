@@ -17,7 +17,9 @@ embedding too) stays f32, as do the norms and biases.
 
 Decode at context C (B = 1): a prefill of C - 1 random ids, then one token at
 position C - 1; that step is timed (median of --reps after a warm-up); the
-prefill of all C ids is timed too (median of --prefill-reps). The
+prefill of all C ids is timed too (median of --prefill-reps; 0 skips it).
+The variants are loaded together and their decode steps timed in turns
+(one step of each per round), so a shared machine's load falls on all. The
 logit error is each variant's against the f32 model's (f32 caches) over
 --steps greedy steps of that model's tokens (teacher-forced: all read the
 same ids). --kv-cache lists the caches' dtypes to run each weight kind with
@@ -127,26 +129,34 @@ def main():
     C = a.context
     rng = np.random.default_rng([C, VOCAB])
     ids = rng.integers(0, VOCAB, size=(1, C), dtype=np.int32)
-    results = {}
-    for kind, cache in variants:
-        m = attnc.load(libs[kind, cache], weights=weights[kind], threads=a.threads)
+    # Every variant loaded at once and its decodes timed in turns, one step
+    # each per round: on a shared machine the load of the moment falls on
+    # all of them alike.
+    models, states, times, prefill = {}, {}, {}, {}
+    last = {"ids": np.ascontiguousarray(ids[:, -1:])}
+    out = {"logits": np.zeros((1, 1, VOCAB), np.float32)}
+    for v in variants:
+        m = models[v] = attnc.load(libs[v], weights=weights[v[0]], threads=a.threads)
         # Prefill of the C-token prompt (GEMMs), timed as the decode.
-        states = m.new_state(batch=1, capacity=n_pos)
-        prefill = []
-        for _ in range(1 + a.prefill_reps):
+        st = m.new_state(batch=1, capacity=n_pos)
+        prefill[v] = []
+        for _ in range(a.prefill_reps and 1 + a.prefill_reps):
             t = time.perf_counter()
-            m.prefill({"ids": ids}, states)
-            prefill.append(time.perf_counter() - t)
-        states = m.new_state(batch=1, capacity=n_pos)
-        m.prefill({"ids": ids[:, :-1]}, states)
-        last = {"ids": np.ascontiguousarray(ids[:, -1:])}
-        out = {"logits": np.zeros((1, 1, VOCAB), np.float32)}
-        m.decode(last, states, position=C - 1, out=out)
-        times = []
-        for _ in range(a.reps):
+            m.prefill({"ids": ids}, st)
+            prefill[v].append(time.perf_counter() - t)
+        st = states[v] = m.new_state(batch=1, capacity=n_pos)
+        m.prefill({"ids": ids[:, :-1]}, st)
+        m.decode(last, st, position=C - 1, out=out)
+        times[v] = []
+    for _ in range(a.reps):
+        for v in variants:
             t = time.perf_counter()
-            m.decode(last, states, position=C - 1, out=out)
-            times.append(time.perf_counter() - t)
+            models[v].decode(last, states[v], position=C - 1, out=out)
+            times[v].append(time.perf_counter() - t)
+    results = {}
+    for v in variants:
+        m = models[v]
+        m.decode(last, states[v], position=C - 1, out=out)
         logits = [out["logits"].copy()]
         # Teacher-forced steps on the f32 model's greedy tokens.
         tokens = results.get(("f32", "f32"), {}).get("tokens")
@@ -154,13 +164,15 @@ def main():
         for step in range(a.steps):
             tok = int(np.argmax(logits[-1])) if tokens is None else tokens[step]
             chosen.append(tok)
-            m.decode({"ids": np.array([[tok]], np.int32)}, states, position=C + step, out=out)
+            m.decode({"ids": np.array([[tok]], np.int32)}, states[v], position=C + step,
+                     out=out)
             logits.append(out["logits"].copy())
         m.close()
-        results[kind, cache] = {"ms": 1e3 * statistics.median(times),
-                         "prefill_ms": 1e3 * statistics.median(prefill[1:]),
-                         "logits": np.stack(logits),
-                         "tokens": chosen}
+        results[v] = {"ms": 1e3 * statistics.median(times[v]),
+                      "prefill_ms": (1e3 * statistics.median(prefill[v][1:])
+                                     if prefill[v] else float("nan")),
+                      "logits": np.stack(logits),
+                      "tokens": chosen}
     import platform
     cpu = platform.processor() or "unknown"
     try:
