@@ -22,6 +22,7 @@ STATEFUL_MODELS = [
     "test/driver/kv-cache-llama.attn",  # GQA, RoPE, gated MLP, RMSNorm
     "test/driver/kv-cache-long.attn",   # 700 cache rows: several key tiles
     "test/models/decoder.attn",         # a bf16 weight
+    "test/driver/kv-cache-half.attn",   # f16 caches
 ]
 # Token ids every model above has (its smallest vocabulary is 24).
 VOCAB = 24
