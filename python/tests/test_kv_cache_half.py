@@ -12,8 +12,12 @@ block gives; every decode step matches a float64 reference that reads the
 cache's rounded rows to TOL relative, and the same reference without the
 rounding misses by more than TOL, so the rounding does happen where the
 cache is read. bf16 states are uint16 bits without ml_dtypes; a state of
-another dtype is refused by name. Greedy generation with an f16 cache:
+another dtype is refused by name. On OpenCL (PoCL, ATTNC_OPENCL=1), where
+the caches are uint16 bits rounded by HalfBits' integer code, the same rows
+bit for bit. Greedy generation with an f16 cache:
 test_pretrained.py."""
+
+import os
 
 import numpy as np
 import pytest
@@ -257,3 +261,30 @@ def test_bf16_state_as_uint16_bits(block):
     x = np.full((1, 1, D), 1.0 + 2.0 ** -6, np.float32)    # 1.015625: 7 bits, exact in bf16
     m.prefill({"x": x}, states)
     assert states["past.key"].any()
+
+
+@pytest.mark.skipif(os.environ.get("ATTNC_OPENCL") != "1",
+                    reason="no OpenCL here (ctest sets ATTNC_OPENCL=1 when the build found one)")
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_opencl_rounds_as_the_cpu(dtype, weights, tmp_path):
+    """On OpenCL without cl_khr_fp16 (PoCL) the caches are uint16 bits,
+    rounded by HalfBits' integer code rather than Halide's casts: the same
+    rows bit for bit, and the decodes within TOL of the rounded reference."""
+    w = weights[1]
+    source = tmp_path / "block.attn"
+    source.write_text(BLOCK.format(d=D, qkv=3 * D, ff=FF, heads=HEADS, t=dtype))
+    lib = attnc.compile(source, tmp_path / "block_cl.so", target="host-opencl")
+    rng = np.random.default_rng(9)
+    x = sixty_fourths(rng, (1, 6, D), 2.0)
+    k, v = kv_of(w, x)
+    with attnc.load(lib, weights=weights[0]) as m:
+        assert m.device == "opencl"
+        states = m.new_state(batch=1, capacity=8)
+        m.prefill({"x": x[:, :4].astype(np.float32)}, states)
+        got = m.decode({"x": x[:, 4:].astype(np.float32)}, states, position=4)["z"]
+    np.testing.assert_array_equal(as_float64(dtype, states["past.key"])[:, :6],
+                                  round_to(dtype, k))
+    np.testing.assert_array_equal(as_float64(dtype, states["past.value"])[:, :6],
+                                  round_to(dtype, v))
+    want = reference(w, x[:, 4:], round_to(dtype, k), round_to(dtype, v), 4)
+    assert relative_error(got, want) <= TOL
