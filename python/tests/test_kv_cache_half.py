@@ -245,7 +245,8 @@ def test_a_state_of_another_dtype_is_refused(block):
     # dtype is refused by name before anything runs.
     given = "F16" if dtype == "f32" else "F32"
     states["past.key"] = np.zeros((1, 4, D), np.float16 if dtype == "f32" else np.float32)
-    raw = [(name, a) for name, a in states.items()]
+    raw = [(name, a if name == "past.key" else m._state(name, a))
+           for name, a in states.items()]
     with pytest.raises(attnc.DTypeError,
                        match=f"state 'past.key' has dtype {given} but the model expects "
                              f"{dtype.upper()}"):
