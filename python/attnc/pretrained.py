@@ -73,6 +73,15 @@ def _cache_key(directory, options):
     return h.hexdigest()[:32]
 
 
+def _options(max_context=None, kv_cache=None):
+    """The import options of a compiled library, as its cache key reads
+    them; f32 caches add nothing, so their libraries keep their keys."""
+    options = {"max_context": max_context}
+    if kv_cache not in (None, "f32"):
+        options["kv_cache"] = str(kv_cache)
+    return options
+
+
 def _compiled(directory, cache_dir, options):
     """The library of `directory`, compiled on a miss."""
     os.makedirs(cache_dir, exist_ok=True)
@@ -292,10 +301,7 @@ def from_pretrained(directory, threads=None, max_context=None, cache_dir=None,
                           "`tokenizers`: pip install tokenizers") from None
     cache_dir = cache_dir or os.environ.get("ATTNC_CACHE_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "attnc")
-    options = {"max_context": max_context}
-    if kv_cache not in (None, "f32"):      # f32 keeps the libraries compiled before
-        options["kv_cache"] = str(kv_cache)
-    lib = _compiled(directory, os.fspath(cache_dir), options)
+    lib = _compiled(directory, os.fspath(cache_dir), _options(max_context, kv_cache))
     tokenizer = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
     model = load(lib, weights=_weights(directory), threads=threads)
     logits = [t for t in model.outputs if t.name == "logits"]

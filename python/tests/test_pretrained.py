@@ -172,3 +172,16 @@ def test_half_precision_caches_generate_transformers_ids(name, kv_cache, tmp_pat
                                kv_cache="f32"):
         pass
     assert len(os.listdir(tmp_path)) == 2
+
+
+def test_serve_compiles_the_caches_dtype(tmp_path):
+    """attnc-serve --kv-cache f16: resolve() compiles the directory into
+    from_pretrained's cache under the same key (no Ray needed here)."""
+    from attnc.serve import resolve
+    directory = os.path.join(FIXTURES, "gpt2")
+    [spec] = resolve([directory], cache_dir=tmp_path, kv_cache="f16")
+    with attnc.load(spec["library"], weights=spec["weights"]) as m:
+        assert {t.dtype_name for t in m.states} == {"f16"}
+    with attnc.from_pretrained(directory, cache_dir=tmp_path, kv_cache="f16"):
+        pass
+    assert os.listdir(tmp_path) == [os.path.basename(spec["library"])]
