@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Decode of a GPT-2-small-size model with int8 and 4-bit weights against f32
-(issue 25, item 2): ms per token at one context, the weight bytes a step
-reads, the effective bandwidth (weight and KV-cache bytes a step reads, over
-its time), and each quantized model's logit error against f32.
+(issue 25, item 2), and with its KV caches in f16 or bf16 against f32 (item
+3): ms per token at one context, the weight and KV-cache bytes a step reads,
+the effective bandwidth (those bytes over its time), and each variant's
+logit error against f32 weights with f32 caches.
 
   .venv/bin/python bench/quantized.py --context 128 --threads 1
+  .venv/bin/python bench/quantized.py --context 1024 --kinds f32,int8 --kv-cache f32,f16
 
 Model: bench/decode.py's (models/gpt2.attn with a KV cache per layer), random
 weights (attnc --init-weights --seed=1). The int8 model is the same model
@@ -13,14 +15,19 @@ made by `attnc quantize`; the 4-bit model ("q4") declares them i4 with one
 scale per group of 32 inputs, its file made by `attnc quantize --bits 4`.
 Which matrices: every layer's attention projections (c_attn, c_proj) and MLP
 (c_fc, c_proj); the head tied to the token table (an embedding too) stays
-f32, as do the norms and biases.
+f32, as do the norms and biases. --kv-cache lists the caches' dtypes to run
+each weight kind with (`state past.{i}.key : f16[B, L, 768]`); a step reads
+the cache's first C rows of keys and values in every layer.
 
 Decode at context C (B = 1): a prefill of C - 1 random ids, then one token at
 position C - 1; that step is timed (median of --reps after a warm-up); the
-prefill of all C ids is timed too (median of --prefill-reps). The
-logit error is each quantized model's against the f32 model's over --steps
-greedy steps of the f32 model's tokens (teacher-forced: all read the same
-ids).
+prefill of all C ids is timed too (median of --prefill-reps; 0 skips it).
+The variants are loaded together and their decode steps timed in turns (one
+step of each per round), so a shared machine's load falls on all. With
+--turns N, instead, N rounds each time every variant's decode (the median of
+30 steps) and its prefill, and the table lists every round. The logit error
+is each variant's against the f32 model's (f32 caches) over --steps greedy
+steps of that model's tokens (teacher-forced: all read the same ids).
 """
 
 import argparse
@@ -44,14 +51,16 @@ GROUP = 32  # the 4-bit model's inputs per scale
 MATRICES = (("attn.c_attn", D, 3 * D), ("attn.c_proj", D, D), ("mlp.c_fc", D, FFN),
             ("mlp.c_proj", FFN, D))
 KINDS = ("f32", "int8", "q4")
+CACHES = ("f32", "f16", "bf16")
 
 
-def model_text(n_positions, kind):
-    """bench/decode.py's GPT-2 with KV caches; "int8": its attention and MLP
-    matrices declared i8 with their per-output-channel scales; "q4": i4 with
-    their scales per group of GROUP inputs ([in / GROUP, out], the matrices'
-    layout)."""
-    extra = []
+def model_text(n_positions, kind, kv_cache="f32"):
+    """bench/decode.py's GPT-2 with KV caches of dtype `kv_cache`; "int8":
+    its attention and MLP matrices declared i8 with their per-output-channel
+    scales; "q4": i4 with their scales per group of GROUP inputs
+    ([in / GROUP, out], the matrices' layout)."""
+    extra = [(rf"state past\.\{{i\}}\.{kv}( +): f32\[", rf"state past.{{i}}.{kv}\1: {kv_cache}[")
+             for kv in ("key", "value")]
     for name, n_in, n_out in (MATRICES if kind != "f32" else ()):
         escaped = name.replace(".", r"\.")
         shape = f"{n_in}, {n_out}"
@@ -80,46 +89,57 @@ def weight_bytes(kind):
     return matrices + D * VOCAB * 4
 
 
-def take_turns(attnc, kinds, libs, weights, ids, n_pos, a):
-    """Each round times every model's decode at the last position (the
-    median of 30 steps) and its prefill of all the ids, one model after the
-    other, so a machine's load shifts all of them alike."""
+def cache_bytes(cache, C):
+    return LAYERS * 2 * C * D * (4 if cache == "f32" else 2)
+
+
+def name_of(variant):
+    kind, cache = variant
+    return kind if cache == "f32" else f"{kind}_{cache}kv"
+
+
+def take_turns(models, states, ids, n_pos, rounds):
+    """Each round times every variant's decode at the last position (the
+    median of 30 steps) and its prefill of all the ids, one variant after
+    the other, so a machine's load shifts all of them alike."""
     C = ids.shape[1]
-    models = {}
-    for kind in kinds:
-        m = attnc.load(libs[kind], weights=weights[kind], threads=a.threads)
-        states = m.new_state(batch=1, capacity=n_pos)
-        m.prefill({"ids": ids[:, :-1]}, states)
-        models[kind] = (m, states)
     last = {"ids": np.ascontiguousarray(ids[:, -1:])}
-    decode = {k: [] for k in kinds}
-    prefill = {k: [] for k in kinds}
-    for _ in range(a.turns):
-        for kind, (m, states) in models.items():
+    decode = {v: [] for v in models}
+    prefill = {v: [] for v in models}
+    for _ in range(rounds):
+        for v, m in models.items():
             out = {"logits": np.zeros((1, 1, VOCAB), np.float32)}
-            m.decode(last, states, position=C - 1, out=out)
+            m.decode(last, states[v], position=C - 1, out=out)
             times = []
             for _ in range(30):
                 t = time.perf_counter()
-                m.decode(last, states, position=C - 1, out=out)
+                m.decode(last, states[v], position=C - 1, out=out)
                 times.append(time.perf_counter() - t)
-            decode[kind].append(1e3 * statistics.median(times))
+            decode[v].append(1e3 * statistics.median(times))
             fresh = m.new_state(batch=1, capacity=n_pos)
             t = time.perf_counter()
             m.prefill({"ids": ids}, fresh)
-            prefill[kind].append(1e3 * (time.perf_counter() - t))
-    print(f"GPT-2 small, B=1, context {C}, {a.threads} thread(s), {a.turns} rounds in turns")
-    print(f"| weights | decode ms/token (per round) | prefill {C} ms (per round) |")
-    print("| --- | --- | --- |")
-    for kind in kinds:
-        print(f"| {kind} | {' '.join(f'{x:.2f}' for x in decode[kind])} | "
-              f"{' '.join(f'{x:.0f}' for x in prefill[kind])} |")
+            prefill[v].append(1e3 * (time.perf_counter() - t))
+    print(f"GPT-2 small, B=1, context {C}, {rounds} rounds in turns")
+    print(f"| weights | KV cache | decode ms/token (per round) | prefill {C} ms (per round) |")
+    print("| --- | --- | --- | --- |")
+    for v in models:
+        print(f"| {v[0]} | {v[1]} | {' '.join(f'{x:.2f}' for x in decode[v])} | "
+              f"{' '.join(f'{x:.0f}' for x in prefill[v])} |")
 
 
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr}")
+
+
+def choose(text, allowed, flag):
+    """`text`'s comma-separated values, "f32" first (the reference)."""
+    values = ["f32"] + [v for v in text.split(",") if v != "f32"]
+    if any(v not in allowed for v in values):
+        sys.exit(f"{flag}: choose from {', '.join(allowed)}")
+    return values
 
 
 def main():
@@ -129,13 +149,15 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--prefill-reps", type=int, default=5)
-    ap.add_argument("--turns", type=int, default=0,
-                    help="instead of one timing per model: load them all and time "
-                         "them in turns, this many rounds of 30 decode steps (and a "
-                         "prefill) each, steadier on a loaded machine")
     ap.add_argument("--kinds", default=",".join(KINDS),
                     help="comma-separated weights to compare (f32 always runs: "
                          "the reference); default f32,int8,q4")
+    ap.add_argument("--kv-cache", default="f32",
+                    help="the caches' dtypes to run each weight kind with, e.g. f32,f16 "
+                         "(f32 always runs)")
+    ap.add_argument("--turns", type=int, default=0,
+                    help="instead: this many rounds of 30 decode steps (and a prefill) "
+                         "of every variant in turn, each round's median listed")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the libraries and weights of an earlier run in --workdir")
     ap.add_argument("--attnc", default=os.path.join(REPO, "build", "bin", "attnc"))
@@ -143,67 +165,85 @@ def main():
     a = ap.parse_args()
     import attnc
 
-    kinds = ["f32"] + [k for k in a.kinds.split(",") if k != "f32"]
-    if any(k not in KINDS for k in kinds):
-        sys.exit(f"--kinds: choose from {', '.join(KINDS)}")
+    kinds = choose(a.kinds, KINDS, "--kinds")
+    caches = choose(a.kv_cache, CACHES, "--kv-cache")
     os.makedirs(a.workdir, exist_ok=True)
     n_pos = max(1024, a.context + a.steps)
+    variants = [(kind, cache) for kind in kinds for cache in caches]
     libs, weights = {}, {}
     for kind in kinds:
-        src = os.path.join(a.workdir, f"gpt2_{kind}.attn")
-        with open(src, "w") as f:
-            f.write(model_text(n_pos, kind))
-        libs[kind] = os.path.join(a.workdir, f"gpt2_{kind}.so")
         weights[kind] = os.path.join(a.workdir, f"w_{kind}.safetensors")
-        if a.reuse and os.path.exists(libs[kind]) and os.path.exists(weights[kind]):
+        if a.reuse and os.path.exists(weights[kind]):
             continue
         if kind == "f32":
+            src = os.path.join(a.workdir, "gpt2_f32.attn")
+            with open(src, "w") as f:
+                f.write(model_text(n_pos, "f32"))
             run([a.attnc, src, f"--init-weights={weights[kind]}", "--seed=1"])
         else:
             bits = ["--bits", "4", "--group", str(GROUP)] if kind == "q4" else []
             run([a.attnc, "quantize", weights["f32"], "-o", weights[kind],
                  "--only", QUANTIZED, "--in-out", "."] + bits)
-        run([a.attnc, src, "-o", libs[kind]])
+    for v in variants:
+        src = os.path.join(a.workdir, f"gpt2_{name_of(v)}.attn")
+        with open(src, "w") as f:
+            f.write(model_text(n_pos, *v))
+        libs[v] = os.path.join(a.workdir, f"gpt2_{name_of(v)}.so")
+        if not (a.reuse and os.path.exists(libs[v])):
+            run([a.attnc, src, "-o", libs[v]])
 
     C = a.context
     rng = np.random.default_rng([C, VOCAB])
     ids = rng.integers(0, VOCAB, size=(1, C), dtype=np.int32)
-    if a.turns:
-        take_turns(attnc, kinds, libs, weights, ids, n_pos, a)
-        return
-    results = {}
-    for kind in kinds:
-        m = attnc.load(libs[kind], weights=weights[kind], threads=a.threads)
+    # Every variant loaded at once and its decodes timed in turns, one step
+    # each per round: on a shared machine the load of the moment falls on
+    # all of them alike.
+    models, states, times, prefill = {}, {}, {}, {}
+    last = {"ids": np.ascontiguousarray(ids[:, -1:])}
+    out = {"logits": np.zeros((1, 1, VOCAB), np.float32)}
+    for v in variants:
+        m = models[v] = attnc.load(libs[v], weights=weights[v[0]], threads=a.threads)
         # Prefill of the C-token prompt (GEMMs), timed as the decode.
-        states = m.new_state(batch=1, capacity=n_pos)
-        prefill = []
-        for _ in range(1 + a.prefill_reps):
+        st = m.new_state(batch=1, capacity=n_pos)
+        prefill[v] = []
+        for _ in range(a.prefill_reps and 1 + a.prefill_reps):
             t = time.perf_counter()
-            m.prefill({"ids": ids}, states)
-            prefill.append(time.perf_counter() - t)
-        states = m.new_state(batch=1, capacity=n_pos)
-        m.prefill({"ids": ids[:, :-1]}, states)
-        last = {"ids": np.ascontiguousarray(ids[:, -1:])}
-        out = {"logits": np.zeros((1, 1, VOCAB), np.float32)}
-        m.decode(last, states, position=C - 1, out=out)
-        times = []
-        for _ in range(a.reps):
+            m.prefill({"ids": ids}, st)
+            prefill[v].append(time.perf_counter() - t)
+        st = states[v] = m.new_state(batch=1, capacity=n_pos)
+        m.prefill({"ids": ids[:, :-1]}, st)
+        m.decode(last, st, position=C - 1, out=out)
+        times[v] = []
+    if a.turns:
+        take_turns(models, states, ids, n_pos, a.turns)
+        for m in models.values():
+            m.close()
+        return
+    for _ in range(a.reps):
+        for v in variants:
             t = time.perf_counter()
-            m.decode(last, states, position=C - 1, out=out)
-            times.append(time.perf_counter() - t)
+            models[v].decode(last, states[v], position=C - 1, out=out)
+            times[v].append(time.perf_counter() - t)
+    results = {}
+    for v in variants:
+        m = models[v]
+        m.decode(last, states[v], position=C - 1, out=out)
         logits = [out["logits"].copy()]
         # Teacher-forced steps on the f32 model's greedy tokens.
-        tokens = results.get("f32", {}).get("tokens")
+        tokens = results.get(("f32", "f32"), {}).get("tokens")
         chosen = []
         for step in range(a.steps):
             tok = int(np.argmax(logits[-1])) if tokens is None else tokens[step]
             chosen.append(tok)
-            m.decode({"ids": np.array([[tok]], np.int32)}, states, position=C + step, out=out)
+            m.decode({"ids": np.array([[tok]], np.int32)}, states[v], position=C + step,
+                     out=out)
             logits.append(out["logits"].copy())
-        results[kind] = {"ms": 1e3 * statistics.median(times),
-                         "prefill_ms": 1e3 * statistics.median(prefill[1:]),
-                         "logits": np.stack(logits),
-                         "tokens": chosen}
+        m.close()
+        results[v] = {"ms": 1e3 * statistics.median(times[v]),
+                      "prefill_ms": (1e3 * statistics.median(prefill[v][1:])
+                                     if prefill[v] else float("nan")),
+                      "logits": np.stack(logits),
+                      "tokens": chosen}
     import platform
     cpu = platform.processor() or "unknown"
     try:
@@ -213,20 +253,20 @@ def main():
     except OSError:
         pass
     print(f"GPT-2 small decode, B=1, context {C}, {a.threads} thread(s), {cpu}")
-    cache_mb = LAYERS * 2 * C * D * 4 / 1e6
-    print(f"| weights | decode ms/token | weight MB/token | + f32 KV cache MB | "
+    print(f"| weights | KV cache | decode ms/token | weight MB/token | + KV cache MB | "
           f"effective GB/s | prefill {C} ms |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for kind in kinds:
-        r = results[kind]
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for kind, cache in variants:
+        r = results[kind, cache]
         mb = weight_bytes(kind) / 1e6
-        print(f"| {kind} | {r['ms']:.2f} | {mb:.0f} | {cache_mb:.0f} | "
+        cache_mb = cache_bytes(cache, C) / 1e6
+        print(f"| {kind} | {cache} | {r['ms']:.2f} | {mb:.0f} | {cache_mb:.0f} | "
               f"{(mb + cache_mb) / r['ms']:.1f} | {r['prefill_ms']:.1f} |")
-    ref = results["f32"]["logits"]
-    for kind in kinds[1:]:
-        got = results[kind]["logits"]
+    ref = results["f32", "f32"]["logits"]
+    for kind, cache in variants[1:]:
+        got = results[kind, cache]["logits"]
         agree = np.argmax(ref, -1) == np.argmax(got, -1)
-        print(f"{kind} vs f32 over {len(ref)} steps: max |logit error| "
+        print(f"{kind} weights, {cache} cache vs f32 over {len(ref)} steps: max |logit error| "
               f"{np.abs(got - ref).max():.4f} (logits' max |value| {np.abs(ref).max():.2f}), "
               f"top-1 agreement {agree.mean():.3f} ({agree.sum()}/{agree.size})")
 

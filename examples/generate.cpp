@@ -100,21 +100,23 @@ int run(int argc, char **argv) {
   check(attn_model_output_info(model, 0, &logitsInfo));
   const int64_t vocab = logitsInfo.dims[2].extent;
 
-  // The KV caches: each state is f32 [B, L, F]; B = 1 and L = the prompt
-  // plus the new tokens, zeroed. The runtime writes each step's keys and
-  // values into them in place.
+  // The KV caches: each state is [B, L, F] of its dtype (f32, or f16 / bf16
+  // for a cache kept in half the bytes); B = 1 and L = the prompt plus the
+  // new tokens, zeroed. The runtime writes each step's keys and values into
+  // them in place.
   const int64_t capacity = int64_t(prompt.size()) + tokens;
   int32_t numStates = attn_model_num_states(model);
   std::vector<std::vector<int64_t>> dims(numStates);
-  std::vector<std::vector<float>> memory(numStates);
+  std::vector<std::vector<unsigned char>> memory(numStates);
   std::vector<attn_tensor> states;
   for (int32_t i = 0; i < numStates; ++i) {
     attn_tensor_info info;
     check(attn_model_state_info(model, i, &info));
     dims[i] = {1, capacity, info.dims[2].extent};
-    memory[i].assign(size_t(capacity * info.dims[2].extent), 0.0f);
+    size_t element = info.dtype == ATTN_F32 ? 4 : 2;
+    memory[i].assign(size_t(capacity * info.dims[2].extent) * element, 0);
     states.push_back(
-        {info.name, ATTN_F32, 3, dims[i].data(), memory[i].data()});
+        {info.name, info.dtype, 3, dims[i].data(), memory[i].data()});
   }
 
   // Prefill the prompt, then decode one token at a time at its position.

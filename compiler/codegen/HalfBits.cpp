@@ -25,19 +25,39 @@ Expr widenHalfBits(Expr bits, bool bfloat) {
 
 Expr narrowToHalfBits(Expr value, bool bfloat) {
   Expr bits = reinterpret(UInt(32), value);
-  if (bfloat)
-    return cast(UInt(16), bits >> 16);
-  Expr sign = (bits >> 31) << 15;
-  Expr exponent = (bits >> 23) & 0xff, mantissa = bits & 0x7fffff;
-  Expr normal =
-      ((exponent - cast(UInt(32), 127 - 15)) << 10) | (mantissa >> 13);
-  Expr special = cast(UInt(32), 0x1f << 10) | (mantissa >> 13);
+  Expr sign = bits >> 31, magnitude = bits & 0x7fffffff;
+  Expr exponent = magnitude >> 23, mantissa = bits & 0x7fffff;
+  Expr nan = exponent == 0xff && mantissa != 0;
+  // Round to nearest even: add just under half of the dropped bits' unit,
+  // plus one when the kept part is odd; a carry moves into the exponent
+  // (and past the largest finite value to infinity).
+  auto roundOff = [](Expr b, int dropped) {
+    return (b + ((1 << (dropped - 1)) - 1) + ((b >> dropped) & 1)) >> dropped;
+  };
+  if (bfloat) {
+    // NaNs stay NaN (quieted): rounding could carry a NaN to infinity.
+    Expr quiet = (bits >> 16) | 0x40;
+    return cast(UInt(16), select(nan, quiet, roundOff(bits, 16)));
+  }
+  // f16: 5 exponent bits (bias 15), 10 mantissa bits.
+  Expr rebiased = roundOff(magnitude, 13) - cast(UInt(32), (127 - 15) << 10);
   // Below f16's smallest normal (2^-14, f32 exponent 113): a subnormal or
-  // zero, |value| * 2^24 exactly an integer.
-  Expr small = cast(UInt(32), abs(value) * 16777216.0f);
-  Expr magnitude =
-      select(exponent == 0xff, special, select(exponent < 113, small, normal));
-  return cast(UInt(16), sign | magnitude);
+  // zero, |value| * 2^24 rounded to an integer (exact before the rounding;
+  // 1024 is the smallest normal's bits).
+  Expr small = cast(UInt(32), round(abs(value) * 16777216.0f));
+  Expr infinity = cast(UInt(32), 0x7c00);
+  Expr result = select(nan, infinity | 0x200 | (mantissa >> 13),
+                       exponent == 0xff, infinity, exponent < 113, small,
+                       rebiased >= infinity, infinity, rebiased);
+  return cast(UInt(16), (sign << 15) | result);
+}
+
+Expr narrowToHalf(Expr value, Halide::Type stored, bool bfloat) {
+  if (stored == UInt(16))
+    return narrowToHalfBits(value, bfloat);
+  if (bfloat)
+    return reinterpret(BFloat(16), narrowToHalfBits(value, true));
+  return cast(Float(16), value);
 }
 
 } // namespace attnc::codegen

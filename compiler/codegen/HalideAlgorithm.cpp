@@ -10,12 +10,8 @@ using namespace mlir::attn;
 using namespace Halide;
 
 namespace attnc::codegen {
-namespace {
 
-/// How a tensor is stored: bf16 and f16 weights keep their precision in
-/// memory, as their bits where the target has no half type (HalfBits.h);
-/// quantized matrices are int8 (i8) or bytes of two 4-bit values (ui8).
-Halide::Type halideType(RankedTensorType type,
+Halide::Type storedType(RankedTensorType type,
                         const schedules::TargetDesc &target) {
   mlir::Type element = type.getElementType();
   if (element.isUnsignedInteger(8))
@@ -31,6 +27,17 @@ Halide::Type halideType(RankedTensorType type,
   return element.isF32() ? Float(32) : Int(32);
 }
 
+Expr narrowToStored(Expr value, RankedTensorType type,
+                    const schedules::TargetDesc &target) {
+  Halide::Type stored = storedType(type, target);
+  mlir::Type element = type.getElementType();
+  if (element.isBF16() || element.isF16())
+    return narrowToHalf(value, stored, element.isBF16());
+  return cast(stored, value);
+}
+
+namespace {
+
 /// `stored`, of tensor type `type`, as the algorithm computes: f32 for
 /// every float (a bf16 or f16 weight is widened as it is loaded, so every
 /// op accumulates in f32) and for an i8 matrix (exact: its integers, which
@@ -43,15 +50,6 @@ Expr widen(Expr stored, RankedTensorType type) {
       stored.type() == Int(8))
     return cast(Float(32), stored);
   return stored;
-}
-
-/// `value` as tensor type `type` stores it (see halideType).
-Expr narrow(Expr value, RankedTensorType type,
-            const schedules::TargetDesc &target) {
-  Halide::Type stored = halideType(type, target);
-  if (stored == UInt(16))
-    return narrowToHalfBits(value, type.getElementType().isBF16());
-  return cast(stored, value);
 }
 
 /// Static extents are promised to Halide (and checked on entry), which lets
@@ -77,7 +75,7 @@ LogicalResult buildAlgorithm(KernelOp kernel,
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
     size_t rank = type.getRank();
-    ImageParam param(halideType(type, target), int(rank),
+    ImageParam param(storedType(type, target), int(rank),
                      "in" + std::to_string(params.size()));
     promiseStaticExtents([&](int d) { return param.dim(d); }, type);
     std::vector<Expr> extents;
@@ -107,7 +105,8 @@ LogicalResult buildAlgorithm(KernelOp kernel,
     // An init kernel's constant keeps its weights' precision; the narrowing
     // is exact, since weight expressions only move bf16 / f16 / i8 values.
     if (!t.inPlace)
-      out(vs) = narrow(t.func(vs), cast<RankedTensorType>(v.getType()), target);
+      out(vs) = narrowToStored(t.func(vs), cast<RankedTensorType>(v.getType()),
+                               target);
     promiseStaticExtents([&](int d) { return out.output_buffer().dim(d); },
                          cast<RankedTensorType>(v.getType()));
     stages.outputs.push_back(out);

@@ -100,6 +100,20 @@ Halide::Expr expNonPositive(Halide::Expr x);
 /// call per lane); absolute error ~1e-7.
 Halide::Expr vectorTanh(Halide::Expr x);
 
+/// How a tensor of `type` is stored on `target`: f32 and i32 as such; bf16
+/// and f16 (weights, KV caches) in that precision, as their bits (uint16)
+/// where the target has no half type (HalfBits.h); i8 matrices as int8, a
+/// 4-bit matrix's bytes of two values (ui8) as uint8. Kernels widen every
+/// load to f32 but the 4-bit bytes, which `attn.linear` takes apart
+/// (HalideAlgorithm.cpp).
+Halide::Type storedType(mlir::RankedTensorType type,
+                        const schedules::TargetDesc &target);
+
+/// `value`, an f32, as a tensor of `type` stores it: rounded to nearest
+/// even into bf16 or f16 (as PyTorch's `.to()`), cast otherwise.
+Halide::Expr narrowToStored(Halide::Expr value, mlir::RankedTensorType type,
+                            const schedules::TargetDesc &target);
+
 /// Every lowering, built once.
 const LoweringRegistry &getLoweringRegistry();
 

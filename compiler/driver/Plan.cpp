@@ -165,19 +165,22 @@ private:
     if (failed(buffer))
       return failure();
     PlanBuffer &b = run.buffers[*buffer];
-    if (b.dtype != ATTN_MODEL_F32)
-      return func.emitOpError("state '") << name << "' must be f32";
+    if (b.dtype != ATTN_MODEL_F32 && b.dtype != ATTN_MODEL_F16 &&
+        b.dtype != ATTN_MODEL_BF16)
+      return func.emitOpError("state '")
+             << name << "' must be f32, f16 or bf16";
     auto it = llvm::find_if(plan.states,
                             [&](const PlanState &s) { return s.name == name; });
     if (it == plan.states.end()) {
-      plan.states.push_back({name.str(), b.dims});
+      plan.states.push_back({name.str(), b.dims, b.dtype});
       it = plan.states.end() - 1;
-    } else if (!llvm::equal(
+    } else if (it->dtype != b.dtype ||
+               !llvm::equal(
                    it->dims, b.dims, [](const PlanDim &x, const PlanDim &y) {
                      return x.symbol == y.symbol && x.extent == y.extent;
                    })) {
       return func.emitOpError("state '")
-             << name << "' has another shape than in an earlier entry";
+             << name << "' has another type than in an earlier entry";
     }
     b.index = int32_t(it - plan.states.begin());
     return success();

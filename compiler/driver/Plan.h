@@ -103,10 +103,12 @@ struct PlanEntry {
   std::vector<PlanStep> steps;
 };
 
-/// A buffer the caller owns across runs (a KV cache): f32, row-major.
+/// A buffer the caller owns across runs (a KV cache): row-major, F32 or
+/// F16 / BF16 (a cache kept in half the bytes).
 struct PlanState {
   std::string name;
   std::vector<PlanDim> dims;
+  attn_model_dtype dtype = ATTN_MODEL_F32;
 };
 
 /// A tensor of the weights file, as the model declares it (F32, row-major).

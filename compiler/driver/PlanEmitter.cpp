@@ -148,7 +148,7 @@ private:
     }
     os << "static const attn_model_state states[] = {\n";
     for (auto [s, state] : llvm::enumerate(plan.states))
-      os << "  {" << cString(state.name) << ", ATTN_MODEL_F32, "
+      os << "  {" << cString(state.name) << ", " << state.dtype << ", "
          << state.dims.size() << ", state_dims" << s << "},\n";
     os << "  {0, 0, 0, 0}};\n\n";
 

@@ -139,7 +139,8 @@ void MLIRGenerator::generateFunction(const ModelAST &model, ModuleOp module,
       argNames.push_back({"attn.name", builder.getStringAttr("position")});
     }
     for (const auto &state : model.states) {
-      argTypes.push_back(tensorType(state->type.shape, ElementType::f32));
+      argTypes.push_back(
+          tensorType(state->type.shape, state->type.elementType));
       argDims.push_back(symbolNames(state->type.shape));
       argNames.push_back(
           {attn::kStateAttr, builder.getStringAttr(state->name)});

@@ -148,8 +148,9 @@ void Sema::checkWeights() {
   }
 }
 
-/// States are f32 `[B, L, F]`: a batch dim, a capacity dim bound at run
-/// time by the caller's buffer, and fixed features.
+/// States are `[B, L, F]`: a batch dim, a capacity dim bound at run time by
+/// the caller's buffer, and fixed features; f32, or f16 / bf16 for a KV
+/// cache kept in half the bytes.
 void Sema::checkStates() {
   for (auto &state : model.states) {
     auto [it, inserted] = states.try_emplace(state->name, state.get());
@@ -160,18 +161,26 @@ void Sema::checkStates() {
     }
     if (!resolveType(state->type))
       continue;
-    const Shape &shape = state->type.shape;
-    if (state->type.elementType != ElementType::f32 || shape.size() != 3 ||
-        !shape[1].isSymbolic() || shape[2].isSymbolic())
+    ElementType element = state->type.elementType;
+    if (element != ElementType::f32 && element != ElementType::f16 &&
+        element != ElementType::bf16) {
       error(state->type.loc.Start,
-            "state '" + state->name +
-                "' must be f32[B, L, F]: a batch dim, a symbolic capacity "
-                "dim (e.g. 'dim L <= 4096') and a fixed number of features",
+            "state '" + state->name + "' is " + getElementTypeName(element) +
+                ", but a state is f32, f16 or bf16 (a KV cache in half "
+                "precision is f16 or bf16)",
+            state->type.loc);
+      continue;
+    }
+    const Shape &shape = state->type.shape;
+    if (shape.size() != 3 || !shape[1].isSymbolic() || shape[2].isSymbolic())
+      error(state->type.loc.Start,
+            "state '" + state->name + "' must be " +
+                getElementTypeName(element) +
+                "[B, L, F]: a batch dim, a symbolic capacity dim (e.g. 'dim "
+                "L <= 4096') and a fixed number of features",
             state->type.loc);
   }
 }
-
-/// `cache = P`: the states `P.key` and `P.value`, `[B, L, features]` with the
 
 void Sema::bindValue(ValueDecl &decl) { values[decl.name] = &decl; }
 

@@ -246,4 +246,12 @@ void AttnWriter::quantizationScales(const WeightSpec &spec, int64_t layers,
   line("weight " + spec.name + "_scale : f32" + shapeText(want));
 }
 
+void AttnWriter::kvCache(llvm::StringRef prefix, llvm::StringRef rows,
+                         const llvm::Twine &features) {
+  std::string type =
+      ctx.options().kvCache + "[B, " + rows.str() + ", " + features.str() + "]";
+  line("state " + prefix + ".key   : " + type);
+  line("state " + prefix + ".value : " + type);
+}
+
 } // namespace attnc::import

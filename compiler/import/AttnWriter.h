@@ -60,6 +60,12 @@ public:
   /// `attnc quantize --bits 4`) i4 with its scales `f32[out, in / G]`.
   void weights(llvm::ArrayRef<WeightSpec> specs, int64_t layers = 0);
 
+  /// The key and value caches `P.key` and `P.value`, [B, `rows`,
+  /// `features`] (one declaration per layer inside a repeat), in the
+  /// element type --kv-cache chose.
+  void kvCache(llvm::StringRef prefix, llvm::StringRef rows,
+               const llvm::Twine &features);
+
   /// A decoder's entries comment, its dims (S and the caches' L bounded by
   /// `context`, from `contextNote`) and its input `ids`.
   void decoderInputs(llvm::StringRef head, int64_t context,

@@ -143,10 +143,8 @@ static void importBart(ImportContext &ctx, AttnWriter &w) {
   L = "model.decoder.layers.{i}.";
   w.open("repeat " + std::to_string(dec.layers) + " as i", "decoder_layers");
   w.weights(layerSpecs(L, dec, {"self_attn", "encoder_attn"}), dec.layers);
-  w.line("state cache.{i}.key   : f32[B, L, " + dText + "]");
-  w.line("state cache.{i}.value : f32[B, L, " + dText + "]");
-  w.line("state cross.{i}.key   : f32[B, T, " + dText + "]");
-  w.line("state cross.{i}.value : f32[B, T, " + dText + "]");
+  w.kvCache("cache.{i}", "L", dText);
+  w.kvCache("cross.{i}", "T", dText);
   w.blank();
   std::string heads = std::to_string(dec.heads);
   postNorm(w, "x",

@@ -135,8 +135,7 @@ static void importGemma2(ImportContext &ctx, AttnWriter &w) {
              {L + "mlp.down_proj.weight", {D, I}},
              {L + "post_feedforward_layernorm.weight", {D}}},
             layers);
-  w.line("state cache.{i}.key   : f32[B, L, " + kvText + "]");
-  w.line("state cache.{i}.value : f32[B, L, " + kvText + "]");
+  w.kvCache("cache.{i}", "L", kvText);
   w.close();
 
   std::string norm = ", eps = " + formatReal(eps) + ", offset = 1)";

@@ -30,6 +30,9 @@ struct ImportOptions {
   int64_t maxContext = 0;
   /// --head: "logits" or "hidden"; empty takes the architecture's default.
   std::string head;
+  /// --kv-cache: the element type of the KV caches' states, "f32" (the
+  /// default), "f16" or "bf16" (half the bytes a decode step reads).
+  std::string kvCache = "f32";
 };
 
 struct ImportResult {

@@ -121,8 +121,7 @@ static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
   if (mlpBias)
     specs.push_back({L + "mlp.down_proj.bias", {D}});
   w.weights(specs, layers);
-  w.line("state cache.{i}.key   : f32[B, L, " + kvText + "]");
-  w.line("state cache.{i}.value : f32[B, L, " + kvText + "]");
+  w.kvCache("cache.{i}", "L", kvText);
   w.blank();
 
   std::string epsText = formatReal(eps);

@@ -249,10 +249,8 @@ static void importT5Conditional(ImportContext &ctx, AttnWriter &w) {
   attentionSpecs(specs, s, L, 1, "EncDecAttention");
   feedForwardSpecs(specs, s, L, 2);
   w.weights(specs, decoderLayers);
-  w.line("state cache.{i}.key   : f32[B, L, " + dText + "]");
-  w.line("state cache.{i}.value : f32[B, L, " + dText + "]");
-  w.line("state cross.{i}.key   : f32[B, T, " + dText + "]");
-  w.line("state cross.{i}.value : f32[B, T, " + dText + "]");
+  w.kvCache("cache.{i}", "L", dText);
+  w.kvCache("cross.{i}", "T", dText);
   w.blank();
   writeAttention(w, s, L, 0, "self_attention(h", "SelfAttention",
                  "mask = causal & self_bias, cache = cache.{i}");

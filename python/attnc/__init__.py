@@ -183,6 +183,10 @@ except ImportError:
 _KNOWN_DTYPES = frozenset(_NUMPY_DTYPES.values())
 _ATTN_CODES = {v: k for k, v in _NUMPY_DTYPES.items()}
 _ATTN_NAMES = {0: "f32", 1: "i32", 2: "bf16", 3: "f16", 4: "i8", 5: "u8"}
+# A bf16 state (KV cache) without ml_dtypes: its bits, as uint16 (with
+# ml_dtypes, ml_dtypes.bfloat16; either is accepted, and a bfloat16 array
+# crosses to the runtime as its uint16 view).
+_BF16_BITS = np.dtype(np.uint16)
 
 
 # ------------------------------------------------------------------ infos
@@ -327,6 +331,7 @@ class Model:
         # The KV caches a "prefill" or "decode" writes (none for most models).
         self.states = [_tensor_info(t) for t in self._m.states()]
         self._state_dtypes = {t.name: t.dtype for t in self.states}
+        self._bf16_states = {t.name for t in self.states if t.dtype_name == "bf16"}
         self.entries = tuple(e for e in _ENTRIES if self._m.has_entry(e))
         # Where the kernels run: "host", "cuda" or "opencl".
         self.device = _DEVICES.get(self._m.device()[0], "unknown")
@@ -427,7 +432,8 @@ class Model:
         else:
             a = self._output(name, value)
         keep.append(a)
-        return (name, a.ctypes.data, _ATTN_CODES[a.dtype], list(a.shape))
+        code = 2 if a.dtype == _BF16_BITS else _ATTN_CODES[a.dtype]
+        return (name, a.ctypes.data, code, list(a.shape))
 
     def has_entry(self, name):
         """True when the library has the entry point `name`: "run" always;
@@ -444,8 +450,11 @@ class Model:
 
     def new_state(self, batch=1, capacity=None, **extents):
         """New zeroed states for `batch` sequences of up to `capacity` tokens
-        (default: the capacity symbol's bound): a dict name -> float32 array
-        [batch, capacity, F] per state, which the caller owns and passes to
+        (default: the capacity symbol's bound): a dict name -> array [batch,
+        capacity, F] per state of its dtype (float32; float16 for an f16
+        cache; for a bf16 one ml_dtypes.bfloat16 where ml_dtypes is
+        installed, else uint16 holding the bf16 bits), which the caller owns
+        and passes to
         prefill / decode / run(states=...). The runtime writes their rows in
         place and never copies them; copy the dict's arrays to fork a
         sequence. `extents` size the states whose row dim is another symbol:
@@ -482,10 +491,13 @@ class Model:
                         f"state '{t.name}': {what} {value} for {d.symbol} is out of bounds: "
                         f"it must be at least 1{bound}", 7)
                 shape.append(value)
-            if t.dtype is None:
+            dtype = t.dtype
+            if dtype is None and t.dtype_name == "bf16":
+                dtype = _BF16_BITS
+            if dtype is None:
                 raise DTypeError(f"state '{t.name}' is {t.dtype_name}, which has no numpy "
                                  "dtype here", 6)
-            result[t.name] = np.zeros(shape, dtype=t.dtype)
+            result[t.name] = np.zeros(shape, dtype=dtype)
         return result
 
     def prefill(self, inputs, states, out=None):
@@ -541,18 +553,29 @@ class Model:
                             "(the runtime writes it in place): make states with "
                             "Model.new_state")
         expected = self._state_dtypes.get(name)
-        if expected is not None and a.dtype != expected:
+        bf16 = name in self._bf16_states
+        if bf16 and a.dtype == _BF16_BITS:
+            pass  # the bf16 bits
+        elif expected is not None and a.dtype != expected:
+            keeps = (f"it as {expected}" if not bf16
+                     else f"it as bf16 ({expected} or uint16 bits)")
             raise DTypeError(f"state '{name}' is a numpy {a.dtype} array but the model keeps "
-                             f"it as {expected}: a state is written in place, never converted; "
+                             f"{keeps}: a state is written in place, never converted; "
                              "make states with Model.new_state", 6)
-        if a.dtype not in _KNOWN_DTYPES:
+        elif expected is None and bf16:
+            raise DTypeError(f"state '{name}' is a numpy {a.dtype} array but the model keeps "
+                             "it as bf16: give a uint16 array of the bf16 bits (or install "
+                             "ml_dtypes for ml_dtypes.bfloat16); make states with "
+                             "Model.new_state", 6)
+        elif a.dtype not in _KNOWN_DTYPES:
             raise DTypeError(f"state '{name}' is a numpy {a.dtype} array; the runtime keeps "
-                             "states in f32", 6)
+                             "states in f32, f16 or bf16", 6)
         if not (a.flags.c_contiguous and a.flags.writeable):
             raise ArgumentError(f"state '{name}' must be a writable C-contiguous array: the "
                                 "runtime writes its rows in place, and a copy would lose them "
                                 "(np.ascontiguousarray it once and keep that array)", 4)
-        return a
+        # The runtime writes the view's memory, which is the array's.
+        return a.view(_BF16_BITS) if bf16 else a
 
     def _input(self, name, value):
         expected = self._in_dtypes.get(name)
@@ -620,11 +643,11 @@ def load(path, weights=None, threads=None, check_weights=False):
     return Model(path, weights=weights, threads=threads, check_weights=check_weights)
 
 
-def from_pretrained(directory, threads=None, max_context=None, cache_dir=None):
+def from_pretrained(directory, threads=None, max_context=None, cache_dir=None, kv_cache=None):
     """A Hugging Face model directory, imported, compiled (cached) and loaded
     with its tokenizer: see attnc.pretrained.from_pretrained."""
     from .pretrained import from_pretrained
-    return from_pretrained(directory, threads, max_context, cache_dir)
+    return from_pretrained(directory, threads, max_context, cache_dir, kv_cache)
 
 
 # ------------------------------------------------------------------ compiler
@@ -673,16 +696,20 @@ def _run_attnc(args, what):
     return r
 
 
-def compile(model, output, target="host", schedule="hand", weights=None):
-    """Compiles the `.attn` file `model` into the library `output` with the
-    attnc executable (see find_attnc). target: "host" or a Halide target
-    (e.g. "x86-64-linux-avx2"); schedule: "hand", "auto" or "naive"; weights:
-    a safetensors file to embed (None: the library reads them at load).
-    Raises CompileError with attnc's messages. Returns `output`."""
+def compile(model, output, target="host", schedule="hand", weights=None, kv_cache=None):
+    """Compiles the `.attn` file `model` (or a Hugging Face directory) into
+    the library `output` with the attnc executable (see find_attnc). target:
+    "host" or a Halide target (e.g. "x86-64-linux-avx2"); schedule: "hand",
+    "auto" or "naive"; weights: a safetensors file to embed (None: the
+    library reads them at load); kv_cache: a directory's caches' dtype
+    (attnc --kv-cache: "f32", "f16" or "bf16"). Raises CompileError with
+    attnc's messages. Returns `output`."""
     args = [os.fspath(model), "-o", os.fspath(output), f"--target={target}",
             f"--schedule={schedule}"]
     if weights is not None:
         args += ["--weights", os.fspath(weights)]
+    if kv_cache is not None:
+        args += [f"--kv-cache={kv_cache}"]
     _run_attnc(args, "attnc")
     return output
 

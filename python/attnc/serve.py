@@ -46,11 +46,13 @@ APP = "attnc"
 # ------------------------------------------------------------------ specs
 
 
-def resolve(paths, weights=(), names=(), max_context=None, cache_dir=None, tokenizer=None):
+def resolve(paths, weights=(), names=(), max_context=None, cache_dir=None, tokenizer=None,
+            kv_cache=None):
     """The model specs (dicts) of the command line's models: a Hugging Face
-    directory is compiled here (attnc.from_pretrained's cache), so every
-    replica only loads it; a library takes the next --weights."""
-    from .pretrained import _compiled, _eos_ids, _weights
+    directory is compiled here (attnc.from_pretrained's cache, with
+    --max-context and --kv-cache), so every replica only loads it; a
+    library takes the next --weights."""
+    from .pretrained import _compiled, _eos_ids, _options, _weights
     weights, names = list(weights), list(names)
     specs = []
     for i, path in enumerate(paths):
@@ -63,7 +65,7 @@ def resolve(paths, weights=(), names=(), max_context=None, cache_dir=None, token
                 raise SystemExit(f"attnc-serve: {path}: no model.safetensors")
             cache = cache_dir or os.environ.get("ATTNC_CACHE_DIR") or os.path.join(
                 os.path.expanduser("~"), ".cache", "attnc")
-            lib = _compiled(path, cache, {"max_context": max_context})
+            lib = _compiled(path, cache, _options(max_context, kv_cache))
             tok = os.path.join(path, "tokenizer.json")
             spec = {"library": lib, "weights": _weights(path),
                     "tokenizer": tok if os.path.isfile(tok) else None, "eos": _eos_ids(path),
@@ -718,6 +720,8 @@ def main(argv=None):
                    help="sequences decoded at once, tensor requests run at once, per replica")
     p.add_argument("--max-context", type=int, default=None,
                    help="KV cache rows (a directory: attnc --max-context)")
+    p.add_argument("--kv-cache", choices=["f32", "f16", "bf16"], default=None,
+                   help="a directory's KV caches' dtype (attnc --kv-cache; default f32)")
     p.add_argument("--cache-dir", default=None, help="where compiled libraries are kept")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
@@ -737,7 +741,7 @@ def main(argv=None):
             p.error(f"--{flag.replace('_', '-')} must be at least 1")
 
     specs = resolve(args.models, args.weights, args.name, args.max_context, args.cache_dir,
-                    args.tokenizer)
+                    args.tokenizer, args.kv_cache)
     import ray
     from ray import serve
     ray.init(address=args.address, logging_level="WARNING", log_to_driver=False,

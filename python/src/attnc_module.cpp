@@ -35,6 +35,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -106,6 +107,11 @@ template <typename Array>
 void fillSlot(Slot &slot, const std::string &name, const char *what,
               const Array &a, void *data) {
   std::optional<int32_t> dtype = attnDtype(a.dtype());
+  // A bf16 state crosses as its bits: numpy has no bfloat16 of its own, so
+  // the package passes uint16 views (of ml_dtypes.bfloat16 arrays too).
+  if (!dtype && std::string_view(what) == "state" &&
+      a.dtype() == nb::dtype<uint16_t>())
+    dtype = ATTN_BF16;
   if (!dtype)
     raiseStatus(ATTN_ERROR_DTYPE_MISMATCH,
                 std::string(what) + " '" + name +

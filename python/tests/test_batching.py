@@ -1,7 +1,8 @@
 """attnc.batching without Ray: sequences of mixed lengths and settings
 joining and leaving one decode loop of max_batch rows give exactly the ids
 Model.generate gives each alone (greedy and seeded sampling); a sequence too
-long for the caches is refused; a cancelled one leaves the batch."""
+long for the caches is refused; a cancelled one leaves the batch. With f32
+and with bf16 caches."""
 
 import os
 import threading
@@ -17,9 +18,12 @@ from conftest import REPO
 GPT2 = os.path.join(REPO, "test", "import", "fixtures", "gpt2")
 
 
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory):
-    with attnc.from_pretrained(GPT2, cache_dir=tmp_path_factory.mktemp("cache")) as m:
+# bf16 caches too: rows copied between slots as the bf16 bits (uint16
+# without ml_dtypes).
+@pytest.fixture(scope="module", params=["f32", "bf16"])
+def lm(request, tmp_path_factory):
+    with attnc.from_pretrained(GPT2, cache_dir=tmp_path_factory.mktemp("cache"),
+                               kv_cache=request.param) as m:
         yield m
 
 

@@ -24,6 +24,7 @@ STATEFUL_MODELS = [
     "test/driver/kv-cache.attn",        # GPT-2: joined Q|K|V, layout(in, out)
     "test/driver/kv-cache-llama.attn",  # GQA, RoPE, gated MLP, RMSNorm
     "test/models/decoder.attn",         # a bf16 weight
+    "test/driver/kv-cache-half.attn",   # f16 caches
 ]
 # Token ids every model above has (its smallest vocabulary is 24).
 VOCAB = 24

@@ -165,3 +165,38 @@ def test_bad_directories(tmp_path, lm):
     # A prompt past the caches' rows (32 positions).
     with pytest.raises(attnc.ShapeError, match="rows of the KV cache"):
         m.generate("one two three " * 12, max_new_tokens=4)
+
+
+@pytest.mark.parametrize("name,kv_cache", [("gpt2", "f16"), ("llama", "bf16")])
+def test_half_precision_caches_generate_transformers_ids(name, kv_cache, tmp_path):
+    """kv_cache="f16" / "bf16" (attnc --kv-cache): the decodes read rounded
+    keys and values, and on these fixtures greedy generation still gives
+    transformers' (f32-cache) ids, one prompt at a time and as one ragged
+    batch (generation's rows shrink as sequences end)."""
+    g = golden(name)
+    n = g["max_new_tokens"]
+    with attnc.from_pretrained(os.path.join(FIXTURES, name), cache_dir=tmp_path,
+                               kv_cache=kv_cache) as m:
+        assert {t.dtype_name for t in m.model.states} == {kv_cache}
+        for case in g["cases"]:
+            assert m.generate(case["prompt_ids"], max_new_tokens=n) == case["ids"]
+        assert m.generate([c["prompt_ids"] for c in g["cases"]],
+                          max_new_tokens=n) == [c["ids"] for c in g["cases"]]
+    # Another cache dtype is another library; f32 is the default's.
+    with attnc.from_pretrained(os.path.join(FIXTURES, name), cache_dir=tmp_path,
+                               kv_cache="f32"):
+        pass
+    assert len(os.listdir(tmp_path)) == 2
+
+
+def test_serve_compiles_the_caches_dtype(tmp_path):
+    """attnc-serve --kv-cache f16: resolve() compiles the directory into
+    from_pretrained's cache under the same key (no Ray needed here)."""
+    from attnc.serve import resolve
+    directory = os.path.join(FIXTURES, "gpt2")
+    [spec] = resolve([directory], cache_dir=tmp_path, kv_cache="f16")
+    with attnc.load(spec["library"], weights=spec["weights"]) as m:
+        assert {t.dtype_name for t in m.states} == {"f16"}
+    with attnc.from_pretrained(directory, cache_dir=tmp_path, kv_cache="f16"):
+        pass
+    assert os.listdir(tmp_path) == [os.path.basename(spec["library"])]

@@ -116,3 +116,25 @@ def test_bad_requests(s2s):
         m.generate([5] * 600, max_new_tokens=2)
     with pytest.raises(attnc.ShapeError, match="rows of the KV cache"):
         m.generate([5, 6], max_new_tokens=10_000)
+
+
+@pytest.mark.parametrize("name,kv_cache", [("bart", "f16"), ("t5_conditional", "bf16")])
+def test_half_precision_caches_generate_transformers_ids(name, kv_cache, tmp_path):
+    """Self- and cross-attention caches in f16 / bf16 (attnc --kv-cache; T5's
+    decodes add relative position biases over the cache's rows): greedy ids
+    still equal transformers' (f32) on these fixtures, alone and batched."""
+    directory = os.path.join(FIXTURES, name)
+    with open(os.path.join(directory, "text_golden.json")) as f:
+        g = json.load(f)
+    with attnc.from_pretrained(directory, cache_dir=tmp_path, kv_cache=kv_cache) as m:
+        assert {t.dtype_name for t in m.model.states} == {kv_cache}
+        for case in g["cases"]:
+            assert m.generate(case["prompt_ids"], max_new_tokens=g["max_new_tokens"]) == \
+                case["ids"]
+        gold, prompts = golden(directory)
+        want = gold["generate.ids"]
+        eos = set(m.eos_token_id)
+        for b, ids in enumerate(m.generate(prompts, max_new_tokens=want.shape[1])):
+            expected = want[b].tolist()
+            end = next((i + 1 for i, t in enumerate(expected) if t in eos), len(expected))
+            assert ids == expected[:end], f"sequence {b}"

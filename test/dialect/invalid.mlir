@@ -1186,3 +1186,21 @@ func.func @self_attention_decode_bias(%x: tensor<?x?x8xf32>, %qkv: tensor<24x8xf
   %a = attn.self_attention %x heads(2) mask<causal> qkv(%qkv) out(%o) bias(%b) key_cache(%kc) value_cache(%vc) position(%pos) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>, tensor<?x2x?x8xf32>, tensor<?x16x8xf32>, tensor<?x16x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
+
+// -----
+
+// A KV cache is f32, f16 or bf16 (the generic form: the type constraint).
+func.func @cache_write_i8(%c: tensor<?x?x8xi8>, %k: tensor<?x?x8xf32>) -> tensor<?x?x8xi8> {
+  // expected-error @+1 {{'attn.cache_write' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x?x8xi8>'}}
+  %r = "attn.cache_write"(%c, %k) : (tensor<?x?x8xi8>, tensor<?x?x8xf32>) -> tensor<?x?x8xi8>
+  return %r : tensor<?x?x8xi8>
+}
+
+// -----
+
+// The rows written are f32: the cache write rounds them.
+func.func @cache_write_half_rows(%c: tensor<?x?x8xf16>, %k: tensor<?x?x8xf16>) -> tensor<?x?x8xf16> {
+  // expected-error @+1 {{'attn.cache_write' op operand #1 must be ranked tensor of 32-bit float values, but got 'tensor<?x?x8xf16>'}}
+  %r = "attn.cache_write"(%c, %k) : (tensor<?x?x8xf16>, tensor<?x?x8xf16>) -> tensor<?x?x8xf16>
+  return %r : tensor<?x?x8xf16>
+}

@@ -230,3 +230,15 @@ func.func @self_attention_decode_bias(%x: tensor<?x?x8xf32>, %qkv: tensor<24x8xf
   %a = attn.self_attention %x heads(2) mask<causal> qkv(%qkv) out(%o) bias(%b) key_cache(%kc) value_cache(%vc) position(%pos) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>, tensor<?x2x?x16xf32>, tensor<?x16x8xf32>, tensor<?x16x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
+
+// KV caches in f16 or bf16: rows written from f32, read by the attention.
+// CHECK-LABEL: func.func @half_precision_caches
+func.func @half_precision_caches(%kc: tensor<?x?x8xf16>, %vc: tensor<?x?x8xbf16>, %k: tensor<?x?x8xf32>, %q: tensor<?x?x8xf32>, %pos: tensor<?xi32>) -> tensor<?x?x8xf32> {
+  // CHECK-NEXT: attn.cache_write %{{.*}}, %{{.*}} at(%{{.*}}) : (tensor<?x?x8xf16>, tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf16>
+  %keys = attn.cache_write %kc, %k at(%pos) : (tensor<?x?x8xf16>, tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf16>
+  // CHECK-NEXT: attn.cache_write %{{.*}}, %{{.*}} at(%{{.*}}) : (tensor<?x?x8xbf16>, tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x8xbf16>
+  %values = attn.cache_write %vc, %k at(%pos) : (tensor<?x?x8xbf16>, tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x8xbf16>
+  // CHECK-NEXT: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} heads(2) mask<causal> query_offsets(%{{.*}} : tensor<?xi32>) {scale = 5.000000e-01 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf16>, tensor<?x?x8xbf16> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %keys, %values heads(2) mask<causal> query_offsets(%pos : tensor<?xi32>) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf16>, tensor<?x?x8xbf16> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}

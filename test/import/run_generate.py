@@ -10,6 +10,10 @@ ids, token for token,
      (the prompts differ in length), one `tokens:` line per prompt, and
      --check running each sequence alone.
 
+With --kv-cache f16 (or bf16) the library keeps its caches in that type:
+the decodes read rounded keys and values, and the ids must still be
+transformers' (f32) greedy ids.
+
 Prints PASS or FAIL per check, ends with `N passed, M failed`; exit status
 0 if all passed, 1 if any failed.
 """
@@ -30,15 +34,19 @@ def main(argv=None):
     ap.add_argument("--attn-run", required=True)
     ap.add_argument("--example", required=True, help="the built examples/generate")
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--kv-cache", default="f32",
+                    help="the caches' dtype (attnc --kv-cache): f16 and bf16 round the "
+                         "keys and values the decodes read; the golden ids must still match")
     args = ap.parse_args(argv)
     fixture = os.path.join(HERE, "fixtures", args.fixture)
     weights = os.path.join(fixture, "model.safetensors")
     with open(os.path.join(fixture, "text_golden.json")) as f:
         golden = json.load(f)
-    wd = os.path.join(args.workdir, "generate-" + args.fixture)
+    wd = os.path.join(args.workdir, "generate-" + args.fixture +
+                      ("" if args.kv_cache == "f32" else "-" + args.kv_cache))
     os.makedirs(wd, exist_ok=True)
     lib = os.path.join(wd, "m.so")
-    subprocess.run([args.attnc, fixture, "-o", lib], check=True)
+    subprocess.run([args.attnc, fixture, "--kv-cache", args.kv_cache, "-o", lib], check=True)
     n = str(golden["max_new_tokens"])
     prompts = [",".join(str(i) for i in case["prompt_ids"]) for case in golden["cases"]]
     wants = [" ".join(str(i) for i in case["ids"]) for case in golden["cases"]]

@@ -3,6 +3,8 @@
 #include "Device.h"
 #include "Profile.h"
 
+#include "attn/dtypes.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -86,10 +88,11 @@ std::vector<float> call(attn_model *model, const Shape &shape,
   return logits;
 }
 
-/// The model's KV caches for `batch` sequences of `capacity` rows, zeroed;
-/// on a GPU in its memory, where prefill and decode update them in place:
-/// the caches never cross to the host, except when a prompt is prefilled
-/// into its row (toDevice) and when a sequence leaves the batch (keep).
+/// The model's KV caches for `batch` sequences of `capacity` rows, zeroed
+/// (bytes of the state's dtype: f32, or f16 / bf16); on a GPU in its memory,
+/// where prefill and decode update them in place: the caches never cross to the
+/// host, except when a prompt is prefilled into its row (toDevice) and when a
+/// sequence leaves the batch (keep).
 class States {
 public:
   States(attn_model *model, int64_t batch, int64_t capacity) : model(model) {
@@ -103,7 +106,8 @@ public:
       for (int32_t d = 0; d < info.rank; ++d)
         dims[i].push_back(info.dims[d].is_dynamic ? (d == 0 ? batch : capacity)
                                                   : info.dims[d].extent);
-      host[i].assign(count(i), 0.0f);
+      elementSize.push_back(attn_dtype_lookup(info.dtype)->size);
+      host[i].assign(bytes(i), 0);
       tensors.push_back(
           {info.name, info.dtype, info.rank, dims[i].data(), host[i].data()});
     }
@@ -117,7 +121,7 @@ public:
       device.emplace_back(model, bytes(i));
       device.back().upload(host[i].data(), bytes(i));
       tensors[i].data = device.back().get();
-      std::vector<float>().swap(host[i]);
+      std::vector<unsigned char>().swap(host[i]);
     }
   }
 
@@ -136,7 +140,7 @@ public:
     for (std::size_t i = 0, at = 0; i < view.size(); at += dims[i++].size()) {
       rowDims[at] = 1;
       view[i].dims = rowDims.data() + at;
-      view[i].data = host[i].data() + b * rowSize(i);
+      view[i].data = host[i].data() + b * rowSize(i) * elementSize[i];
     }
     return view;
   }
@@ -144,17 +148,17 @@ public:
   /// Keeps the rows `keep` (increasing) of each state, in that order.
   void keep(const std::vector<int64_t> &rows) {
     for (std::size_t i = 0; i < tensors.size(); ++i) {
-      std::vector<float> scratch;
-      float *data = host[i].data();
+      std::vector<unsigned char> scratch;
+      unsigned char *data = host[i].data();
       if (!device.empty()) {
-        scratch.resize(count(i));
+        scratch.resize(bytes(i));
         device[i].download(scratch.data(), bytes(i));
         data = scratch.data();
       }
-      std::size_t n = rowSize(i);
+      std::size_t n = rowSize(i) * elementSize[i];
       for (std::size_t r = 0; r < rows.size(); ++r)
         if (int64_t(r) != rows[r])
-          std::memmove(data + r * n, data + rows[r] * n, n * sizeof(float));
+          std::memmove(data + r * n, data + rows[r] * n, n);
       dims[i][0] = int64_t(rows.size());
       if (!device.empty())
         device[i].upload(data, bytes(i));
@@ -171,12 +175,13 @@ private:
   std::size_t count(std::size_t i) const {
     return std::size_t(dims[i][0]) * rowSize(i);
   }
-  std::size_t bytes(std::size_t i) const { return count(i) * sizeof(float); }
+  std::size_t bytes(std::size_t i) const { return count(i) * elementSize[i]; }
 
   attn_model *model;
   bool onGpu = false;
   std::vector<std::vector<int64_t>> dims;
-  std::vector<std::vector<float>> host;
+  std::vector<std::size_t> elementSize;
+  std::vector<std::vector<unsigned char>> host;
   std::vector<attn::DeviceMemory> device;
   std::vector<attn_tensor> tensors;
 };
@@ -310,6 +315,21 @@ void checkSameStepInputs(const attn_model *model) {
                         decode + ") and prefill (" + prefill +
                         "), as an encoder-decoder's does: run its prefill "
                         "and decode entries through the C API");
+}
+
+/// The relative rounding of the coarsest KV cache: 0 for f32 caches,
+/// 2^-11 for f16 and 2^-8 for bf16.
+double cacheRoundoff(const attn_model *model) {
+  double roundoff = 0;
+  for (int32_t i = 0; i < attn_model_num_states(model); ++i) {
+    attn_tensor_info info;
+    check(attn_model_state_info(model, i, &info));
+    if (info.dtype == ATTN_F16)
+      roundoff = std::max(roundoff, std::ldexp(1.0, -11));
+    else if (info.dtype == ATTN_BF16)
+      roundoff = std::max(roundoff, std::ldexp(1.0, -8));
+  }
+  return roundoff;
 }
 
 } // namespace
@@ -462,8 +482,10 @@ int generate(attn_model *model, const GenerateOptions &o) {
     }
     // Both sides compute in f32; they differ in the order of the
     // attention's sums (key tiles of the cache against those of one pass):
-    // rounding only.
-    double tolerance = 1e-4 * std::max(1.0, scale);
+    // rounding only. An f16 or bf16 cache also rounds the keys and values
+    // the decodes read, by up to its unit roundoff.
+    double tolerance =
+        std::max(1e-4, 4 * cacheRoundoff(model)) * std::max(1.0, scale);
     bool close = worst <= tolerance;
     fmt::print("check: {}prefill + {} decode steps against one run over {} "
                "tokens: max abs difference {:.3g} (logits up to {:.3g}, "

@@ -163,6 +163,13 @@ cl::opt<std::string>
                   "(the final normed hidden state; decoders: default "
                   "logits, encoders: hidden only)"),
          cl::value_desc("logits|hidden"), cl::cat(attncCategory));
+cl::opt<std::string>
+    kvCache("kv-cache",
+            cl::desc("Import: the element type of a decoder's KV caches, "
+                     "'f32' (default), 'f16' or 'bf16' (half the bytes a "
+                     "decode step reads; keys and values are rounded to it)"),
+            cl::value_desc("f32|f16|bf16"), cl::init("f32"),
+            cl::cat(attncCategory));
 
 cl::opt<std::string> quantizeOnly(
     "only",
@@ -219,6 +226,7 @@ std::optional<std::string> importDirectory() {
   attnc::import::ImportOptions options;
   options.maxContext = maxContext;
   options.head = head;
+  options.kvCache = kvCache;
   llvm::Expected<attnc::import::ImportResult> result =
       attnc::import::importDirectory(inputPath, options);
   if (!result) {
@@ -366,7 +374,7 @@ int runQuantize() {
     return fail("no output file: give -o <out.safetensors>");
   for (cl::Option *option : std::initializer_list<cl::Option *>{
            &weightsPath, &initWeights, &targetName, &schedule, &emit,
-           &maxContext, &head})
+           &maxContext, &head, &kvCache})
     if (option->getNumOccurrences())
       return fail("--" + option->ArgStr +
                   " applies to a compile or an import, not to attnc quantize");
@@ -396,14 +404,17 @@ int run() {
       return fail("--" + option->ArgStr + " applies to attnc quantize");
   if (maxContext.getNumOccurrences() && maxContext <= 0)
     return fail("--max-context must be a positive number of tokens");
+  if (kvCache != "f32" && kvCache != "f16" && kvCache != "bf16")
+    return fail("--kv-cache is '" + kvCache +
+                "', but a KV cache is f32, f16 or bf16");
   if (importCommand || emit == Emit::Attn)
     return runImport();
-  if ((maxContext.getNumOccurrences() || head.getNumOccurrences()) &&
-      !isModelDirectory())
-    return fail(llvm::Twine("--") +
-                (maxContext.getNumOccurrences() ? "max-context" : "head") +
-                " applies to a Hugging Face model directory; '" + inputPath +
-                "' is a model already");
+  for (cl::Option *option :
+       std::initializer_list<cl::Option *>{&maxContext, &head, &kvCache})
+    if (option->getNumOccurrences() && !isModelDirectory())
+      return fail("--" + option->ArgStr +
+                  " applies to a Hugging Face model directory; '" + inputPath +
+                  "' is a model already");
   llvm::Expected<attnc::schedules::BuildTarget> target =
       attnc::codegen::parseTarget(targetName, schedule);
   if (!target)

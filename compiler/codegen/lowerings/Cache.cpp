@@ -30,7 +30,8 @@ static Func writePosition(CacheWriteOp op, KernelBuilder &b, Expr capacity,
 }
 
 /// Only the new rows are stored: the pure definition is undefined, so the
-/// cache's other rows are never read or written (no copy per step).
+/// cache's other rows are never read or written (no copy per step). An f16
+/// or bf16 cache gets them rounded to its type.
 static LogicalResult lowerCacheWrite(CacheWriteOp op, KernelBuilder &b) {
   const Tensor &cache = b.get(op.getCache());
   const Tensor &rows = b.get(op.getRows());
@@ -40,12 +41,14 @@ static LogicalResult lowerCacheWrite(CacheWriteOp op, KernelBuilder &b) {
   std::vector<Var> v = b.vars(3);
   Func position = writePosition(op, b, capacity, count);
   Func out(b.name("cache"));
-  out(v) = undef<float>();
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  out(v) = undef(storedType(type, b.target));
   RDom r(0, rows.extents[0], 0, count, b.name("row"));
   // Clamped for bounds inference only: the position is checked above, and
   // computed (so checked) before any row is written.
   Expr at = clamp(position(v[2]) + r.y, 0, capacity - 1);
-  out(r.x, at, v[2]) = rows.func(r.x, r.y, v[2]);
+  out(r.x, at, v[2]) =
+      narrowToStored(rows.func(r.x, r.y, v[2]), type, b.target);
   int64_t features = op.getRows().getType().getShape().back();
   b.stages.stages.push_back(
       schedules::CacheWriteStage{out, position, r, features});

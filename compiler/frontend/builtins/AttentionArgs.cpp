@@ -283,6 +283,17 @@ bool attnc::resolveCache(CheckContext &ctx, Argument &arg, const Expr &x,
                                 "' must have one capacity dim");
     ok = false;
   }
+  // One precision per cache: what a sequence's rows cost and how they are
+  // rounded is then one choice, as in Hugging Face's caches.
+  if (ok && found[0]->type.elementType != found[1]->type.elementType) {
+    ctx.errorAt(*arg.value, "the key and value caches of '" + name->name +
+                                "' must have one dtype, but '" +
+                                found[0]->name + "' is " +
+                                getElementTypeName(found[0]->type.elementType) +
+                                " and '" + found[1]->name + "' is " +
+                                getElementTypeName(found[1]->type.elementType));
+    ok = false;
+  }
   if (ok) {
     attn.states.push_back({"key", found[0]});
     attn.states.push_back({"value", found[1]});

@@ -37,6 +37,10 @@ def Attn_AnyTensor : RankedTensorOf<[F32, I32, BF16, F16, I8, UI8]>;
 /// The scales of a quantized matrix: one per output (i8) or one per group
 /// of inputs of each output (4-bit, ui8).
 def Attn_ScalesTensor : TensorRankOf<[F32], [1, 2]>;
+/// A KV cache (a state buffer): f32, or f16 / bf16 (half the bytes a decode
+/// reads). Rows are rounded to the cache's type as they are written and
+/// widened to f32 as they are read, so attention computes in f32.
+def Attn_CacheTensor : RankedTensorOf<[F32, BF16, F16]>;
 def Attn_I32Vector : 1DTensorOf<[I32]>;
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
@@ -498,7 +502,7 @@ def Attn_RelativeBiasOp : Attn_Op<"relative_bias", [Pure, AttrSizedOperandSegmen
   }];
   let arguments = (ins Attn_F32Tensor:$input, Attn_WeightMatrix:$table,
                        Optional<Attn_I32Vector>:$query_offsets,
-                       Optional<Attn_F32Tensor>:$keys,
+                       Optional<Attn_CacheTensor>:$keys,
                        ConfinedAttr<I64Attr, [IntPositive]>:$max_distance,
                        UnitAttr:$bidirectional);
   let results = (outs Attn_F32Tensor:$result);
@@ -813,7 +817,9 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     value for the whole batch) at rows `P .. P+S-1`, and the queries, at
     positions `P + i`, attend over the caches' first `P + S` rows (decode).
     A decode's additive `bias` is then over the cache's rows, `[B, heads, S,
-    L]` (T5's relative position bias at the decode's positions).
+    L]` (T5's relative position bias at the decode's positions). The caches
+    may be f16 or bf16 (both of one type): the rows written are rounded to
+    it, and a decode reads them widened to f32.
 
     ```mlir
     %a = attn.self_attention %x heads(12) mask<causal> qkv(%wqkv, %bqkv) out(%wo, %bo)
@@ -832,7 +838,7 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
       Optional<Attn_StoredWeightMatrix>:$qkv_weight, Optional<Attn_WeightVector>:$qkv_bias,
       Attn_StoredWeightMatrix:$out_weight, Optional<Attn_WeightVector>:$out_bias,
       Optional<Attn_I32Vector>:$key_lengths, Optional<Attn_F32Tensor>:$bias,
-      Optional<Attn_F32Tensor>:$key_cache, Optional<Attn_F32Tensor>:$value_cache,
+      Optional<Attn_CacheTensor>:$key_cache, Optional<Attn_CacheTensor>:$value_cache,
       Optional<Attn_I32Vector>:$position,
       Optional<Attn_ScalesTensor>:$q_scales, Optional<Attn_ScalesTensor>:$k_scales,
       Optional<Attn_ScalesTensor>:$v_scales, Optional<Attn_ScalesTensor>:$qkv_scales,
@@ -925,7 +931,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     a cache of capacity `Sk`) puts query `i` of batch `b` at key position
     `query_offsets[b] + i`: it sees no key past `query_offsets[b] + Sq - 1`
     (rows of the cache not yet written), and the mask's terms compare
-    against that position (the mask's `offset` must then be 0).
+    against that position (the mask's `offset` must then be 0). Keys and
+    values may then be an f16 or bf16 cache, widened to f32 as they are read.
 
     ```mlir
     %o = attn.sdpa %q, %k, %v heads(12) mask<causal> {scale = 1.250000e-01 : f32}
@@ -934,8 +941,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
         : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>, tensor<?x2x?x?xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$query, Attn_F32Tensor:$key,
-      Attn_F32Tensor:$value, Optional<Attn_I32Vector>:$key_lengths,
+  let arguments = (ins Attn_F32Tensor:$query, Attn_CacheTensor:$key,
+      Attn_CacheTensor:$value, Optional<Attn_I32Vector>:$key_lengths,
       Optional<Attn_F32Tensor>:$bias, Optional<Attn_F32Tensor>:$score,
       Optional<Attn_I32Vector>:$query_offsets,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads,
@@ -973,16 +980,18 @@ def Attn_CacheWriteOp : Attn_Op<"cache_write", [AllTypesMatch<["cache", "result"
     is the cache itself: the driver gives both one buffer, and the kernel
     writes only the new rows (no copy of the cache). A write that does not
     fit (`P < 0`, `P + S > L`) or positions that differ within the batch fail
-    the run before anything is written.
+    the run before anything is written. An f16 or bf16 cache gets the rows
+    rounded to its type, to nearest even (as PyTorch's `.to(torch.float16)`:
+    NaN stays NaN, an f16 overflow becomes infinity).
 
     ```mlir
     %kc = attn.cache_write %cache, %k at(%pos)
         : (tensor<?x?x256xf32>, tensor<?x?x256xf32>, tensor<?xi32>) -> tensor<?x?x256xf32>
     ```
   }];
-  let arguments = (ins Attn_F32Tensor:$cache, Attn_F32Tensor:$rows,
+  let arguments = (ins Attn_CacheTensor:$cache, Attn_F32Tensor:$rows,
                        Optional<Attn_I32Vector>:$position);
-  let results = (outs Attn_F32Tensor:$result);
+  let results = (outs Attn_CacheTensor:$result);
   let assemblyFormat = [{
     $cache `,` $rows (`at` `(` $position^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
