@@ -444,14 +444,14 @@ def systems(a, what="decode"):
     "cache" (the system whose KV-cache bytes apply, peers.cache_bytes)."""
     f32 = {"precision": "f32", "weight_bytes": f32_weight_bytes(), "cache": "attnc"}
     rows = [("attnc", "attnc", [], f32)]
-    if what == "decode" and a.int8 is not None:
-        if isinstance(a.int8, str):
-            rows.append(("attnc int8", None, [], {"detail": a.int8}))
-        else:
-            lib, weights, wbytes = a.int8
-            rows.append(("attnc int8", "attnc", ["--lib", lib, "--weights", weights],
-                         {"precision": "int8", "weight_bytes": wbytes, "cache": "attnc",
-                          "tol": peers_tol("int8")}))
+    for kind, v in (a.variants.items() if what == "decode" else ()):
+        if isinstance(v, str):
+            rows.append((f"attnc {kind}", None, [], {"detail": v}))
+            continue
+        lib, weights, wbytes = v
+        rows.append((f"attnc {kind}", "attnc", ["--lib", lib, "--weights", weights],
+                     {"precision": kind, "weight_bytes": wbytes, "cache": "attnc",
+                      "tol": peers_tol(kind)}))
     rows += [(f"PyTorch {impl}", "torch", ["--impl", impl], f32) for impl in a.impl_list]
     if a.onnx:
         rows.append(("ONNX Runtime", "ort", ["--onnx", a.onnx], f32))
@@ -485,32 +485,62 @@ def peers_tol(precision):
     return peers.TOL[peers.PRECISION_OF.get(precision, precision)]
 
 
-def prepare_int8(a):
-    """attnc's int8 model (bench/quantized.py's: attention and MLP matrices
-    i8 per output channel, the tied head f32): (lib, weights, weight bytes
-    per step), or the reason it is not run."""
-    if not a.int8_row:
-        a.int8 = None
-        return
-    import quantized                    # bench/quantized.py
+# The matrices the f16 variant keeps in f16, as llama.cpp's f16 GGUF does:
+# the token table (also the head), the position table and every layer's
+# attention and MLP matrices; norms and biases stay f32.
+F16_WEIGHTS = r"(wte|wpe|h\.\{i\}\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj)))"
+F16_FILE = r"^((wte|wpe)|h\.[0-9]+\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj)))\.weight$"
 
-    source = os.path.join(a.workdir, "gpt2_decode_int8.attn")
-    text = quantized.model_text(a.n_positions, True)
-    weights = os.path.join(a.workdir, "gpt2_decode_int8.safetensors")
-    lib = os.path.join(a.workdir, "gpt2_decode_int8.so")
-    try:
-        run_cmd([a.attnc, "quantize", a.weights, "-o", weights, "--only", quantized.QUANTIZED,
-                 "--in-out", "."], "attnc quantize")
-        if not (a.reuse and os.path.exists(lib) and os.path.exists(source)
-                and open(source).read() == text):
-            with open(source, "w") as f:
-                f.write(text)
-            log(f"compiling {source}")
-            run_cmd([a.attnc, source, "-o", lib], "attnc (int8)")
-    except BenchError as e:
-        a.int8 = f"not run: {e}"
-        return
-    a.int8 = (lib, weights, float(quantized.weight_bytes(True)))
+
+def f16_model_text(n_positions):
+    import re
+    text, n = re.subn(r"( +weight " + F16_WEIGHTS + r"\.weight +: )f32", r"\1f16",
+                      bench_model_text(n_positions))
+    if n != 6:
+        raise BenchError(f"models/gpt2.attn: {n} weights rewritten to f16, expected 6")
+    return text
+
+
+def f16_weights(src, dst):
+    import re
+    import safetensors_io
+
+    w = safetensors_io.load(src)
+    w = {k: (v.astype(np.float16) if re.match(F16_FILE, k) else v) for k, v in w.items()}
+    safetensors_io.save(dst + ".tmp", w)
+    os.replace(dst + ".tmp", dst)
+
+
+def prepare_variants(a):
+    """attnc's int8 and f16 models beside the f32 one. int8: bench/quantized.py's
+    (attention and MLP matrices i8 per output channel, the tied head f32);
+    f16: F16_WEIGHTS in f16. a.variants maps each to (lib, weights, weight
+    bytes per step) or to the reason it is not run."""
+    a.variants = {}
+    for kind in a.variant_list:
+        source = os.path.join(a.workdir, f"gpt2_decode_{kind}.attn")
+        weights = os.path.join(a.workdir, f"gpt2_decode_{kind}.safetensors")
+        lib = os.path.join(a.workdir, f"gpt2_decode_{kind}.so")
+        try:
+            if kind == "int8":
+                import quantized                    # bench/quantized.py
+                text = quantized.model_text(a.n_positions, True)
+                run_cmd([a.attnc, "quantize", a.weights, "-o", weights, "--only",
+                         quantized.QUANTIZED, "--in-out", "."], "attnc quantize")
+                wbytes = float(quantized.weight_bytes(True))
+            else:
+                text = f16_model_text(a.n_positions)
+                f16_weights(a.weights, weights)
+                wbytes = f32_weight_bytes() / 2       # every GEMM matrix and the head
+            if not (a.reuse and os.path.exists(lib) and os.path.exists(source)
+                    and open(source).read() == text):
+                with open(source, "w") as f:
+                    f.write(text)
+                log(f"compiling {source}")
+                run_cmd([a.attnc, source, "-o", lib], f"attnc ({kind})")
+            a.variants[kind] = (lib, weights, wbytes)
+        except BenchError as e:
+            a.variants[kind] = f"not run: {e}"
 
 
 def prepare_peers(a):
@@ -833,8 +863,9 @@ def parse_args():
     p.add_argument("--no-flash-attn", dest="flash_attn", action="store_false",
                    help="llama.cpp without flash attention (default: with, as llama.cpp's "
                         "own tools choose on CPU)")
-    p.add_argument("--no-int8", dest="int8_row", action="store_false",
-                   help="skip the attnc int8 row (bench/quantized.py's model)")
+    p.add_argument("--variants", default="f16,int8",
+                   help="attnc's rows besides f32: f16 (matrices and tables f16), int8 "
+                        "(bench/quantized.py's model) (default f16,int8; '' for none)")
     p.add_argument("--reuse", action="store_true",
                    help="reuse WORKDIR's compiled libraries when their source is unchanged")
     for opt in ("--system", "--impl", "--lib", "--weights", "--ref", "--save-out", "--what",
@@ -846,6 +877,10 @@ def parse_args():
         a.threads = int(a.threads)
         return a
     a.peer_list = [x for x in a.peers.split(",") if x]
+    a.variant_list = [x for x in a.variants.split(",") if x]
+    for x in a.variant_list:
+        if x not in ("f16", "int8"):
+            p.error(f"--variants: unknown variant '{x}' (f16, int8)")
     for x in a.peer_list:
         if x not in ("llama.cpp", "ctranslate2"):
             p.error(f"--peers: unknown peer '{x}' (llama.cpp, ctranslate2)")
@@ -902,7 +937,7 @@ def main():
     isa = measure_machine()
     compile_s = compile_model(a)
     onnx_note = prepare_onnx(a)
-    prepare_int8(a)
+    prepare_variants(a)
     peers_note = prepare_peers(a)
     results = os.path.join(a.workdir, "results.md")
     text = header(a, peaks, isa) + (f"compile (attnc, weights read at load): "
