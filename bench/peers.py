@@ -6,9 +6,9 @@ the Hugging Face directory of the decode bench's own random weights.
   - hf_dir(): GPT2LMHeadModel(GPT2Config(n_positions=N)) holding the bench's
     weights, save_pretrained (config.json, model.safetensors), plus a
     stand-in GPT-2 tokenizer: the 256 byte-level symbols, placeholders and
-    <|endoftext|> = 50256, no merges (no real tokenizer is on this machine and
+    <|endoftext|> = 50256 (no real tokenizer is on this machine and
     the bench feeds token ids; CTranslate2's converter and GGUF want a
-    vocabulary of the model's size).
+    vocabulary of the model's size), with one merge (llama.cpp wants some).
   - gguf_files(): the directory's model.safetensors written as GGUF (the
     `gguf` package; llama.cpp's GPT-2 tensor names, Conv1D matrices
     transposed to [out, in], as convert_hf_to_gguf.py's GPT2Model does) at f32
@@ -44,6 +44,10 @@ PRECISION_OF = {"f32": "f32", "f16": "f16", "Q8_0": "int8", "Q4_0": "Q4_0",
                 "float32": "f32", "int8_float32": "int8", "int8": "int8"}
 
 
+# Part of every converted file's stamp: bump it when the conversions change.
+FORMAT = 2
+
+
 class PeerError(Exception):
     pass
 
@@ -75,9 +79,15 @@ def byte_symbols():
     return [chr(c) for c in cs]
 
 
+# One merge (a space and "t": GPT-2's first): llama.cpp refuses a GPT-2
+# vocabulary without merges.
+MERGES = [("\u0120", "t")]
+
+
 def stand_in_vocab():
-    """50257 distinct tokens: the byte symbols, placeholders, <|endoftext|>."""
-    tokens = byte_symbols()
+    """50257 distinct tokens: the byte symbols, the merge's result,
+    placeholders, <|endoftext|>."""
+    tokens = byte_symbols() + ["".join(m) for m in MERGES]
     tokens += [f"<|t{i}|>" for i in range(len(tokens), VOCAB - 1)]
     tokens.append("<|endoftext|>")
     assert len(tokens) == VOCAB and len(set(tokens)) == VOCAB
@@ -88,8 +98,8 @@ def hf_dir(weights, n_positions, out):
     """The Hugging Face directory of `weights` (the bench's safetensors, the
     Hub's GPT-2 names); kept while the weights' digest is the same."""
     stamp = os.path.join(out, "source.json")
-    digest = file_digest(weights)
-    want = {"weights_sha1": digest, "n_positions": n_positions}
+    digest = f"{file_digest(weights)}-n{n_positions}-v{FORMAT}"
+    want = {"weights": digest}
     if os.path.exists(stamp):
         with open(stamp) as f:
             if json.load(f) == want:
@@ -108,7 +118,8 @@ def hf_dir(weights, n_positions, out):
         raise PeerError(f"weights do not match GPT2LMHeadModel: missing {missing[:5]}, "
                         f"unexpected {unexpected[:5]}")
     model.eval().save_pretrained(out)
-    bpe = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(stand_in_vocab())}, merges=[]))
+    bpe = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(stand_in_vocab())},
+                               merges=MERGES))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
     end = "<|endoftext|>"
@@ -160,7 +171,7 @@ def write_gguf(hf, path, precision, n_positions):
     types = [gguf.TokenType.NORMAL] * VOCAB
     types[VOCAB - 1] = gguf.TokenType.CONTROL
     writer.add_token_types(types)
-    writer.add_token_merges([])
+    writer.add_token_merges([" ".join(m) for m in MERGES])
     writer.add_bos_token_id(VOCAB - 1)
     writer.add_eos_token_id(VOCAB - 1)
     names = set()
