@@ -467,7 +467,7 @@ def systems(a, what="decode"):
         rows.append((label, "llama", ["--model-file", path] + ([] if a.flash_attn else
                                                                 ["--no-flash-attn"]),
                      {"precision": peers.PRECISION_OF[p], "weight_bytes": wbytes,
-                      "cache": "llama", "tol": peers_tol(p)}))
+                      "cache": "llama", "tol": peers.tol("llama", p)}))
     for p, path in a.ct2_dirs.items():
         label = f"CTranslate2 {p}"
         if not isinstance(path, str):
@@ -476,13 +476,13 @@ def systems(a, what="decode"):
         import peers
         rows.append((label, "ct2", ["--model-file", path, "--ct2-steps", str(a.ct2_steps)],
                      {"precision": peers.PRECISION_OF[p], "weight_bytes": peers.ct2_bytes(p),
-                      "cache": "ct2", "tol": peers_tol(p)}))
+                      "cache": "ct2", "tol": peers.tol("ct2", p)}))
     return rows
 
 
 def peers_tol(precision):
     import peers
-    return peers.TOL[peers.PRECISION_OF.get(precision, precision)]
+    return peers.tol("attnc", precision)
 
 
 # The matrices the f16 variant keeps in f16, as llama.cpp's f16 GGUF does:
@@ -804,7 +804,8 @@ def header(a, peaks, isa):
         f"- agreement: max |y - y_ref| <= tol * max |y_ref| and the system's top-1 token's "
         f"y_ref within tol * max |y_ref| of the best, y_ref = PyTorch sdpa with a static "
         f"cache at 2 threads; tol {a.tol:g} for f32 weights, per precision for the others "
-        "(bench/peers.py TOL: " + ", ".join(f"{k} {v:g}" for k, v in peers_tols().items()) + ")",
+        "(bench/peers.py TOL: " + ", ".join(f"{k} {v:g}" for k, v in peers_tols().items())
+        + "; llama.cpp's f32 row gets f16's: its KV cache is f16)",
         "- llama.cpp: llama_cpp.Llama(n_ctx=C, n_threads=n_threads_batch=T, n_batch=n_ubatch="
         f"512, flash_attn={a.flash_attn}, f16 KV cache (the default)); decode = n_tokens = C-1 "
         "then eval([last id]): the cache rows from C-1 on are removed and row C-1 written again",
