@@ -464,8 +464,8 @@ def systems(a, what="decode"):
             continue
         import peers
         wbytes, _ = peers.gguf_bytes(path)
-        rows.append((label, "llama", ["--model-file", path] + ([] if a.flash_attn else
-                                                                ["--no-flash-attn"]),
+        rows.append((label, "llama", ["--model-file", path] + (["--flash-attn"] if a.flash_attn
+                                                                else []),
                      {"precision": peers.PRECISION_OF[p], "weight_bytes": wbytes,
                       "cache": "llama", "tol": peers.tol("llama", p)}))
     for p, path in a.ct2_dirs.items():
@@ -812,7 +812,8 @@ def header(a, peaks, isa):
         "- CTranslate2: Generator(intra_threads=T, inter_threads=1); no rewindable decode call, "
         f"so the gaps between the step callbacks of a greedy generation of {a.ct2_steps} tokens "
         "after a C-1-id prompt (decode steps at positions C-1 to "
-        f"C+{a.ct2_steps - 3}), median over all gaps; logits checked: forward_batch over the C ids",
+        f"C+{a.ct2_steps - 3}, or the last {a.ct2_steps - 1} positions of {a.n_positions} where "
+        "those would pass them), median over all gaps; logits checked: forward_batch over the C ids",
         "- read bw: bench/read_bw.c (T threads sum 1 GiB; best of the measurements): "
         + ", ".join(f"{t} thread(s) {g:.1f} GB/s" for t, g in sorted(a.bw.items())),
         f"- command: {' '.join(sys.argv)}", ""]) + "\n"
@@ -861,9 +862,10 @@ def parse_args():
     p.add_argument("--ct2-steps", type=int, default=34,
                    help="tokens per CTranslate2 generation (its timed decode steps are the "
                         "gaps between them; default 34)")
-    p.add_argument("--no-flash-attn", dest="flash_attn", action="store_false",
-                   help="llama.cpp without flash attention (default: with, as llama.cpp's "
-                        "own tools choose on CPU)")
+    p.add_argument("--flash-attn", action="store_true",
+                   help="llama.cpp with flash attention (default: without, llama-cpp-python's "
+                        "default; with it, its f16 accumulation of V misses the reference by "
+                        "0.32 at context 4096)")
     p.add_argument("--variants", default="f16,int8",
                    help="attnc's rows besides f32: f16 (matrices and tables f16), int8 "
                         "(bench/quantized.py's model) (default f16,int8; '' for none)")

@@ -346,14 +346,18 @@ def system_llama(a, ids):
 class Ct2Decode:
     """CTranslate2's Generator has no call that decodes one token into a cache
     it can rewind: generate_batch runs the prompt and then its decode steps.
-    So the decode is timed inside a generation: a prompt of C - 1 ids, greedy
+    So the decode is timed inside a generation: a prompt of P ids, greedy
     (sampling_topk 1), --ct2-steps tokens (min_length = max_length, so that
     <|endoftext|> cannot stop it), and the step callback stamps the time of
-    each token; the gaps between consecutive stamps are decode steps at
-    positions C - 1 onwards (the first stamp includes the prompt). The time of
-    one "run" is the median gap of one generation. The logits checked are
-    forward_batch's over all C ids, last position (the same model object and
-    weights; forward_batch runs the prompt path, not the cached decode)."""
+    each token. The first stamp includes the prompt; the gaps between
+    consecutive stamps are the decode steps at positions P .. P + steps - 2,
+    each one timing sample (the median is taken over all of them). P = C - 1
+    (steps at positions C - 1 onwards, as the other systems' one step at
+    C - 1), except where those positions would pass n_positions: then P =
+    n_positions - steps + 1 (at C = 4096 of 4096 and 34 steps: positions
+    4063 to 4095). The logits checked are forward_batch's over all C ids,
+    last position (the same model object and weights; forward_batch runs the
+    prompt path, not the cached decode)."""
 
     def __init__(self, a, ids):
         import ctranslate2
@@ -361,10 +365,13 @@ class Ct2Decode:
         self.gen = ctranslate2.Generator(a.model_file, device="cpu", compute_type="default",
                                          intra_threads=a.threads, inter_threads=1)
         self.ids = [int(t) for t in ids[0]]
+        self.steps = a.ct2_steps
+        p = min(len(self.ids) - 1, a.n_positions - self.steps + 1)
+        if p < 1:
+            raise PeerError(f"--ct2-steps {self.steps} leave no prompt in {a.n_positions} positions")
         # generate_batch takes token strings (forward_batch takes ids).
         vocab = stand_in_vocab()
-        self.prompt = [vocab[t] for t in self.ids[:-1]]
-        self.steps = a.ct2_steps
+        self.prompt = [vocab[t] for t in self.ids[:p]]
 
     def logits(self):
         y = np.array(self.gen.forward_batch([self.ids]))
