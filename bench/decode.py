@@ -3,6 +3,12 @@
 "decode" entry (KV caches the caller owns, `cache = past.{i}`) against
 Hugging Face PyTorch's GPT2LMHeadModel with a static KV cache (StaticCache,
 what `generate(cache_implementation="static")` uses), same random weights.
+Issue 25: also against llama.cpp (llama-cpp-python; GGUF f32, f16, Q8_0,
+Q4_0) and CTranslate2 (float32, int8_float32) made from the same weights
+(bench/peers.py says how, and how each is timed), with attnc's f16 and int8
+models beside them, each row's bytes read per token and effective
+bandwidth, the machine's read bandwidth (bench/read_bw.c), and a table per
+context of attnc against the fastest peer at each weight precision.
 
   bench/.venv/bin/python bench/decode.py                       # everything
   bench/.venv/bin/python bench/decode.py --contexts 128 --threads 1 --no-prefill   # a smoke run
@@ -562,19 +568,21 @@ def prepare_peers(a):
         hf, digest = None, f"the Hugging Face directory failed: {type(e).__name__}: {e}"
     if "llama.cpp" in want:
         if not (have["llama_cpp"] and have["gguf"]):
-            why = "not run: llama_cpp / gguf not importable (bench/setup.sh installs them)"
+            why = peers.PeerError("not run: llama_cpp / gguf not importable "
+                                  "(bench/setup.sh installs them)")
             a.llama_files = {p: why for p in a.llama_precisions}
         elif hf is None:
-            a.llama_files = {p: digest for p in a.llama_precisions}
+            a.llama_files = {p: peers.PeerError(digest) for p in a.llama_precisions}
         else:
             a.llama_files = peers.gguf_files(hf, digest, os.path.join(out, "gguf"),
                                              a.n_positions, a.llama_precisions)
     if "ctranslate2" in want:
         if not have["ctranslate2"]:
-            why = "not run: ctranslate2 not importable (bench/setup.sh installs it)"
+            why = peers.PeerError("not run: ctranslate2 not importable (bench/setup.sh "
+                                  "installs it)")
             a.ct2_dirs = {p: why for p in a.ct2_precisions}
         elif hf is None:
-            a.ct2_dirs = {p: digest for p in a.ct2_precisions}
+            a.ct2_dirs = {p: peers.PeerError(digest) for p in a.ct2_precisions}
         else:
             a.ct2_dirs = peers.ct2_dirs(hf, digest, out, a.ct2_precisions)
     lines = []
