@@ -456,7 +456,8 @@ def systems(a, what="decode"):
             continue
         lib, weights, wbytes = v
         rows.append((f"attnc {kind}", "attnc", ["--lib", lib, "--weights", weights],
-                     {"precision": kind, "weight_bytes": wbytes, "cache": "attnc",
+                     {"precision": {"q4": "Q4_0"}.get(kind, kind), "weight_bytes": wbytes,
+                      "cache": "attnc",
                       "tol": peers_tol(kind)}))
     rows += [(f"PyTorch {impl}", "torch", ["--impl", impl], f32) for impl in a.impl_list]
     if a.onnx:
@@ -518,9 +519,10 @@ def f16_weights(src, dst):
 
 
 def prepare_variants(a):
-    """attnc's int8 and f16 models beside the f32 one. int8: bench/quantized.py's
-    (attention and MLP matrices i8 per output channel, the tied head f32);
-    f16: F16_WEIGHTS in f16. a.variants maps each to (lib, weights, weight
+    """attnc's f16, int8 and 4-bit models beside the f32 one. int8 and q4:
+    bench/quantized.py's (attention and MLP matrices i8 per output channel,
+    or i4 with a scale per group of 32 inputs; the tied head f32); f16:
+    F16_WEIGHTS in f16. a.variants maps each to (lib, weights, weight
     bytes per step) or to the reason it is not run."""
     a.variants = {}
     for kind in a.variant_list:
@@ -528,12 +530,13 @@ def prepare_variants(a):
         weights = os.path.join(a.workdir, f"gpt2_decode_{kind}.safetensors")
         lib = os.path.join(a.workdir, f"gpt2_decode_{kind}.so")
         try:
-            if kind == "int8":
+            if kind in ("int8", "q4"):
                 import quantized                    # bench/quantized.py
-                text = quantized.model_text(a.n_positions, True)
+                text = quantized.model_text(a.n_positions, kind)
+                bits = ["--bits", "4", "--group", str(quantized.GROUP)] if kind == "q4" else []
                 run_cmd([a.attnc, "quantize", a.weights, "-o", weights, "--only",
-                         quantized.QUANTIZED, "--in-out", "."], "attnc quantize")
-                wbytes = float(quantized.weight_bytes(True))
+                         quantized.QUANTIZED, "--in-out", "."] + bits, "attnc quantize")
+                wbytes = float(quantized.weight_bytes(kind))
             else:
                 text = f16_model_text(a.n_positions)
                 f16_weights(a.weights, weights)
@@ -874,9 +877,9 @@ def parse_args():
                    help="llama.cpp with flash attention (default: without, llama-cpp-python's "
                         "default; with it, its f16 accumulation of V misses the reference by "
                         "0.32 at context 4096)")
-    p.add_argument("--variants", default="f16,int8",
-                   help="attnc's rows besides f32: f16 (matrices and tables f16), int8 "
-                        "(bench/quantized.py's model) (default f16,int8; '' for none)")
+    p.add_argument("--variants", default="f16,int8,q4",
+                   help="attnc's rows besides f32: f16 (matrices and tables f16), int8 and q4 "
+                        "(bench/quantized.py's models) (default f16,int8,q4; '' for none)")
     p.add_argument("--reuse", action="store_true",
                    help="reuse WORKDIR's compiled libraries when their source is unchanged")
     for opt in ("--system", "--impl", "--lib", "--weights", "--ref", "--save-out", "--what",
@@ -890,8 +893,8 @@ def parse_args():
     a.peer_list = [x for x in a.peers.split(",") if x]
     a.variant_list = [x for x in a.variants.split(",") if x]
     for x in a.variant_list:
-        if x not in ("f16", "int8"):
-            p.error(f"--variants: unknown variant '{x}' (f16, int8)")
+        if x not in ("f16", "int8", "q4"):
+            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4)")
     for x in a.peer_list:
         if x not in ("llama.cpp", "ctranslate2"):
             p.error(f"--peers: unknown peer '{x}' (llama.cpp, ctranslate2)")

@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
 import numpy as np  # noqa: E402
 
 import blocks  # noqa: E402
+from profile_table import parse_profile  # noqa: E402
 import safetensors_io  # noqa: E402
 
 ATTNC = os.path.join(REPO, "build", "bin", "attnc")
@@ -149,21 +150,6 @@ def parse_bench(text):
     return float(m.group(1))
 
 
-def parse_profile(text):
-    """{kernel kind: ms per run} from attn-run --profile's table."""
-    kinds, inside = {}, False
-    for line in text.splitlines():
-        if line.startswith("kernel "):
-            inside = True
-            continue
-        m = re.match(r"(\S+)\s+(\d+)\s+([0-9.]+)\s+[0-9.]+", line) if inside else None
-        if m:
-            kinds[m.group(1)] = float(m.group(3))
-        elif inside and line.strip() and not line.startswith(" "):
-            inside = False
-    return kinds
-
-
 def attnc_side(a, block, lib, weights, b, s, work):
     x = np.random.default_rng(100 + b * s).standard_normal((b, s, blocks.D))
     x = x.astype(np.float32)
@@ -173,7 +159,8 @@ def attnc_side(a, block, lib, weights, b, s, work):
     base = [lib, "--weights", weights, "--inputs", inp, "--device-memory"]
     ms = parse_bench(attn_run(work, base + ["--bench", str(a.reps), "--outputs", out],
                               f"attn-run {block.name} {b}x{s}"))
-    profile = parse_profile(attn_run(work, base + ["--profile"], "attn-run --profile"))
+    profile = {kind: row["ms"] for kind, row in
+               parse_profile(attn_run(work, base + ["--profile"], "attn-run --profile")).items()}
     return x, ms, profile, safetensors_io.load(out)["y"]
 
 

@@ -41,7 +41,7 @@ CT2_PRECISIONS = ("float32", "int8_float32")
 # reasoning and the errors measured).
 TOL = {"f32": 1e-3, "f16": 1e-2, "int8": 5e-2, "Q4_0": 3e-1}
 PRECISION_OF = {"f32": "f32", "f16": "f16", "Q8_0": "int8", "Q4_0": "Q4_0",
-                "float32": "f32", "int8_float32": "int8", "int8": "int8"}
+                "float32": "f32", "int8_float32": "int8", "int8": "int8", "q4": "Q4_0"}
 
 
 # Part of every converted file's stamp: bump it when the conversions change.

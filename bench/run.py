@@ -143,6 +143,22 @@ def measure_peak(work, thread_list):
     return peaks, isa
 
 
+def measure_bandwidth(work, thread_list):
+    """Compiles and runs read_bw.c; returns {threads: GB/s read}."""
+    cc = shutil.which("cc")
+    if not cc:
+        raise BenchError("no C compiler 'cc' for bench/read_bw.c: apt-get install gcc")
+    exe = os.path.join(work, "read_bw")
+    run_cmd([cc, "-O3", "-march=native", "-pthread", os.path.join(HERE, "read_bw.c"),
+             "-o", exe], "compiling bench/read_bw.c")
+    out = run_cmd([exe] + [str(t) for t in thread_list], "bench/read_bw")
+    gbs = {}
+    for line in out.splitlines():
+        f = dict(kv.split("=") for kv in line.split())
+        gbs[int(f["threads"])] = float(f["gbs"])
+    return gbs
+
+
 class BestPeak:
     """The FP32 FMA peak per thread count, the best of every measurement: on a
     shared machine one measurement can catch a neighbour's load, so the whole-

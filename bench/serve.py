@@ -16,10 +16,7 @@ compared, then measured the same way (a directory without tokenizer.json
 is sent --prompt-ids):
 
   python bench/serve.py --compare hf/gpt2 --torch-python /tmp/golden-venv/bin/python \
-      --threads 2 --max-batch 32 --max-context 128 --concurrency 1 8 32 128 --rounds 2
-
-(GPT-2's own 50257-word head fails in attnc at decode batches of 6 or more:
-docs/serving.md, "Measured".)"""
+      --threads 2 --max-batch 32 --max-context 128 --concurrency 1 8 32 128 --rounds 2"""
 
 import argparse
 import concurrent.futures

@@ -34,8 +34,10 @@ fi
 "$VENV/bin/pip" install --quiet --upgrade pip
 # onnxscript: torch.onnx.export's default (torch.export-based) exporter needs it.
 # transformers, safetensors: bench/models.py (GPT-2 small and BERT-base, whole).
+# matplotlib: bench/roofline.py's plot.
 "$VENV/bin/pip" install --quiet \
   numpy==2.4.6 \
+  matplotlib==3.11.2 \
   torch==2.15.0 \
   onnx==1.23.2 \
   onnxscript==0.7.2 \

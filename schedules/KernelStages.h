@@ -31,6 +31,13 @@ struct GemmStage {
   /// The operands as `func` reads them: input(k, rows...) (rows clamped to
   /// the last) and weight(n, k); inlined unless a schedule places them.
   Halide::Func input, weight;
+  /// 4-bit weights reduced a group at a time (TargetDesc::reducesWeightGroups):
+  /// groupSums(n, g, rows...) sums input * (q - 8) over the group's inputs,
+  /// pairs of them (a byte) per step of `groupK`, and `k` runs over the
+  /// groups, `func` adding each group's sum times its scale. Undefined
+  /// otherwise; a schedule places it inside `func`'s loop over `k`.
+  Halide::Func groupSums;
+  Halide::RDom groupK;
 };
 
 /// An op computed row by row from statistics of each row (a layer norm's

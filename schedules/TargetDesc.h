@@ -92,6 +92,13 @@ public:
   /// loops run over threads with those values in shared memory.
   bool warpShuffles() const;
 
+  /// 4-bit weights (a scale per group of inputs) are summed a group at a time
+  /// and each group's sum scaled once (GemmStage::groupSums), rather than
+  /// every weight scaled as it loads: CPUs, whose GEMM/GEMV of 4-bit weights
+  /// is bound by its instructions. The GPU schedules stage weights, scaled,
+  /// in shared memory per k-tile.
+  bool reducesWeightGroups() const { return !isGpu(); }
+
 private:
   Halide::Target halide_;
 };

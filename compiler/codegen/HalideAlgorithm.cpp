@@ -14,11 +14,13 @@ namespace {
 
 /// How a tensor is stored: bf16 and f16 weights keep their precision in
 /// memory, as their bits where the target has no half type (HalfBits.h);
-/// quantized (i8) matrices are int8.
+/// quantized matrices are int8 (i8) or bytes of two 4-bit values (ui8).
 Halide::Type halideType(RankedTensorType type,
                         const schedules::TargetDesc &target) {
   mlir::Type element = type.getElementType();
-  if (element.isInteger(8))
+  if (element.isUnsignedInteger(8))
+    return UInt(8);
+  if (element.isSignlessInteger(8))
     return Int(8);
   if ((element.isBF16() || element.isF16()) && target.storesHalfAsBits())
     return UInt(16);
@@ -32,7 +34,8 @@ Halide::Type halideType(RankedTensorType type,
 /// `stored`, of tensor type `type`, as the algorithm computes: f32 for
 /// every float (a bf16 or f16 weight is widened as it is loaded, so every
 /// op accumulates in f32) and for an i8 matrix (exact: its integers, which
-/// `attn.linear` scales per output after the sum).
+/// `attn.linear` scales per output after the sum). The bytes of a 4-bit
+/// matrix stay bytes: `attn.linear` takes their nibbles apart.
 Expr widen(Expr stored, RankedTensorType type) {
   if (stored.type() == UInt(16))
     return widenHalfBits(stored, type.getElementType().isBF16());

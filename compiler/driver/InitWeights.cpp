@@ -90,9 +90,9 @@ LogicalResult writeRandomWeights(func::FuncOp func, StringRef path,
     }
     // Drawn in f32 and rounded to the declared precision.
     attn_model_dtype dtype = *modelDType(op.getType().getElementType());
-    if (dtype == ATTN_MODEL_I8) {
+    if (dtype == ATTN_MODEL_I8 || dtype == ATTN_MODEL_U8) {
       op.emitError() << "random weights are drawn in f32, bf16 or f16, not "
-                        "for i8 weight '"
+                        "for quantized weight '"
                      << op.getName()
                      << "': draw them for the model declared f32 and "
                         "quantize them with 'attnc quantize'";

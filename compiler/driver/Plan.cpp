@@ -112,7 +112,7 @@ private:
     else
       return emitError(loc) << what << " has type " << type
                             << " has an element type a model library cannot "
-                               "hold: use f32, i32, bf16, f16 or i8";
+                               "hold: use f32, i32, bf16, f16, i8 or ui8";
     ArrayRef<StringAttr> names = dimSymbols.lookup(value);
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (!type.isDynamicDim(d)) {
@@ -348,6 +348,8 @@ std::optional<attn_model_dtype> modelDType(Type element) {
     return ATTN_MODEL_F16;
   if (element.isSignlessInteger(8))
     return ATTN_MODEL_I8;
+  if (element.isUnsignedInteger(8)) // 4-bit weights, two per byte
+    return ATTN_MODEL_U8;
   return std::nullopt;
 }
 

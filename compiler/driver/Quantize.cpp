@@ -73,6 +73,15 @@ float channelScale(double maxAbs) {
   return maxAbs > 0 ? float(maxAbs / 127.0) : 1.0f;
 }
 
+uint8_t quantizeNibble(double w, float scale) {
+  double q = std::nearbyint(w / double(scale)); // half to even (FE_TONEAREST)
+  return uint8_t(int(std::fmax(-7.0, std::fmin(7.0, q))) + 8);
+}
+
+float groupScale(double maxAbs) {
+  return maxAbs > 0 ? float(maxAbs / 7.0) : 1.0f;
+}
+
 llvm::Expected<QuantizeReport> quantizeCheckpoint(const std::string &in,
                                                   const std::string &out,
                                                   const QuantizeOptions &opts) {
@@ -82,6 +91,13 @@ llvm::Expected<QuantizeReport> quantizeCheckpoint(const std::string &in,
     return error("--only '" + opts.only + "' is not a regex: " + why);
   if (!opts.inOut.empty() && !inOut.isValid(why))
     return error("--in-out '" + opts.inOut + "' is not a regex: " + why);
+  if (opts.bits != 8 && opts.bits != 4)
+    return error("--bits " + llvm::Twine(opts.bits) +
+                 ": attnc quantizes to 8 bits (int8 per output channel) or 4 "
+                 "(per group of inputs)");
+  if (opts.group < 1)
+    return error("--group " + llvm::Twine(opts.group) +
+                 ": a group is at least one input");
   st::Expected<st::Checkpoint> file = st::Checkpoint::open(in);
   if (!file)
     return error(file.message());
@@ -115,6 +131,71 @@ llvm::Expected<QuantizeReport> quantizeCheckpoint(const std::string &in,
     bool columns = !opts.inOut.empty() && inOut.match(t.name);
     int64_t rows = t.shape[0], cols = t.shape[1];
     int64_t outs = columns ? cols : rows;
+    if (opts.bits == 4) {
+      int64_t ins = columns ? rows : cols;
+      if (ins % opts.group != 0 || ins % 2 != 0)
+        return error("tensor '" + t.name + "' in '" + file->pathOf(t) +
+                     "' has " + llvm::Twine(ins) + " inputs (" +
+                     shapeString(t.shape) + ", " +
+                     (columns ? "[in, out]" : "[out, in]") +
+                     "), which groups of " + llvm::Twine(opts.group) +
+                     (ins % 2 != 0 ? " and bytes of two" : "") +
+                     " do not divide: choose a --group that divides it or "
+                     "leave the tensor out with --only");
+      for (int64_t i = 0; i < rows * cols; ++i)
+        if (float w = loadFloat(t, i); !std::isfinite(w))
+          return error(
+              "tensor '" + t.name + "' in '" + file->pathOf(t) + "' holds " +
+              (std::isnan(w) ? "NaN"
+               : w > 0       ? "+Inf"
+                             : "-Inf") +
+              " at [" + llvm::Twine(i / cols) + ", " + llvm::Twine(i % cols) +
+              "]: a non-finite weight has no 4-bit value; fix the "
+              "checkpoint or leave the tensor out with --only");
+      // Element (o, i) of the matrix whatever its layout; scales and bytes
+      // are laid out as the matrix is, with `in` divided by G or 2.
+      auto at = [&](int64_t o, int64_t i) {
+        return columns ? i * cols + o : o * cols + i;
+      };
+      int64_t groups = ins / opts.group;
+      auto scaleAt = [&](int64_t o, int64_t g) {
+        return columns ? g * outs + o : o * groups + g;
+      };
+      auto byteAt = [&](int64_t o, int64_t j) {
+        return columns ? j * outs + o : o * (ins / 2) + j;
+      };
+      std::vector<float> scales(outs * groups);
+      std::vector<uint8_t> bytes(outs * ins / 2, 0);
+      for (int64_t o = 0; o < outs; ++o)
+        for (int64_t g = 0; g < groups; ++g) {
+          double maxAbs = 0;
+          for (int64_t i = g * opts.group; i < (g + 1) * opts.group; ++i)
+            maxAbs =
+                std::fmax(maxAbs, std::fabs(double(loadFloat(t, at(o, i)))));
+          float scale = groupScale(maxAbs);
+          scales[scaleAt(o, g)] = scale;
+          for (int64_t i = g * opts.group; i < (g + 1) * opts.group; ++i)
+            bytes[byteAt(o, i / 2)] |=
+                quantizeNibble(loadFloat(t, at(o, i)), scale) << (4 * (i % 2));
+        }
+      std::vector<int64_t> byteShape =
+          columns ? std::vector<int64_t>{ins / 2, outs}
+                  : std::vector<int64_t>{outs, ins / 2};
+      std::vector<int64_t> scaleShape =
+          columns ? std::vector<int64_t>{groups, outs}
+                  : std::vector<int64_t>{outs, groups};
+      if (st::Status added = writer.add(t.name, st::DType::U8, byteShape,
+                                        bytes.data(), bytes.size());
+          !added)
+        return error(added.message());
+      if (st::Status added = writer.add(scaleName, st::DType::F32, scaleShape,
+                                        scales.data(), scales.size() * 4);
+          !added)
+        return error(added.message());
+      report.quantized.push_back(t.name);
+      report.bytesAfter += int64_t(bytes.size() + scales.size() * 4);
+      continue;
+    }
     std::vector<double> maxAbs(outs, 0.0);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) {
@@ -126,8 +207,10 @@ llvm::Expected<QuantizeReport> quantizeCheckpoint(const std::string &in,
                         : w > 0       ? "+Inf"
                                       : "-Inf") +
                        " at [" + llvm::Twine(r) + ", " + llvm::Twine(c) +
-                       "]: a non-finite weight has no int8 value; fix the "
-                       "checkpoint or leave the tensor out with --only");
+                       "]: a non-finite weight has no " +
+                       (opts.bits == 4 ? "4-bit" : "int8") +
+                       " value; fix the checkpoint or leave the tensor out "
+                       "with --only");
         double &m = maxAbs[columns ? c : r];
         m = std::fmax(m, std::fabs(double(w)));
       }
@@ -153,8 +236,14 @@ llvm::Expected<QuantizeReport> quantizeCheckpoint(const std::string &in,
   if (!opts.only.empty() && report.quantized.empty())
     return error("--only '" + opts.only + "' matches no tensor of '" + in +
                  "'; it has " + file->tensorNames());
-  writer.setMetadata("quantized_by",
-                     "attnc quantize: int8, symmetric, per output channel");
+  writer.setMetadata(
+      "quantized_by",
+      opts.bits == 4
+          ? "attnc quantize: 4-bit, symmetric, per group of " +
+                std::to_string(opts.group) +
+                " inputs, two per byte along the inputs (low nibble first), "
+                "value = (nibble - 8) * scale"
+          : std::string("attnc quantize: int8, symmetric, per output channel"));
   if (st::Status written = writer.write(out); !written)
     return error(written.message());
   return report;

@@ -22,6 +22,8 @@ llvm::StringRef attnc::getElementTypeName(ElementType type) {
     return "f16";
   case ElementType::i8:
     return "i8";
+  case ElementType::i4:
+    return "i4";
   }
   llvm_unreachable("unknown element type");
 }

@@ -64,8 +64,9 @@ using Shape = llvm::SmallVector<Extent, 4>;
 
 /// bf16 and f16 are for weights only (kept in that precision, widened to f32
 /// in registers); i8 for quantized linear matrices only (with per-output
-/// scales); inputs and activations are f32 or i32.
-enum class ElementType { f32, i32, bf16, f16, i8 };
+/// scales), i4 for 4-bit ones (with a scale per group of inputs, stored two
+/// per byte); inputs and activations are f32 or i32.
+enum class ElementType { f32, i32, bf16, f16, i8, i4 };
 
 llvm::StringRef getElementTypeName(ElementType type);
 /// `S` or `768`.

@@ -207,7 +207,8 @@ bool CheckContext::resolveProjection(Argument &arg, int64_t in, int64_t out,
   call.weights.push_back({arg.name + ".weight", weight});
   if (bias)
     call.weights.push_back({arg.name + ".bias", bias});
-  if (weight->type.elementType == ElementType::i8) {
+  if (weight->type.elementType == ElementType::i8 ||
+      weight->type.elementType == ElementType::i4) {
     WeightDecl *scales =
         weight->type.shape.size() == 2
             ? quantizationScales(*weight, *name, weight->getOutFeatures())
@@ -230,18 +231,53 @@ WeightDecl *CheckContext::quantizationScales(const WeightDecl &weight,
                                              const Expr &at, int64_t out) {
   std::string name = weight.name + "_scale";
   WeightDecl *scales = weights.lookup(name);
+  bool i4 = weight.type.elementType == ElementType::i4;
+  llvm::StringRef type = getElementTypeName(weight.type.elementType);
+  // An i4 matrix has one scale per group of G consecutive inputs of an
+  // output: its shape with `in` divided by G, in its layout.
+  bool outIn = weight.layout == WeightLayout::outIn;
+  int64_t in = i4 ? weight.getInFeatures() : 0;
+  auto groupShape = [&](std::string groups) {
+    std::string o = std::to_string(out);
+    return outIn ? "[" + o + ", " + groups + "]"
+                 : "[" + groups + ", " + o + "]";
+  };
+  // Groups of 32 (Q4_0's, GPTQ's) where they divide `in`, else one group.
+  int64_t group = in % 32 == 0 ? 32 : in;
+  std::string exampleShape = groupShape(std::to_string(group ? in / group : 0));
+  std::string groupsOf = " for groups of " + std::to_string(group);
   if (!scales) {
-    errorAt(at, "i8 weight '" + weight.name +
-                    "' needs its per-output-channel scales: declare 'weight " +
-                    name + " : f32[" + llvm::Twine(out) +
-                    "]' (attnc quantize writes them)");
+    if (i4)
+      errorAt(at, "i4 weight '" + weight.name +
+                      "' needs its per-group scales: declare 'weight " + name +
+                      " : f32" + exampleShape + "'" + groupsOf +
+                      " (attnc quantize --bits 4 writes them)");
+    else
+      errorAt(at, "i8 weight '" + weight.name +
+                      "' needs its per-output-channel scales: declare "
+                      "'weight " +
+                      name + " : f32[" + llvm::Twine(out) +
+                      "]' (attnc quantize writes them)");
     return nullptr;
   }
   scales->used = true;
   if (scales->type.elementType != ElementType::f32) {
-    errorAt(at, "the scales '" + name + "' of i8 weight '" + weight.name +
-                    "' must be f32, not " +
+    errorAt(at, "the scales '" + name + "' of " + type + " weight '" +
+                    weight.name + "' must be f32, not " +
                     getElementTypeName(scales->type.elementType));
+    return nullptr;
+  }
+  if (i4) {
+    const Shape &shape = scales->type.shape;
+    int64_t groups = shape.size() == 2 ? shape[outIn ? 1 : 0].size : 0;
+    if (shape.size() == 2 && shape[outIn ? 0 : 1].size == out && groups > 0 &&
+        in % groups == 0)
+      return scales;
+    errorAt(at, "the scales '" + name + "' of i4 weight '" + weight.name +
+                    "' are " + shapeToString(shape) + " but must be " +
+                    groupShape("in / G") +
+                    " for groups of G inputs, G dividing in = " +
+                    llvm::Twine(in) + ", e.g. " + exampleShape + groupsOf);
     return nullptr;
   }
   if (!checkVector(*scales, at, "the scales", out,

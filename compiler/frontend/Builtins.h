@@ -206,7 +206,7 @@ public:
                            bool prefixOnly);
   /// A projection `P` (`P.weight` [out, in], optional `P.bias` [out]) given
   /// as an ArgKind::modulePrefix argument, recorded on `call` as the weights
-  /// `<arg>.weight` and `<arg>.bias`, and `<arg>.scales` for an i8 matrix
+  /// `<arg>.weight` and `<arg>.bias`, and `<arg>.scales` for an i8 or i4 matrix
   /// (which only builtins that pass the scales on accept, see Sema); `in`
   /// < 0 when the input's features are unknown (an earlier error), `out` <
   /// 0 when any number of outputs will do.
@@ -217,9 +217,11 @@ public:
                    llvm::StringRef inWhat);
   bool checkVector(const WeightDecl &weight, const Expr &at,
                    llvm::StringRef role, int64_t size, llvm::StringRef what);
-  /// The per-output-channel scales of the i8 matrix `weight` (`out`
-  /// outputs): the f32 weight named as it with `_scale` appended, `[out]`,
-  /// marked used; null after an error at `at`.
+  /// The scales of the quantized matrix `weight` (`out` outputs): the f32
+  /// weight named as it with `_scale` appended, `[out]` for an i8 matrix
+  /// (per output channel), the matrix's shape with `in` divided by the
+  /// group size G for an i4 one (per group of G inputs); marked used; null
+  /// after an error at `at`.
   WeightDecl *quantizationScales(const WeightDecl &weight, const Expr &at,
                                  int64_t out);
   /// The weight `P.weight` (or nn.MultiheadAttention's `P_weight`) of an

@@ -28,6 +28,10 @@ RankedTensorType EmitContext::tensorType(ArrayRef<Extent> shape,
   case ElementType::i8:
     type = builder.getIntegerType(8);
     break;
+  case ElementType::i4:
+    // Stored as bytes of two values; the caller halves the `in` dim.
+    type = builder.getIntegerType(8, /*isSigned=*/false);
+    break;
   }
   return RankedTensorType::get(dims, type);
 }

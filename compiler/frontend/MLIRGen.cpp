@@ -39,11 +39,15 @@ public:
     if (!decl)
       return {};
     Value &value = weights[decl];
-    if (!value)
+    if (!value) {
+      // An i4 matrix is stored as bytes of two consecutive input features.
+      Shape shape = decl->type.shape;
+      if (decl->type.elementType == ElementType::i4)
+        shape[decl->layout == WeightLayout::outIn ? 1 : 0].size /= 2;
       value = builder.create<attn::WeightOp>(
-          loc(decl->loc.Start),
-          tensorType(decl->type.shape, decl->type.elementType),
+          loc(decl->loc.Start), tensorType(shape, decl->type.elementType),
           builder.getStringAttr(decl->name));
+    }
     return value;
   }
   Value state(const StateDecl *decl) override { return states.lookup(decl); }

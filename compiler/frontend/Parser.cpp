@@ -372,7 +372,8 @@ bool Parser::parseDimDecl(ModelAST &model) {
   return true;
 }
 
-/// type := ('f32' | 'i32' | 'bf16' | 'f16' | 'i8') '[' extent (',' extent)* ']'
+/// type := ('f32' | 'i32' | 'bf16' | 'f16' | 'i8' | 'i4') '[' extent (','
+/// extent)* ']'
 bool Parser::parseTensorType(TensorType &type) {
   llvm::SMLoc start = tok().getLoc();
   if (!tok().is(TokenKind::identifier))
@@ -388,9 +389,11 @@ bool Parser::parseTensorType(TensorType &type) {
     type.elementType = ElementType::f16;
   else if (tok().spelling == "i8")
     type.elementType = ElementType::i8;
+  else if (tok().spelling == "i4")
+    type.elementType = ElementType::i4;
   else
     return error("unknown element type '" + tok().spelling +
-                 "'; expected 'f32', 'i32', 'bf16', 'f16' or 'i8'");
+                 "'; expected 'f32', 'i32', 'bf16', 'f16', 'i8' or 'i4'");
   consume();
   if (!expect(TokenKind::l_square, "after the element type"))
     return false;

@@ -122,7 +122,17 @@ void Sema::checkWeights() {
       error(weight->type.loc.Start,
             "weight '" + weight->name +
                 "' must be f32, bf16 or f16 (kept in that precision, computed "
-                "in f32), or i8 (a quantized linear matrix), not i32",
+                "in f32), or i8 or i4 (a quantized linear matrix), not i32",
+            weight->type.loc);
+    // Two i4 values of consecutive input features share a byte.
+    if (weight->type.elementType == ElementType::i4 &&
+        (weight->type.shape.size() != 2 || weight->getInFeatures() % 2 != 0))
+      error(weight->type.loc.Start,
+            "i4 weight '" + weight->name + "' is " +
+                shapeToString(weight->type.shape) +
+                ", but an i4 weight is a matrix ([out, in], or [in, out] "
+                "with 'layout(in, out)') of an even number of input "
+                "features, stored two per byte",
             weight->type.loc);
     for (const Extent &extent : weight->type.shape)
       if (extent.isSymbolic())
@@ -175,12 +185,13 @@ void Sema::checkInput(InputDecl &input) {
   input.shape = input.type.shape;
   if (input.elementType == ElementType::bf16 ||
       input.elementType == ElementType::f16 ||
-      input.elementType == ElementType::i8) {
+      input.elementType == ElementType::i8 ||
+      input.elementType == ElementType::i4) {
     error(input.type.loc.Start,
           "input '" + input.name + "' is " +
               getElementTypeName(input.elementType) +
-              ", but inputs are f32 or i32 (only weights may be bf16, f16 or "
-              "i8): "
+              ", but inputs are f32 or i32 (only weights may be bf16, f16, i8 "
+              "or i4): "
               "declare it f32 and convert the data to float32",
           input.type.loc);
     input.invalid = true;
@@ -360,24 +371,28 @@ ExprPtr Sema::checkCall(CallExpr &call) {
   return checked;
 }
 
-/// An i8 weight is a quantized matrix that `linear` and `self_attention`'s
-/// projections dequantize with its scales (which their check found and
-/// recorded as the role's `scales`); read anywhere else, its integers would be
-/// taken for values.
+/// An i8 or i4 weight is a quantized matrix that `linear` and
+/// `self_attention`'s projections dequantize with its scales (which their
+/// check found and recorded as the role's `scales`); read anywhere else, its
+/// integers would be taken for values.
 bool Sema::checkQuantizedWeights(const BuiltinExpr &call) {
   bool ok = true;
   for (const auto &[role, weight] : call.weights) {
-    if (weight->type.elementType != ElementType::i8)
+    ElementType type = weight->type.elementType;
+    if (type != ElementType::i8 && type != ElementType::i4)
       continue;
     llvm::StringRef matrix = role;
     if ((call.builtin == "linear" || call.builtin == "self_attention") &&
         matrix.consume_back("weight") &&
         call.getWeight((matrix + "scales").str()))
       continue;
-    errorAt(call, "'" + call.builtin + "' cannot read i8 weight '" +
+    llvm::StringRef name = getElementTypeName(type);
+    errorAt(call, "'" + call.builtin + "' cannot read " + name + " weight '" +
                       weight->name +
                       "': only 'linear' and the projections of "
-                      "'self_attention' dequantize i8 matrices (with their "
+                      "'self_attention' dequantize " +
+                      name +
+                      " matrices (with their "
                       "scales '" +
                       weight->name +
                       "_scale'); declare it f32, bf16 or f16 and keep it "

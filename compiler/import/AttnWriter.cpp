@@ -108,6 +108,8 @@ static llvm::StringRef typeName(DType dtype) {
     return "f16";
   case DType::I8:
     return "i8";
+  case DType::U8: // 4-bit values, two per byte
+    return "i4";
   default:
     return "";
   }
@@ -132,8 +134,8 @@ std::string AttnWriter::checkTensor(const WeightSpec &spec,
   if (type.empty()) {
     ctx.error(ctx.weights().path() + ": " + name + " is " +
               attn::safetensors::dtypeName(t->dtype) +
-              "; attnc reads F32, BF16 and F16 weights, and I8 matrices "
-              "that attnc quantize wrote");
+              "; attnc reads F32, BF16 and F16 weights, and I8 and U8 "
+              "(4-bit) matrices that attnc quantize wrote");
     return "";
   }
   std::vector<int64_t> want;
@@ -142,10 +144,18 @@ std::string AttnWriter::checkTensor(const WeightSpec &spec,
     want.push_back(e.value);
     why.push_back(e.from + " " + std::to_string(e.value));
   }
+  // A 4-bit matrix holds two inputs per byte.
+  bool packed = t->dtype == DType::U8 && want.size() == 2;
+  if (packed)
+    want[spec.inOut ? 0 : 1] /= 2;
   if (t->shape != want) {
     ctx.error(ctx.weights().path() + ": " + name + " is " +
               shapeText(t->shape) + ", but config.json makes it [" +
-              llvm::join(why, ", ") + "]");
+              llvm::join(why, ", ") + "]" +
+              (packed ? ", stored " + shapeText(want) +
+                            " as U8 (4-bit "
+                            "values, two inputs per byte)"
+                      : ""));
     return "";
   }
   return type.str();
@@ -181,37 +191,59 @@ void AttnWriter::weights(llvm::ArrayRef<WeightSpec> specs, int64_t layers) {
     line("weight " + spec.name + std::string(width - spec.name.size(), ' ') +
          " : " + (type.empty() ? "f32" : type) + "[" + llvm::join(dims, ", ") +
          "]" + (spec.inOut ? " layout(in, out)" : ""));
-    if (type == "i8")
-      quantizationScales(spec, layers);
+    if (type == "i8" || type == "i4")
+      quantizationScales(spec, layers, type == "i4");
   }
 }
 
 /// A matrix `attnc quantize` wrote as I8 has its per-output-channel scales
-/// beside it, `NAME_scale` F32 [out]: declared after it, as the language
-/// finds them. Whether the model may read it quantized is the frontend's
-/// to say (a linear or self_attention projection, not an embedding table).
-void AttnWriter::quantizationScales(const WeightSpec &spec, int64_t layers) {
+/// beside it, `NAME_scale` F32 [out]; one it wrote as U8 (4-bit) its
+/// per-group scales, F32 [out, in / G] (`[in / G, out]` for an [in, out]
+/// matrix), G read from the first layer's and the same for every layer:
+/// declared after it, as the language finds them. Whether the model may read
+/// it quantized is the frontend's to say (a linear or self_attention
+/// projection, not an embedding table).
+void AttnWriter::quantizationScales(const WeightSpec &spec, int64_t layers,
+                                    bool fourBit) {
+  llvm::StringRef dtype = fourBit ? "U8" : "I8";
   if (spec.shape.size() != 2) {
-    ctx.error(ctx.weights().path() + ": " + spec.name +
-              " is I8 but not a matrix; only linear matrices may be "
-              "quantized");
+    ctx.error(ctx.weights().path() + ": " + spec.name + " is " + dtype +
+              " but not a matrix; only linear matrices may be quantized");
     return;
   }
   int64_t out = spec.shape[spec.inOut ? 1 : 0].value;
+  int64_t in = spec.shape[spec.inOut ? 0 : 1].value;
+  std::vector<int64_t> want{out};
+  if (fourBit) {
+    // The group count of the first layer's scales, checked below.
+    const attn::safetensors::Tensor *first = ctx.weights().find(
+        (layers > 0 ? layerName(spec.name, 0) : spec.name) + "_scale");
+    int64_t groups = first && first->shape.size() == 2
+                         ? first->shape[spec.inOut ? 0 : 1]
+                         : in / 32;
+    if (groups <= 0 || in % groups != 0)
+      groups = in % 32 == 0 ? in / 32 : 1;
+    want = spec.inOut ? std::vector<int64_t>{groups, out}
+                      : std::vector<int64_t>{out, groups};
+  }
   for (int64_t i = 0; i < std::max<int64_t>(layers, 1); ++i) {
     std::string name =
         (layers > 0 ? layerName(spec.name, i) : spec.name) + "_scale";
     const attn::safetensors::Tensor *t = ctx.weights().find(name);
-    if (!t || t->dtype != DType::F32 || t->shape != std::vector<int64_t>{out})
+    if (!t || t->dtype != DType::F32 || t->shape != want)
       ctx.error(
-          ctx.weights().path() + ": the I8 matrix " +
+          ctx.weights().path() + ": the " + dtype + " matrix " +
           name.substr(0, name.size() - 6) + " needs its scales " + name +
-          " as F32 [" + llvm::Twine(out) + "] (attnc quantize writes both)" +
+          " as F32 " + shapeText(want) +
+          (fourBit ? " (one per group of inputs of an output; every layer "
+                     "with the group of the first)"
+                   : "") +
+          " (attnc quantize writes both)" +
           (t ? llvm::Twine(", but it is ") +
                    attn::safetensors::dtypeName(t->dtype) + shapeText(t->shape)
              : llvm::Twine("")));
   }
-  line("weight " + spec.name + "_scale : f32[" + std::to_string(out) + "]");
+  line("weight " + spec.name + "_scale : f32" + shapeText(want));
 }
 
 } // namespace attnc::import

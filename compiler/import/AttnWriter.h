@@ -56,7 +56,8 @@ public:
   /// (every layer's tensor when `layers` > 0, and that the checkpoint has no
   /// layer `layers`: a config with fewer layers than the checkpoint would
   /// silently drop some). An I8 matrix (from attnc quantize) is declared
-  /// i8 with its scales `NAME_scale : f32[out]` after it.
+  /// i8 with its scales `NAME_scale : f32[out]` after it, a U8 one (4-bit,
+  /// `attnc quantize --bits 4`) i4 with its scales `f32[out, in / G]`.
   void weights(llvm::ArrayRef<WeightSpec> specs, int64_t layers = 0);
 
   /// A decoder's entries comment, its dims (S and the caches' L bounded by
@@ -82,8 +83,8 @@ private:
   /// The dtype spelling of checkpoint tensor `name` after checking it
   /// against `spec`, or "" after an error.
   std::string checkTensor(const WeightSpec &spec, llvm::StringRef name);
-  /// Checks and declares the scales of I8 matrix `spec`.
-  void quantizationScales(const WeightSpec &spec, int64_t layers);
+  /// Checks and declares the scales of I8 (or, `fourBit`, U8) matrix `spec`.
+  void quantizationScales(const WeightSpec &spec, int64_t layers, bool fourBit);
 
   ImportContext &ctx;
   std::string out;

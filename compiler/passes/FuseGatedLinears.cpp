@@ -55,6 +55,8 @@ struct FuseGatedLinears : OpRewritePattern<MulOp> {
     if (gate.getInput() != up.getInput() ||
         gate.getLayout() != up.getLayout() ||
         gate.getWeight().getType() != up.getWeight().getType() ||
+        (gate.getScales() &&
+         gate.getScales().getType() != up.getScales().getType()) ||
         bool(gate.getBias()) != bool(up.getBias()) ||
         (gate.getBias() &&
          gate.getBias().getType() != up.getBias().getType()) ||
@@ -77,10 +79,16 @@ struct FuseGatedLinears : OpRewritePattern<MulOp> {
     Value b;
     if (gate.getBias())
       b = interleave(gate.getBias(), up.getBias(), 0);
-    // i8 weights (gate and up share the type) keep their per-output scales.
+    // Quantized weights (gate and up share the type) keep their scales: per
+    // output (i8), or per group of inputs of each output, in the weight's
+    // layout (4-bit).
     Value s;
     if (gate.getScales())
-      s = interleave(gate.getScales(), up.getScales(), 0);
+      s = interleave(
+          gate.getScales(), up.getScales(),
+          cast<RankedTensorType>(gate.getScales().getType()).getRank() == 2
+              ? outDim
+              : 0);
     Value fused = buildLinear(rewriter, loc, gate.getInput(), w, b,
                               gate.getLayout(), /*panelOutputs=*/0, s);
     StringRef name = act->getName().stripDialect();

@@ -58,6 +58,17 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
                  elementType(projs[0].getWeight()) ||
              elementType(linear.getBias()) != elementType(projs[0].getBias())))
           return false;
+        // 4-bit matrices' group scales join only for one group size.
+        auto groups = [](LinearOp l) -> int64_t {
+          auto s = l.getScales()
+                       ? cast<RankedTensorType>(l.getScales().getType())
+                       : RankedTensorType();
+          if (!s || s.getRank() != 2)
+            return 0;
+          return s.getDimSize(l.getLayout() == WeightLayout::out_in ? 1 : 0);
+        };
+        if (!projs.empty() && groups(linear) != groups(projs[0]))
+          return false;
         projs.push_back(linear);
       }
       return true;
@@ -97,9 +108,13 @@ struct FuseProjections : OpRewritePattern<SdpaOp> {
     Value b, s;
     if (biased)
       b = concat(bs, 0);
-    // i8 weights (one element type for all) keep their per-output scales.
+    // Quantized weights (one element type for all) keep their scales: per
+    // output (i8), or per group of inputs of each output, in the weight's
+    // layout (4-bit).
     if (projs[0].getScales())
-      s = concat(ss, 0);
+      s = concat(ss, cast<RankedTensorType>(ss[0].getType()).getRank() == 2
+                         ? outDim
+                         : 0);
     Value fused = buildLinear(rewriter, loc, input, w, b, layout,
                               /*panelOutputs=*/0, s);
     int64_t last = cast<RankedTensorType>(fused.getType()).getRank() - 1;

@@ -25,9 +25,21 @@ struct TransposeToInOut : OpRewritePattern<LinearOp> {
         {wtype.getDimSize(1), wtype.getDimSize(0)}, wtype.getElementType());
     Value w = rewriter.create<TransposeOp>(op.getLoc(), transposed,
                                            op.getWeight());
+    // A 4-bit matrix's group scales follow it: [in / G, out], so a GEMM's
+    // vector of outputs reads its scales contiguously.
+    Value scales = op.getScales();
+    auto stype =
+        scales ? cast<RankedTensorType>(scales.getType()) : RankedTensorType();
+    if (stype && stype.getRank() == 2) {
+      scales = rewriter.create<TransposeOp>(
+          op.getLoc(),
+          RankedTensorType::get({stype.getDimSize(1), stype.getDimSize(0)},
+                                stype.getElementType()),
+          scales);
+    }
     rewriter.replaceOp(op, buildLinear(rewriter, op.getLoc(), op.getInput(), w,
                                        op.getBias(), WeightLayout::in_out,
-                                       /*panelOutputs=*/0, op.getScales()));
+                                       /*panelOutputs=*/0, scales));
     return success();
   }
 };

@@ -170,10 +170,11 @@ _attnc._set_error_factory(_error)
 
 # ------------------------------------------------------------------ dtypes
 
-# attn_dtype -> numpy dtype; bf16 only where ml_dtypes provides it; i8 only
-# for quantized weights (never an input or output).
+# attn_dtype -> numpy dtype; bf16 only where ml_dtypes provides it; i8 and u8
+# (4-bit values, two per byte) only for quantized weights (never an input or
+# output).
 _NUMPY_DTYPES = {0: np.dtype(np.float32), 1: np.dtype(np.int32), 3: np.dtype(np.float16),
-                 4: np.dtype(np.int8)}
+                 4: np.dtype(np.int8), 5: np.dtype(np.uint8)}
 try:  # pragma: no cover - optional
     import ml_dtypes
     _NUMPY_DTYPES[2] = np.dtype(ml_dtypes.bfloat16)
@@ -181,7 +182,7 @@ except ImportError:
     pass
 _KNOWN_DTYPES = frozenset(_NUMPY_DTYPES.values())
 _ATTN_CODES = {v: k for k, v in _NUMPY_DTYPES.items()}
-_ATTN_NAMES = {0: "f32", 1: "i32", 2: "bf16", 3: "f16", 4: "i8"}
+_ATTN_NAMES = {0: "f32", 1: "i32", 2: "bf16", 3: "f16", 4: "i8", 5: "u8"}
 
 
 # ------------------------------------------------------------------ infos

@@ -45,13 +45,16 @@ def _shards(index):
 
 
 def _cache_key(directory, options):
-    """What the compiled library depends on: attnc's version, config.json,
+    """What the compiled library depends on: attnc's version and its
+    executable's bytes (a rebuilt attnc keeps its version), config.json,
     the checkpoint's header (names, dtypes, shapes; not the weights, which
     are read at load) and the import options. A sharded checkpoint's header
     is its index and every shard's header."""
     h = hashlib.sha256()
     h.update(_run_attnc(["--version"], "attnc --version").stdout.encode())
-    h.update(os.path.realpath(find_attnc()).encode())
+    with open(os.path.realpath(find_attnc()), "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
     with open(os.path.join(directory, "config.json"), "rb") as f:
         h.update(f.read())
     weights = _weights(directory)

@@ -1,5 +1,5 @@
-"""Embedded weights (attnc --weights) against weights read at load, for every
-model of the tests that has state (KV caches): attnc computes the embedded
+"""Embedded weights (attnc --weights) against weights read at load, for the
+models of the tests that have state (KV caches), each kind of weight once: attnc computes the embedded
 constants by running the model's own "init" kernels on the weights file, so
 the two libraries must give the same bits for "run", for "prefill" and for
 each "decode" step, in every output and in every byte of the caches.
@@ -17,10 +17,12 @@ import attnc
 
 from conftest import REPO
 
+# (test/driver/kv-cache-long.attn, whose weights are kv-cache-llama's kinds,
+# is left out: what it adds, many key tiles, needs contexts past 64 that
+# these tests' capacity of 12 never reaches; its lit test decodes 640.)
 STATEFUL_MODELS = [
     "test/driver/kv-cache.attn",        # GPT-2: joined Q|K|V, layout(in, out)
     "test/driver/kv-cache-llama.attn",  # GQA, RoPE, gated MLP, RMSNorm
-    "test/driver/kv-cache-long.attn",   # 700 cache rows: several key tiles
     "test/models/decoder.attn",         # a bf16 weight
 ]
 # Token ids every model above has (its smallest vocabulary is 24).
@@ -71,8 +73,8 @@ def test_prefill_and_decode_are_bit_identical(twins):
 
 
 def test_a_ragged_batch_decodes_as_each_sequence_alone(twins):
-    # Each sequence of one batch at its own position: RoPE, GQA, the long
-    # cache's key tiles and the bf16 weight per sequence.
+    # Each sequence of one batch at its own position: RoPE, GQA and the
+    # bf16 weight per sequence.
     load, embedded = twins
     prompts = [[3, 1, 4, 1, 5, 9, 2], [6], [5, 3, 5]]
     for m in twins:

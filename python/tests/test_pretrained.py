@@ -121,6 +121,21 @@ def test_a_sharded_checkpoint(tmp_path):
         attnc.from_pretrained(d, cache_dir=tmp_path / "cache")
 
 
+def test_cache_key_follows_the_attnc_executable(tmp_path, monkeypatch):
+    """A rebuilt attnc (same --version, other bytes) compiles again rather
+    than reusing the old one's library."""
+    from attnc.pretrained import _cache_key
+    exe = tmp_path / "attnc"
+    shutil.copy2(attnc.find_attnc(), exe)
+    monkeypatch.setenv("ATTNC", str(exe))
+    d = os.path.join(FIXTURES, "gpt2")
+    key = _cache_key(d, {"max_context": None})
+    assert _cache_key(d, {"max_context": None}) == key
+    with open(exe, "ab") as f:
+        f.write(b"\0")           # a different build: ELF ignores trailing bytes
+    assert _cache_key(d, {"max_context": None}) != key
+
+
 def test_bad_directories(tmp_path, lm):
     name, m, cache = lm
     with pytest.raises(attnc.FileError, match="no tokenizer.json"):

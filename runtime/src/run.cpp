@@ -8,6 +8,8 @@
 #include "device_buffers.h"
 #include "model.h"
 
+#include "attn/dtypes.h"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -563,8 +565,15 @@ attn_status runSteps(attn_model &model, const attn_model_entry &entry,
           term *= double(binding.symbols[kernel.flop_terms[t].symbols[i]]);
         flops += term;
       }
-      attn_step_event event{s, entry.num_steps, kernel.name, took.count(),
-                            flops};
+      double bytes = 0;
+      for (int32_t a = 0; a < step.num_args; ++a) {
+        const attn_model_buffer &buf = entry.buffers[step.args[a]];
+        if (auto n = byteSize(plan->bufferDims[step.args[a]],
+                              attn_dtype_lookup(buf.dtype)->size))
+          bytes += double(*n);
+      }
+      attn_step_event event{
+          s, entry.num_steps, kernel.name, took.count(), flops, bytes};
       model.stepCallback(model.stepUser, &event);
     }
     if (status != 0)

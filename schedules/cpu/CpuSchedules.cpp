@@ -105,9 +105,51 @@ bool paddedPanels(int64_t features, const GemmStage &g) {
   return g.paddedFeatures != g.outFeatures && features == g.outFeatures;
 }
 
+/// Output features per GEMV tile (one row at a time): 4 panels where they
+/// fit, for 4x the independent partial sums per weight stream (8 AVX2
+/// registers instead of 2, whose FMA latency bounded the loop). GPT-2
+/// small's decode at 128 keys (B=1, 1 thread, Zen 1): 43.4 -> 36.2 ms.
+int gemvTile(int64_t features, const GemmStage &g, const TargetDesc &target,
+             int width) {
+  int nTile = panelTile(features, g, target, width);
+  if (features == g.outFeatures &&
+      (paddedPanels(features, g) || features % (4 * nTile) == 0) &&
+      features >= 4 * nTile)
+    nTile *= 4;
+  return nTile;
+}
+
 /// Reduction steps per chunk: a chunk's kChunk x panel weights (64 KiB of
 /// f32 on AVX-512) stay in L1 while a task's row tiles run over it.
 const int kChunk = 256;
+
+/// 4-bit weights summed a group at a time (GemmStage::groupSums): per group
+/// (the GEMM's loop `k`), the tile's sums of the group, its register block
+/// (features by rows, unrolled), over the group's bytes; the GEMM then adds
+/// each times its scale. GPT-2 small with 4-bit attention and MLP matrices
+/// (groups of 32), context 128, 1 thread, the shared 2-core AMD EPYC (Zen 4,
+/// AVX-512) under a load of ~6.5, the two libraries alternating: every
+/// weight scaled as it loads (the GemmStage without groupSums) decode
+/// 26.5 - 30.1 ms/token, prefill of 128 837 - 922 ms; by group 24.0 - 25.2
+/// and 697 - 712 ms.
+void scheduleGroupSums(Func gemm, RVar k, GemmStage &g, int width) {
+  if (!g.groupSums.defined())
+    return;
+  Func sums = g.groupSums;
+  std::vector<Var> pv = sums.args(); // feature, group, rows...
+  sums.compute_at(gemm, k).vectorize(pv[0], width).unroll(pv[0]);
+  std::vector<VarOrRVar> order = {pv[0]};
+  for (size_t d = 2; d < pv.size(); ++d) {
+    sums.unroll(pv[d]);
+    order.push_back(pv[d]);
+  }
+  order.push_back(g.groupK.x);
+  order.push_back(pv[1]);
+  Halide::Stage update = sums.update();
+  update.reorder(order).vectorize(pv[0], width).unroll(pv[0]);
+  for (size_t d = 2; d < pv.size(); ++d)
+    update.unroll(pv[d]);
+}
 
 /// GEMM register blocks, GotoBLAS-style: each task owns one panel of
 /// features (nTile = TargetDesc::gemmPanelWidth, the packed weight panel) and
@@ -124,15 +166,9 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
                   int rowTile) {
   // Rows per block: the block's rows of one chunk fill about 256 KiB of L2.
   const int64_t kBlockBytes = 256 * 1024;
-  int nTile = panelTile(features, g, target, width);
+  int nTile = rowTile == 1 ? gemvTile(features, g, target, width)
+                           : panelTile(features, g, target, width);
   bool padded = paddedPanels(features, g);
-  // A decode's GEMVs (one row): tiles of 4 panels, for 4x the independent
-  // partial sums per weight stream (8 AVX2 registers instead of 2, whose
-  // FMA latency bounded the loop). GPT-2 small's decode at 128 keys
-  // (B=1, 1 thread, Zen 1): 43.4 -> 36.2 ms.
-  if (rowTile == 1 && features == g.outFeatures &&
-      (padded || features % (4 * nTile) == 0) && features >= 4 * nTile)
-    nTile *= 4;
   int64_t blockTiles =
       std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / rowTile);
   Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), rt("rt"), task("task");
@@ -157,6 +193,7 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
       .vectorize(v[0], width)
       .unroll(v[0])
       .unroll(rti);
+  scheduleGroupSums(gemm, ki, g, width);
 }
 
 /// B of a decode kernel whose output is [B, S, N]: the sequences its
@@ -185,19 +222,23 @@ void scheduleDecodeGemm(Func f, const std::vector<Var> &v, int64_t features,
                         GemmStage &g, const TargetDesc &target, int width,
                         Expr batch) {
   int tile = target.gemmRowTile();
-  // Not over padded panels: scheduleGemm bounds the GEMM of a padded tile to
-  // its (4-panel) tile for every specialization, which a tile of sequences
-  // over one panel at a time exceeds (a head of 300 features at B >= 6:
-  // "Bounds given for gemm ... do not cover required region").
-  if (batch.defined() && v.size() == 3 && tile > 1 &&
-      !paddedPanels(features, g)) {
+  if (batch.defined() && v.size() == 3 && tile > 1) {
     Expr many = batch >= tile;
-    int nTile = panelTile(features, g, target, width);
+    int panel = panelTile(features, g, target, width);
+    // Over padded panels, scheduleGemm bounds the GEMM to whole GEMV tiles
+    // in every specialization: the tiles of sequences span the same
+    // features, guarded, and run their panels one after another (a tile's
+    // partial sums are then one panel's, as unpadded). A head of 300
+    // features at B >= 6 once failed here ("Bounds given for gemm ... do
+    // not cover required region").
+    bool padded = paddedPanels(features, g);
+    int nTile = padded ? gemvTile(features, g, target, width) : panel;
     // The tiles of sequences loop under the name of scheduleGemm's tasks,
     // where the GEMM is computed in either case.
     Var no("no"), ni("ni"), bo(v[2].name() + "_task"), bi("bi");
     f.specialize(many)
-        .split(v[0], no, ni, nTile, TailStrategy::ShiftInwards)
+        .split(v[0], no, ni, nTile,
+               padded ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards)
         .split(v[2], bo, bi, tile, TailStrategy::ShiftInwards)
         .reorder(ni, v[1], bi, bo, no)
         .vectorize(ni, width)
@@ -207,13 +248,19 @@ void scheduleDecodeGemm(Func f, const std::vector<Var> &v, int64_t features,
     // registers across the reduction.
     g.func.reorder_storage(v[0], v[2], v[1]);
     RVar ko("ko"), ki("ki");
-    g.func.update()
-        .specialize(many)
-        .split(g.k.x, ko, ki, kChunk, TailStrategy::GuardWithIf)
-        .reorder(v[0], v[2], ki, v[1], ko)
-        .vectorize(v[0], width)
-        .unroll(v[0])
-        .unroll(v[2]);
+    Var po("po"), pi("pi");
+    Halide::Stage update = g.func.update().specialize(many);
+    update.split(g.k.x, ko, ki, kChunk, TailStrategy::GuardWithIf);
+    if (padded)
+      update.split(v[0], po, pi, panel, TailStrategy::GuardWithIf)
+          .reorder(pi, v[2], ki, v[1], ko, po)
+          .vectorize(pi, width)
+          .unroll(pi);
+    else
+      update.reorder(v[0], v[2], ki, v[1], ko)
+          .vectorize(v[0], width)
+          .unroll(v[0]);
+    update.unroll(v[2]);
   }
   scheduleGemm(f, v, features, g, target, width, 1);
 }
@@ -526,7 +573,11 @@ void scheduleNaive(KernelStages &s) {
     t.compute_root();
   for (Stage &stage : s.stages)
     std::visit(Overloaded{
-                   [](GemmStage &g) { g.func.compute_root(); },
+                   [](GemmStage &g) {
+                     g.func.compute_root();
+                     if (g.groupSums.defined())
+                       g.groupSums.compute_root();
+                   },
                    [](NormStage &n) {
                      for (Func stat : n.rowStats)
                        stat.compute_root();

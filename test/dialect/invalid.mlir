@@ -21,7 +21,7 @@ func.func @weight_dynamic_shape() -> tensor<?x4xf32> {
 // -----
 
 func.func @weight_not_float() -> tensor<4xi32> {
-  // expected-error @+1 {{'attn.weight' op result #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float or 8-bit signless integer values}}
+  // expected-error @+1 {{'attn.weight' op result #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float or 8-bit signless integer or 8-bit unsigned integer values}}
   %w = "attn.weight"() <{name = "w"}> : () -> tensor<4xi32>
   return %w : tensor<4xi32>
 }
@@ -289,7 +289,7 @@ func.func @linear_i8_without_scales(%x: tensor<?x?x8xf32>, %w: tensor<16x8xi8>) 
 // -----
 
 func.func @linear_scales_of_f32(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %s: tensor<16xf32>) -> tensor<?x?x16xf32> {
-  // expected-error @+1 {{'attn.linear' op scales apply only to an i8 weight, not 'f32'}}
+  // expected-error @+1 {{'attn.linear' op scales apply only to an i8 or ui8 weight, not 'f32'}}
   %y = attn.linear %x, %w scales %s layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
   return %y : tensor<?x?x16xf32>
 }
@@ -301,6 +301,65 @@ func.func @linear_scales_per_input(%x: tensor<?x?x8xf32>, %w: tensor<8x16xi8>, %
   // expected-error @+1 {{'attn.linear' op scales have 8 entries, expected 16}}
   %y = attn.linear %x, %w scales %s layout(in_out) : (tensor<?x?x8xf32>, tensor<8x16xi8>, tensor<8xf32>) -> tensor<?x?x16xf32>
   return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_four_bit_without_scales(%x: tensor<?x?x8xf32>, %w: tensor<16x4xui8>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op weight is ui8 (4-bit) and needs its per-group scales}}
+  %y = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<16x4xui8>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_four_bit_per_output_scales(%x: tensor<?x?x8xf32>, %w: tensor<16x4xui8>, %s: tensor<16xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'attn.linear' op weight scales must be [out, in / G] with 16 outputs and G dividing the 8 inputs, got 'tensor<16xf32>'}}
+  %y = attn.linear %x, %w scales %s layout(out_in) : (tensor<?x?x8xf32>, tensor<16x4xui8>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_four_bit_groups(%x: tensor<?x?x8xf32>, %w: tensor<16x4xui8>, %s: tensor<16x3xf32>) -> tensor<?x?x16xf32> {
+  // Three groups do not divide 8 inputs.
+  // expected-error @+1 {{'attn.linear' op weight scales must be [out, in / G] with 16 outputs and G dividing the 8 inputs, got 'tensor<16x3xf32>'}}
+  %y = attn.linear %x, %w scales %s layout(out_in) : (tensor<?x?x8xf32>, tensor<16x4xui8>, tensor<16x3xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_four_bit_scales_in_the_other_layout(%x: tensor<?x?x8xf32>, %w: tensor<4x16xui8>, %s: tensor<16x2xf32>) -> tensor<?x?x16xf32> {
+  // An [in, out] matrix's scales are [in / G, out].
+  // expected-error @+1 {{'attn.linear' op weight scales must be [in / G, out] with 16 outputs and G dividing the 8 inputs, got 'tensor<16x2xf32>'}}
+  %y = attn.linear %x, %w scales %s layout(in_out) : (tensor<?x?x8xf32>, tensor<4x16xui8>, tensor<16x2xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @linear_four_bit_bytes(%x: tensor<?x?x8xf32>, %w: tensor<16x8xui8>, %s: tensor<16x1xf32>) -> tensor<?x?x16xf32> {
+  // 8 inputs are 4 bytes of two.
+  // expected-error @+1 {{'attn.linear' op weight expects 16 input features (layout out_in), but the input has 8}}
+  %y = attn.linear %x, %w scales %s layout(out_in) : (tensor<?x?x8xf32>, tensor<16x8xui8>, tensor<16x1xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @self_attention_four_bit_shape(%x: tensor<?x?x8xf32>, %w: tensor<24x8xui8>, %s: tensor<24x1xf32>, %o: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op qkv weight must be [24, 4] ([out, in], two inputs per byte), got [24, 8]}}
+  %a = attn.self_attention %x heads(2) mask<none> qkv(%w) out(%o) qkv_scales(%s) : (tensor<?x?x8xf32>, tensor<24x8xui8>, tensor<8x8xf32>, tensor<24x1xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_four_bit_scales(%x: tensor<?x?x8xf32>, %w: tensor<24x4xui8>, %s: tensor<24xf32>, %o: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op qkv weight scales must be [out, in / G] with 24 outputs and G dividing the 8 inputs, got 'tensor<24xf32>'}}
+  %a = attn.self_attention %x heads(2) mask<none> qkv(%w) out(%o) qkv_scales(%s) : (tensor<?x?x8xf32>, tensor<24x4xui8>, tensor<8x8xf32>, tensor<24xf32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
 }
 
 // -----
@@ -397,7 +456,7 @@ func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<16x1xf32>) -> tensor<
 // -----
 
 func.func @linear_weight_not_2d(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>) -> tensor<?x?x8xf32> {
-  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D/3D tensor of 32-bit float or bfloat16 type or 16-bit float or 8-bit signless integer values}}
+  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D/3D tensor of 32-bit float or bfloat16 type or 16-bit float or 8-bit signless integer or 8-bit unsigned integer values}}
   %y = "attn.linear"(%x, %w) <{layout = #attn<layout out_in>, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   return %y : tensor<?x?x8xf32>
 }

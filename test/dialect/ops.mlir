@@ -20,6 +20,20 @@ func.func @weights() -> (tensor<16x8xf32>, tensor<8x16xf32>, tensor<32x8xf32>,
   return %w, %t, %c, %s, %sc : tensor<16x8xf32>, tensor<8x16xf32>, tensor<32x8xf32>, tensor<4x8xf32>, tensor<16x8xf32>
 }
 
+// 4-bit weights: ui8 bytes of two inputs (an [out, in] matrix of 64 inputs is
+// 16x32xui8), scales per group of inputs in the weight's layout.
+// CHECK-LABEL: func.func @linear_four_bit
+func.func @linear_four_bit(%x: tensor<?x64xf32>, %w: tensor<16x32xui8>,
+                           %s: tensor<16x2xf32>, %wt: tensor<32x16xui8>,
+                           %st: tensor<4x16xf32>)
+    -> (tensor<?x16xf32>, tensor<?x16xf32>) {
+  // CHECK: attn.linear %{{.*}}, %{{.*}} scales %{{.*}} layout({{ ?}}out_in) : (tensor<?x64xf32>, tensor<16x32xui8>, tensor<16x2xf32>) -> tensor<?x16xf32>
+  %a = attn.linear %x, %w scales %s layout(out_in) : (tensor<?x64xf32>, tensor<16x32xui8>, tensor<16x2xf32>) -> tensor<?x16xf32>
+  // CHECK-NEXT: attn.linear %{{.*}}, %{{.*}} scales %{{.*}} layout({{ ?}}in_out) : (tensor<?x64xf32>, tensor<32x16xui8>, tensor<4x16xf32>) -> tensor<?x16xf32>
+  %b = attn.linear %x, %wt scales %st layout(in_out) : (tensor<?x64xf32>, tensor<32x16xui8>, tensor<4x16xf32>) -> tensor<?x16xf32>
+  return %a, %b : tensor<?x16xf32>, tensor<?x16xf32>
+}
+
 // CHECK-LABEL: func.func @model_ops
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]}
 func.func @model_ops(%x: tensor<?x?x8xf32> {attn.dim_symbols = ["B", "S"]},

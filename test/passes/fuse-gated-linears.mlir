@@ -65,3 +65,36 @@ func.func @not_fused(%x: tensor<?x8xf32>, %z: tensor<?x8xf32>, %w: tensor<4x8xf3
   %m4 = attn.mul %g4, %u4 : tensor<?x4xf32>
   return %m1, %m2, %a2, %m3, %m4 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// 4-bit [in, out] gate and up: bytes and group scales [in / G, out] are both
+// interleaved along the outputs, dim 1.
+// CHECK-LABEL: func.func @swiglu_four_bit_in_out
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x64xf32>, %[[WG:[^:]*]]: tensor<32x4xui8>, %[[SG:[^:]*]]: tensor<2x4xf32>, %[[WU:[^:]*]]: tensor<32x4xui8>, %[[SU:[^:]*]]: tensor<2x4xf32>)
+// CHECK-NEXT: %[[W:.*]] = attn.interleave %[[WG]], %[[WU]] {dim = 1 : i64} : tensor<32x4xui8>, tensor<32x4xui8> -> tensor<32x8xui8>
+// CHECK-NEXT: %[[S:.*]] = attn.interleave %[[SG]], %[[SU]] {dim = 1 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x8xf32>
+// CHECK-NEXT: %[[GU:.*]] = attn.linear %[[X]], %[[W]] scales %[[S]] layout({{ ?}}in_out) : (tensor<?x64xf32>, tensor<32x8xui8>, tensor<2x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: attn.glu %[[GU]] {activation = "silu"}
+func.func @swiglu_four_bit_in_out(%x: tensor<?x64xf32>, %wg: tensor<32x4xui8>, %sg: tensor<2x4xf32>, %wu: tensor<32x4xui8>, %su: tensor<2x4xf32>) -> tensor<?x4xf32> {
+  %g = attn.linear %x, %wg scales %sg layout(in_out) : (tensor<?x64xf32>, tensor<32x4xui8>, tensor<2x4xf32>) -> tensor<?x4xf32>
+  %a = attn.silu %g : tensor<?x4xf32>
+  %u = attn.linear %x, %wu scales %su layout(in_out) : (tensor<?x64xf32>, tensor<32x4xui8>, tensor<2x4xf32>) -> tensor<?x4xf32>
+  %m = attn.mul %a, %u : tensor<?x4xf32>
+  return %m : tensor<?x4xf32>
+}
+
+// -----
+
+// Gate and up with different groups (scales [2, 4] against [4, 4]) are not
+// fused: one GEMM has one group size.
+// CHECK-LABEL: func.func @four_bit_groups_differ
+// CHECK-NOT: attn.interleave
+// CHECK-NOT: attn.glu
+func.func @four_bit_groups_differ(%x: tensor<?x64xf32>, %wg: tensor<32x4xui8>, %sg: tensor<2x4xf32>, %wu: tensor<32x4xui8>, %su: tensor<4x4xf32>) -> tensor<?x4xf32> {
+  %g = attn.linear %x, %wg scales %sg layout(in_out) : (tensor<?x64xf32>, tensor<32x4xui8>, tensor<2x4xf32>) -> tensor<?x4xf32>
+  %a = attn.silu %g : tensor<?x4xf32>
+  %u = attn.linear %x, %wu scales %su layout(in_out) : (tensor<?x64xf32>, tensor<32x4xui8>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %m = attn.mul %a, %u : tensor<?x4xf32>
+  return %m : tensor<?x4xf32>
+}

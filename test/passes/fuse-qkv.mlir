@@ -187,3 +187,36 @@ func.func @weight_expressions(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
   %o = attn.sdpa %q, %k, %v heads(2) mask<causal> {scale = 1.0 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
+
+// -----
+
+// 4-bit [out, in] projections: bytes and group scales [out, in / G] join
+// along dim 0.
+// CHECK-LABEL: func.func @four_bit_out_in
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x64xf32>, %[[WQ:[^:]*]]: tensor<64x32xui8>, %[[SQ:[^:]*]]: tensor<64x2xf32>, %[[WK:[^:]*]]: tensor<64x32xui8>, %[[SK:[^:]*]]: tensor<64x2xf32>, %[[WV:[^:]*]]: tensor<64x32xui8>, %[[SV:[^:]*]]: tensor<64x2xf32>)
+// CHECK-NEXT: %[[W:.*]] = attn.concat %[[WQ]], %[[WK]], %[[WV]] {dim = 0 : i64} : tensor<64x32xui8>, tensor<64x32xui8>, tensor<64x32xui8> -> tensor<192x32xui8>
+// CHECK-NEXT: %[[S:.*]] = attn.concat %[[SQ]], %[[SK]], %[[SV]] {dim = 0 : i64} : tensor<64x2xf32>, tensor<64x2xf32>, tensor<64x2xf32> -> tensor<192x2xf32>
+// CHECK-NEXT: attn.linear %[[X]], %[[W]] scales %[[S]] layout({{ ?}}out_in) : (tensor<?x?x64xf32>, tensor<192x32xui8>, tensor<192x2xf32>) -> tensor<?x?x192xf32>
+func.func @four_bit_out_in(%x: tensor<?x?x64xf32>, %wq: tensor<64x32xui8>, %sq: tensor<64x2xf32>, %wk: tensor<64x32xui8>,
+                           %sk: tensor<64x2xf32>, %wv: tensor<64x32xui8>, %sv: tensor<64x2xf32>) -> tensor<?x?x64xf32> {
+  %q = attn.linear %x, %wq scales %sq layout(out_in) : (tensor<?x?x64xf32>, tensor<64x32xui8>, tensor<64x2xf32>) -> tensor<?x?x64xf32>
+  %k = attn.linear %x, %wk scales %sk layout(out_in) : (tensor<?x?x64xf32>, tensor<64x32xui8>, tensor<64x2xf32>) -> tensor<?x?x64xf32>
+  %v = attn.linear %x, %wv scales %sv layout(out_in) : (tensor<?x?x64xf32>, tensor<64x32xui8>, tensor<64x2xf32>) -> tensor<?x?x64xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<causal> {scale = 0.5 : f32} : tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+  return %o : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Q with groups of 32 and K, V with groups of 16: not joined into one GEMM.
+// CHECK-LABEL: func.func @four_bit_groups_differ
+// CHECK-NOT: attn.concat %{{.*}} : tensor<64x2xf32>, tensor<64x4xf32>
+// CHECK: attn.concat %{{.*}}, %{{.*}} {dim = 0 : i64} : tensor<64x4xf32>, tensor<64x4xf32> -> tensor<128x4xf32>
+func.func @four_bit_groups_differ(%x: tensor<?x?x64xf32>, %wq: tensor<64x32xui8>, %sq: tensor<64x2xf32>, %wk: tensor<64x32xui8>,
+                                  %sk: tensor<64x4xf32>, %wv: tensor<64x32xui8>, %sv: tensor<64x4xf32>) -> tensor<?x?x64xf32> {
+  %q = attn.linear %x, %wq scales %sq layout(out_in) : (tensor<?x?x64xf32>, tensor<64x32xui8>, tensor<64x2xf32>) -> tensor<?x?x64xf32>
+  %k = attn.linear %x, %wk scales %sk layout(out_in) : (tensor<?x?x64xf32>, tensor<64x32xui8>, tensor<64x4xf32>) -> tensor<?x?x64xf32>
+  %v = attn.linear %x, %wv scales %sv layout(out_in) : (tensor<?x?x64xf32>, tensor<64x32xui8>, tensor<64x4xf32>) -> tensor<?x?x64xf32>
+  %o = attn.sdpa %q, %k, %v heads(2) mask<causal> {scale = 0.5 : f32} : tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+  return %o : tensor<?x?x64xf32>
+}

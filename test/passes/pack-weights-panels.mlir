@@ -49,3 +49,17 @@ func.func @already_panels(%x: tensor<?x8xf32>, %p: tensor<2x8x16xf32>) -> tensor
   %y = attn.linear %x, %p layout(panels) : (tensor<?x8xf32>, tensor<2x8x16xf32>) -> tensor<?x32xf32>
   return %y : tensor<?x32xf32>
 }
+
+// -----
+
+// A 4-bit [in, out] matrix is packed as bytes: [out / 16, in / 2, 16], a
+// panel row holding two inputs of each of its outputs; the scales [in / G,
+// out] stay as they are.
+// CHECK-LABEL: func.func @four_bit_panels
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x64xf32>, %[[W:[^:]*]]: tensor<32x32xui8>, %[[S:[^:]*]]: tensor<2x32xf32>)
+// CHECK-NEXT: %[[P:.*]] = attn.pack_panels %[[W]] {width = 16 : i64} : tensor<32x32xui8> -> tensor<2x32x16xui8>
+// CHECK-NEXT: %[[Y:.*]] = attn.linear %[[X]], %[[P]] scales %[[S]] layout({{ ?}}panels) : (tensor<?x64xf32>, tensor<2x32x16xui8>, tensor<2x32xf32>) -> tensor<?x32xf32>
+func.func @four_bit_panels(%x: tensor<?x64xf32>, %w: tensor<32x32xui8>, %s: tensor<2x32xf32>) -> tensor<?x32xf32> {
+  %y = attn.linear %x, %w scales %s layout(in_out) : (tensor<?x64xf32>, tensor<32x32xui8>, tensor<2x32xf32>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}

@@ -83,3 +83,18 @@ func.func @fused_qkv_weight(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %wk: te
   %y = attn.linear %x, %w layout(out_in) : (tensor<?x?x8xf32>, tensor<24x8xf32>) -> tensor<?x?x24xf32>
   return %y : tensor<?x?x24xf32>
 }
+
+// -----
+
+// A 4-bit [out, in] matrix (bytes of two inputs) is transposed as bytes, and
+// its group scales [out, in / G] with it, to [in / G, out].
+// CHECK-LABEL: func.func @four_bit_out_in
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x64xf32>, %[[W:[^:]*]]: tensor<16x32xui8>, %[[S:[^:]*]]: tensor<16x2xf32>)
+// CHECK-NEXT: %[[T:.*]] = attn.transpose %[[W]] : tensor<16x32xui8> -> tensor<32x16xui8>
+// CHECK-NEXT: %[[TS:.*]] = attn.transpose %[[S]] : tensor<16x2xf32> -> tensor<2x16xf32>
+// CHECK-NEXT: %[[Y:.*]] = attn.linear %[[X]], %[[T]] scales %[[TS]] layout({{ ?}}in_out) : (tensor<?x64xf32>, tensor<32x16xui8>, tensor<2x16xf32>) -> tensor<?x16xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @four_bit_out_in(%x: tensor<?x64xf32>, %w: tensor<16x32xui8>, %s: tensor<16x2xf32>) -> tensor<?x16xf32> {
+  %y = attn.linear %x, %w scales %s layout(out_in) : (tensor<?x64xf32>, tensor<16x32xui8>, tensor<16x2xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}

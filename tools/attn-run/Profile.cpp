@@ -36,6 +36,7 @@ void Profile::onStep(void *user, const attn_step_event *event) {
   ++kind.calls;
   kind.seconds += event->seconds;
   kind.flops += event->flops;
+  kind.bytes += event->bytes;
   if (++self->steps % event->num_steps == 0)
     ++self->runs;
 }
@@ -54,16 +55,22 @@ void Profile::print(double runMs, uint64_t workspaceBytes) const {
              "kernels; peak extra memory {:.1f} MiB (the workspace arena)\n",
              runs, runMs, total * 1e3 / double(runs),
              double(workspaceBytes) / (1024.0 * 1024.0));
-  fmt::print("{:<28} {:>10} {:>12} {:>7} {:>9}\n", "kernel", "calls/run",
-             "ms/run", "%", "GFLOP/s");
+  fmt::print("{:<28} {:>10} {:>12} {:>7} {:>9} {:>9} {:>9}\n", "kernel",
+             "calls/run", "ms/run", "%", "GFLOP/s", "GB/s", "flop/B");
+  // "-" where the library counts no flops or a call took no measurable time.
+  auto rate = [](double amount, double per) {
+    return amount > 0 && per > 0 ? fmt::format("{:.1f}", amount / per * 1e-9)
+                                 : std::string("-");
+  };
   for (const auto &[name, kind] : rows) {
-    std::string gflops =
-        kind.flops > 0 && kind.seconds > 0
-            ? fmt::format("{:.1f}", kind.flops / kind.seconds * 1e-9)
-            : "-";
-    fmt::print("{:<28} {:>10} {:>12.3f} {:>7.1f} {:>9}\n", name,
+    std::string intensity = kind.flops > 0 && kind.bytes > 0
+                                ? fmt::format("{:.2f}", kind.flops / kind.bytes)
+                                : "-";
+    fmt::print("{:<28} {:>10} {:>12.3f} {:>7.1f} {:>9} {:>9} {:>9}\n", name,
                kind.calls / runs, kind.seconds * 1e3 / double(runs),
-               total > 0 ? 100.0 * kind.seconds / total : 0.0, gflops);
+               total > 0 ? 100.0 * kind.seconds / total : 0.0,
+               rate(kind.flops, kind.seconds), rate(kind.bytes, kind.seconds),
+               intensity);
   }
 }
 

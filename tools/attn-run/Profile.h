@@ -24,7 +24,9 @@ public:
 
   /// The table: per kernel kind (the kernel's name without its `kN_`
   /// prefix, so the same layer's kernels add up), calls per run, ms per run,
-  /// % of the kernels' time and GFLOP/s where the library counts flops;
+  /// % of the kernels' time, GFLOP/s where the library counts flops, GB/s of
+  /// the buffers the calls are passed and flops per such byte (the
+  /// arithmetic intensity a roofline places them at);
   /// `runMs`, the mean run measured outside, and `workspaceBytes`, the run's
   /// peak extra memory, head it.
   void print(double runMs, uint64_t workspaceBytes) const;
@@ -47,7 +49,7 @@ public:
 private:
   struct Kind {
     int64_t calls = 0;
-    double seconds = 0, flops = 0;
+    double seconds = 0, flops = 0, bytes = 0;
   };
   static void onStep(void *user, const attn_step_event *event);
 

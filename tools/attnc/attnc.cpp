@@ -5,7 +5,7 @@
 // attnc import DIR -o model.attn               (a Hugging Face directory)
 // attnc DIR -o model.so                        (import, then compile)
 // attnc quantize IN.safetensors -o OUT.safetensors [--only RE] [--in-out RE]
-//                                              (int8 linear weights)
+//              [--bits 4 [--group 32]]         (int8 or 4-bit linear weights)
 //
 // Loads a model (.attn through the frontend, .mlir as attn-dialect IR, or a
 // Hugging Face model directory through compiler/import),
@@ -174,6 +174,16 @@ cl::opt<std::string> quantizeInOut(
     cl::desc("Quantize: the tensors stored [in, out] (GPT-2's Conv1D, "
              "declared layout(in, out)), scaled per column"),
     cl::value_desc("regex"), cl::cat(attncCategory));
+cl::opt<int> quantizeBits(
+    "bits",
+    cl::desc("Quantize: 8 (int8, a scale per output channel; the default) or "
+             "4 (4-bit, a scale per group of inputs, two values per byte)"),
+    cl::init(8), cl::cat(attncCategory));
+cl::opt<int64_t> quantizeGroup(
+    "group",
+    cl::desc("Quantize --bits 4: inputs per scale (default 32); it must "
+             "divide each matrix's inputs"),
+    cl::init(32), cl::cat(attncCategory));
 
 /// `attnc import DIR`: the first argument was `import`.
 bool importCommand = false;
@@ -349,8 +359,8 @@ int runImport() {
   return 0;
 }
 
-/// `attnc quantize IN -o OUT`: symmetric per-output-channel int8 of the
-/// chosen matrices (compiler/driver/Quantize.h).
+/// `attnc quantize IN -o OUT`: symmetric per-output-channel int8, or 4-bit
+/// per group of inputs, of the chosen matrices (compiler/driver/Quantize.h).
 int runQuantize() {
   if (outputPath.empty())
     return fail("no output file: give -o <out.safetensors>");
@@ -360,25 +370,30 @@ int runQuantize() {
     if (option->getNumOccurrences())
       return fail("--" + option->ArgStr +
                   " applies to a compile or an import, not to attnc quantize");
-  attnc::driver::QuantizeOptions options{quantizeOnly, quantizeInOut};
+  if (quantizeGroup.getNumOccurrences() && quantizeBits != 4)
+    return fail("--group applies to --bits 4 (int8 has one scale per output "
+                "channel)");
+  attnc::driver::QuantizeOptions options{quantizeOnly, quantizeInOut,
+                                         quantizeBits, quantizeGroup};
   llvm::Expected<attnc::driver::QuantizeReport> report =
       attnc::driver::quantizeCheckpoint(inputPath, outputPath, options);
   if (!report)
     return fail(llvm::toString(report.takeError()));
   if (verbose)
     llvm::errs() << "attnc: quantized " << report->quantized.size()
-                 << " tensors to int8; " << report->bytesBefore << " -> "
-                 << report->bytesAfter << " bytes\n";
+                 << " tensors to " << (quantizeBits == 4 ? "4 bits" : "int8")
+                 << "; " << report->bytesBefore << " -> " << report->bytesAfter
+                 << " bytes\n";
   return 0;
 }
 
 int run() {
   if (quantizeCommand)
     return runQuantize();
-  if (quantizeOnly.getNumOccurrences() || quantizeInOut.getNumOccurrences())
-    return fail(llvm::Twine("--") +
-                (quantizeOnly.getNumOccurrences() ? "only" : "in-out") +
-                " applies to attnc quantize");
+  for (cl::Option *option : std::initializer_list<cl::Option *>{
+           &quantizeOnly, &quantizeInOut, &quantizeBits, &quantizeGroup})
+    if (option->getNumOccurrences())
+      return fail("--" + option->ArgStr + " applies to attnc quantize");
   if (maxContext.getNumOccurrences() && maxContext <= 0)
     return fail("--max-context must be a positive number of tokens");
   if (importCommand || emit == Emit::Attn)

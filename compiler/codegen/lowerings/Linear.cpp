@@ -52,20 +52,73 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
   clamped[1] = min(v[1], in.extents[1] - 1);
   Func lhs(b.name("gemm_in")), rhs(b.name("gemm_w"));
   lhs(v) = in.func(clamped);
-  rhs(v[0], v[1]) = weight(v[0], v[1]);
   Func gemm(b.name("gemm"));
   Expr bias = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
+  auto wtype = op.getWeight().getType();
+  if (wtype.getElementType().isUnsignedInteger(8)) {
+    // 4-bit values two per byte along `in` (the even input in the low
+    // nibble), dequantized in registers as they load (q - 8, times its
+    // group's scale), so the GEMM reads an eighth of f32's bytes.
+    auto stype = cast<RankedTensorType>(op.getScales().getType());
+    bool outIn = op.getLayout() == WeightLayout::out_in;
+    int64_t group = k / stype.getDimSize(outIn ? 1 : 0);
+    Func s = b.get(op.getScales()).func;
+    // Halide's dims run innermost first: [out, in / G] reads s(g, n).
+    Expr nn = padded != n ? min(v[0], int(n) - 1) : Expr(v[0]);
+    auto scale = [&](Expr g) { return outIn ? s(g, nn) : s(nn, g); };
+    // q - 8 in int8, before the widening to f32.
+    auto centred = [](Expr nibble) {
+      return cast(Float(32), cast(Int(8), nibble) - cast(Int(8), 8));
+    };
+    Expr byte = weight(v[0], v[1] / 2);
+    rhs(v[0], v[1]) =
+        centred((byte >> cast(UInt(8), (v[1] % 2) * 4)) & cast(UInt(8), 15)) *
+        scale(v[1] / int(group));
+    if (b.target.reducesWeightGroups() && group % 2 == 0) {
+      // Each group's sum of input * (q - 8), a byte (two inputs) per step,
+      // times its scale: a multiply per group instead of one per weight.
+      // The scale varies along the reduction, so it cannot wait for the
+      // whole sum as an i8 matrix's does.
+      RDom groups(0, int(k / group), b.name("g"));
+      RDom pairs(0, int(group / 2), b.name("pair"));
+      Var gv(b.name("group"));
+      std::vector<Var> pv = {v[0], gv};
+      pv.insert(pv.end(), v.begin() + 1, v.end());
+      Expr even = gv * int(group) + 2 * pairs.x;
+      Expr pair = weight(v[0], gv * int(group / 2) + pairs.x);
+      Func sums(b.name("group_sums"));
+      sums(pv) = 0.0f;
+      sums(pv) +=
+          lhs(b.args(rank, 0, even)) * centred(pair & cast(UInt(8), 15)) +
+          lhs(b.args(rank, 0, even + 1)) * centred(pair >> cast(UInt(8), 4));
+      std::vector<Expr> at = {v[0], groups.x};
+      at.insert(at.end(), v.begin() + 1, v.end());
+      gemm(v) = bias;
+      gemm(v) += scale(groups.x) * sums(at);
+      b.stages.stages.push_back(schedules::GemmStage{gemm, groups, k, n, padded,
+                                                     lhs, rhs, sums, pairs});
+      std::vector<Expr> extents = in.extents;
+      extents[0] = int(n);
+      b.define(op.getResult(), {gemm, extents});
+      return success();
+    }
+  } else {
+    rhs(v[0], v[1]) = weight(v[0], v[1]);
+  }
   // An i8 matrix is summed as its integers (widened to f32 as they load),
   // and each output is scaled once after its sum: x . (s W) = s (x . W), one
   // multiply per output instead of one per weight. The result is then an
   // elementwise epilogue of the GEMM, inlined where the schedule puts it.
-  gemm(v) = op.getScales() ? Expr(0.0f) : bias;
+  bool perOutput =
+      op.getScales() &&
+      cast<RankedTensorType>(op.getScales().getType()).getRank() == 1;
+  gemm(v) = perOutput ? Expr(0.0f) : bias;
   gemm(v) += lhs(b.args(rank, 0, r.x)) * rhs(v[0], r.x);
   b.stages.stages.push_back(
       schedules::GemmStage{gemm, r, k, n, padded, lhs, rhs});
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
-  if (!op.getScales()) {
+  if (!perOutput) {
     b.define(op.getResult(), {gemm, extents});
     return success();
   }

@@ -485,14 +485,24 @@ static Value emitSelfAttention(EmitContext &ctx, const BuiltinExpr &e,
                                llvm::ArrayRef<Value> operands) {
   mlir::OpBuilder &builder = ctx.getBuilder();
   Value input = operands[0];
-  // Matrix, bias and (of an i8 matrix) scales.
+  // Matrix, bias and (of an i8 or i4 matrix) scales.
   auto project = [&](llvm::StringRef role) -> std::tuple<Value, Value, Value> {
     const WeightDecl *w = e.getWeight((role + ".weight").str());
     if (!w)
       return {};
     Value matrix = ctx.outInWeight(w);
     Value bias = ctx.weight(e.getWeight((role + ".bias").str()));
-    return {matrix, bias, ctx.weight(e.getWeight((role + ".scales").str()))};
+    Value scales = ctx.weight(e.getWeight((role + ".scales").str()));
+    // An i4 matrix's group scales are in its layout: [out, in / G] as it.
+    auto type = scales ? mlir::cast<mlir::RankedTensorType>(scales.getType())
+                       : mlir::RankedTensorType();
+    if (type && type.getRank() == 2 && w->layout != WeightLayout::outIn)
+      scales = builder.create<attn::TransposeOp>(
+          scales.getLoc(),
+          mlir::RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
+                                      type.getElementType()),
+          scales);
+    return {matrix, bias, scales};
   };
   auto [wq, bq, sq] = project("q");
   auto [wk, bk, sk] = project("k");

@@ -101,7 +101,8 @@ static ExprPtr checkLinear(CheckContext &ctx, CallExpr &call, CallArgs &args) {
                                    " output features"))
     return nullptr;
   WeightDecl *scales = nullptr;
-  if (weight->type.elementType == ElementType::i8 &&
+  if ((weight->type.elementType == ElementType::i8 ||
+       weight->type.elementType == ElementType::i4) &&
       !(scales = ctx.quantizationScales(*weight, wArg, out)))
     return nullptr;
   auto linear = std::make_unique<BuiltinExpr>("linear", call.getRange());

@@ -301,17 +301,43 @@ void ScaleOp::getCanonicalizationPatterns(RewritePatternSet &results,
 // Model-level ops
 //===----------------------------------------------------------------------===//
 
+/// A ui8 weight is 4-bit values two per byte along the input features.
+static bool isPackedFourBit(Type element) {
+  return element.isUnsignedInteger(8);
+}
+
 int64_t LinearOp::getInFeatures() {
   auto w = getWeight().getType();
+  int64_t perByte = isPackedFourBit(w.getElementType()) ? 2 : 1;
   switch (getLayout()) {
   case WeightLayout::out_in:
-    return w.getDimSize(1);
+    return perByte * w.getDimSize(1);
   case WeightLayout::in_out:
-    return w.getDimSize(0);
+    return perByte * w.getDimSize(0);
   case WeightLayout::panels:
-    return w.getRank() == 3 ? w.getDimSize(1) : ShapedType::kDynamic;
+    return w.getRank() == 3 ? perByte * w.getDimSize(1) : ShapedType::kDynamic;
   }
   llvm_unreachable("unknown weight layout");
+}
+
+/// Checks the scales of a ui8 (4-bit) weight: one per group of G inputs of
+/// each output, `[out, in / G]` (`outIn`) or `[in / G, out]`, G dividing
+/// `in`.
+static LogicalResult
+verifyGroupScales(llvm::function_ref<InFlightDiagnostic()> error, Value scales,
+                  int64_t out, int64_t in, bool outIn) {
+  if (!scales)
+    return error() << "is ui8 (4-bit) and needs its per-group scales";
+  auto type = cast<RankedTensorType>(scales.getType());
+  int64_t groups =
+      type.getRank() == 2 ? type.getDimSize(outIn ? 1 : 0) : int64_t(0);
+  if (type.getRank() != 2 || type.getDimSize(outIn ? 0 : 1) != out ||
+      groups <= 0 || ShapedType::isDynamic(in) || in % groups != 0)
+    return error() << "scales must be "
+                   << (outIn ? "[out, in / G]" : "[in / G, out]") << " with "
+                   << out << " outputs and G dividing the " << in
+                   << " inputs, got " << type;
+  return success();
 }
 
 int64_t LinearOp::getOutFeatures() {
@@ -376,16 +402,25 @@ LogicalResult LinearOp::verify() {
     return emitOpError("bias has ")
            << getBias().getType().getDimSize(0) << " entries, expected "
            << getOutFeatures();
+  if (isPackedFourBit(w.getElementType())) {
+    if (failed(verifyGroupScales([&] { return emitOpError("weight "); },
+                                 getScales(), getOutFeatures(), getInFeatures(),
+                                 getLayout() == WeightLayout::out_in)))
+      return failure();
+    return verifyFeatureMap(*this, input, getType(), getOutFeatures());
+  }
   bool quantized = w.getElementType().isInteger(8);
   if (quantized && !getScales())
     return emitOpError("an i8 weight needs its per-output scales");
   if (!quantized && getScales())
-    return emitOpError("scales apply only to an i8 weight, not ")
+    return emitOpError("scales apply only to an i8 or ui8 weight, not ")
            << w.getElementType();
-  if (getScales() && getScales().getType().getDimSize(0) != getOutFeatures())
+  auto scales = getScales() ? cast<RankedTensorType>(getScales().getType())
+                            : RankedTensorType();
+  if (scales &&
+      (scales.getRank() != 1 || scales.getDimSize(0) != getOutFeatures()))
     return emitOpError("scales have ")
-           << getScales().getType().getDimSize(0) << " entries, expected "
-           << getOutFeatures();
+           << scales.getDimSize(0) << " entries, expected " << getOutFeatures();
   return verifyFeatureMap(*this, input, getType(), getOutFeatures());
 }
 
@@ -688,19 +723,28 @@ static LogicalResult verifyProjection(Operation *op, StringRef what, Value w,
                                       Value b, int64_t out, int64_t in,
                                       Value scales = {}) {
   auto wt = cast<RankedTensorType>(w.getType());
-  if (wt.getDimSize(0) != out || wt.getDimSize(1) != in)
-    return op->emitOpError() << what << " weight must be [" << out << ", " << in
-                             << "] ([out, in]), got [" << wt.getDimSize(0)
-                             << ", " << wt.getDimSize(1) << "]";
+  // A ui8 (4-bit) matrix's bytes hold two inputs each.
+  int64_t bytes = isPackedFourBit(wt.getElementType()) ? in / 2 : in;
+  if (wt.getDimSize(0) != out || wt.getDimSize(1) != bytes)
+    return op->emitOpError()
+           << what << " weight must be [" << out << ", " << bytes
+           << "] ([out, in]" << (bytes != in ? ", two inputs per byte" : "")
+           << "), got [" << wt.getDimSize(0) << ", " << wt.getDimSize(1) << "]";
   if (b && cast<RankedTensorType>(b.getType()).getDimSize(0) != out)
     return op->emitOpError() << what << " bias must have " << out << " entries";
+  if (bytes != in)
+    return verifyGroupScales(
+        [&] { return op->emitOpError() << what << " weight "; }, scales, out,
+        in, /*outIn=*/true);
   bool quantized = wt.getElementType().isInteger(8);
   if (quantized != bool(scales))
     return op->emitOpError()
            << what
            << (quantized ? " weight is i8 and needs its per-output scales"
-                         : " scales apply only to an i8 weight");
-  if (scales && cast<RankedTensorType>(scales.getType()).getDimSize(0) != out)
+                         : " scales apply only to an i8 or ui8 weight");
+  auto stype =
+      scales ? cast<RankedTensorType>(scales.getType()) : RankedTensorType();
+  if (stype && (stype.getRank() != 1 || stype.getDimSize(0) != out))
     return op->emitOpError()
            << what << " scales must have " << out << " entries";
   return success();

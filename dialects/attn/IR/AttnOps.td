@@ -22,16 +22,21 @@ def Attn_WeightVector : 1DTensorOf<Attn_WeightTypes>;
 def Attn_WeightPanels : 3DTensorOf<Attn_WeightTypes>;
 /// What weights may be stored as, and what weight expressions that only
 /// move values (transpose, slice, concat, interleave, pack_panels) take: the
-/// weight types and i8, the quantized matrices that only `attn.linear` reads
-/// (with their per-output scales).
-defvar Attn_StoredWeightTypes = [F32, BF16, F16, I8];
+/// weight types, i8 and ui8, the quantized matrices that only `attn.linear`
+/// reads (with their scales). A ui8 matrix holds 4-bit values, two of
+/// consecutive input features per byte (low nibble first), so its `in` dim
+/// is half the matrix's input features; bytes move as i8 values do.
+defvar Attn_StoredWeightTypes = [F32, BF16, F16, I8, UI8];
 def Attn_StoredWeightTensor : RankedTensorOf<Attn_StoredWeightTypes>;
 def Attn_StoredWeightMatrix : 2DTensorOf<Attn_StoredWeightTypes>;
 def Attn_StoredWeightPanels : 3DTensorOf<Attn_StoredWeightTypes>;
 def Attn_LinearWeight : TensorRankOf<Attn_StoredWeightTypes, [2, 3]>;
-/// What a kernel takes and returns: activations, weights (i8 ones too) and
-/// i32 inputs (key lengths, token ids).
-def Attn_AnyTensor : RankedTensorOf<[F32, I32, BF16, F16, I8]>;
+/// What a kernel takes and returns: activations, weights (quantized ones
+/// too) and i32 inputs (key lengths, token ids).
+def Attn_AnyTensor : RankedTensorOf<[F32, I32, BF16, F16, I8, UI8]>;
+/// The scales of a quantized matrix: one per output (i8) or one per group
+/// of inputs of each output (4-bit, ui8).
+def Attn_ScalesTensor : TensorRankOf<[F32], [1, 2]>;
 def Attn_I32Vector : 1DTensorOf<[I32]>;
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
@@ -290,16 +295,27 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure, AttrSizedOperandSegments,
     loaded and the sum accumulated in f32. Scales are required with an i8
     weight and an error with any other.
 
+    A ui8 weight holds 4-bit values q in 0..15, two of consecutive input
+    features per byte (the even one in the low nibble), so its `in` dim
+    counts bytes, half the input features. Its `scales` have one entry per
+    group of G consecutive inputs of each output: `[out, in / G]` for
+    `layout = out_in`, `[in / G, out]` for `in_out` and `panels` (G, which
+    must divide `in`, is read from their shape), and `W[o, i] = (q[o, i] -
+    8) * scales[o, i / G]`, each weight dequantized in registers as it is
+    loaded.
+
     ```mlir
     %y = attn.linear %x, %w, %b layout(in_out)
         : (tensor<?x?x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
     %z = attn.linear %x, %q, %b scales %s layout(out_in)
         : (tensor<?x?x768xf32>, tensor<3072x768xi8>, tensor<3072xf32>, tensor<3072xf32>) -> tensor<?x?x3072xf32>
+    %u = attn.linear %x, %p scales %g layout(out_in)
+        : (tensor<?x?x768xf32>, tensor<3072x384xui8>, tensor<3072x24xf32>) -> tensor<?x?x3072xf32>
     ```
   }];
   let arguments = (ins Attn_F32Tensor:$input, Attn_LinearWeight:$weight,
                        Optional<Attn_WeightVector>:$bias,
-                       Optional<Attn_F32Vector>:$scales,
+                       Optional<Attn_ScalesTensor>:$scales,
                        Attn_WeightLayoutAttr:$layout);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = [{
@@ -785,7 +801,10 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     A projection's matrix may be i8, quantized per output channel: its
     `q_scales`, ..., `out_scales` (f32, one per output row) are then
     required, as `attn.linear`'s `scales`, which the decomposition passes
-    them to (a packed `qkv`'s sliced as its rows are).
+    them to (a packed `qkv`'s sliced as its rows are). It may be ui8 (4-bit
+    values two per byte, `[out, in / 2]`) with scales `[out, in / G]`, one
+    per group of G inputs of a row, as `attn.linear`'s with `layout =
+    out_in`.
 
     With `key_cache` and `value_cache` (state buffers `[B, L, features]`, a
     KV cache) the keys and values are also written into the caches: at rows
@@ -815,9 +834,9 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
       Optional<Attn_I32Vector>:$key_lengths, Optional<Attn_F32Tensor>:$bias,
       Optional<Attn_F32Tensor>:$key_cache, Optional<Attn_F32Tensor>:$value_cache,
       Optional<Attn_I32Vector>:$position,
-      Optional<Attn_F32Vector>:$q_scales, Optional<Attn_F32Vector>:$k_scales,
-      Optional<Attn_F32Vector>:$v_scales, Optional<Attn_F32Vector>:$qkv_scales,
-      Optional<Attn_F32Vector>:$out_scales,
+      Optional<Attn_ScalesTensor>:$q_scales, Optional<Attn_ScalesTensor>:$k_scales,
+      Optional<Attn_ScalesTensor>:$v_scales, Optional<Attn_ScalesTensor>:$qkv_scales,
+      Optional<Attn_ScalesTensor>:$out_scales,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads, Attn_MaskAttr:$mask,
       OptionalAttr<F32Attr>:$scale,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,

@@ -58,6 +58,7 @@ typedef enum attn_dtype {
   ATTN_BF16 = 2,
   ATTN_F16 = 3,
   ATTN_I8 = 4, /* quantized weights only, never an input or output */
+  ATTN_U8 = 5, /* 4-bit quantized weights, two per byte; weights only */
 } attn_dtype;
 
 /* A dense row-major tensor the caller owns: dims outermost first. `name` may
@@ -176,6 +177,10 @@ typedef struct attn_step_event {
   double seconds;     /* wall-clock time of the call */
   double flops;       /* its floating-point operations (GEMMs and attention,
                          counted dense); 0 when the library does not say */
+  double bytes;       /* the sizes of the buffers it is passed (inputs,
+                         weights, states, outputs), each once: the traffic
+                         it cannot avoid, more than it reads of a buffer it
+                         reads in part (a KV cache past the position) */
 } attn_step_event;
 
 typedef void (*attn_step_callback)(void *user, const attn_step_event *event);

@@ -25,12 +25,13 @@ typedef struct attn_dtype_desc {
   int32_t halide_code; /* halide_type_code_t: 0 int, 2 float, 4 bfloat */
 } attn_dtype_desc;
 
-#define ATTN_NUM_DTYPES 5
+#define ATTN_NUM_DTYPES 6
 
+/* I8: int8 quantized weights; U8: 4-bit quantized weights, two values per
+ * byte (linear matrices only, docs/language.md). */
 static const attn_dtype_desc attn_dtype_table[ATTN_NUM_DTYPES] = {
     {0, "F32", 4, 1, 2}, {1, "I32", 4, 0, 0}, {2, "BF16", 2, 1, 4},
-    {3, "F16", 2, 1, 2}, {4, "I8", 1, 0, 0}, /* quantized weights: linear
-                                                matrices only */
+    {3, "F16", 2, 1, 2}, {4, "I8", 1, 0, 0},  {5, "U8", 1, 0, 1},
 };
 
 /* The row of `code`, or NULL for a code no one defined. */

@@ -49,6 +49,7 @@ typedef enum attn_model_dtype {
   ATTN_MODEL_BF16 = 2,
   ATTN_MODEL_F16 = 3,
   ATTN_MODEL_I8 = 4,
+  ATTN_MODEL_U8 = 5,
 } attn_model_dtype;
 
 /* Where a view's memory is, and where a library's kernels run. */

@@ -221,7 +221,7 @@ TEST(Parser, RecoversAndReportsSeveralErrors) {
   EXPECT_TRUE(hasDiag(p->diags, "3:11", "expected ':' after the input's name"));
   EXPECT_TRUE(hasDiag(p->diags, "4:14",
                       "unknown element type 'f64'; expected 'f32', 'i32', "
-                      "'bf16', 'f16' or 'i8'"));
+                      "'bf16', 'f16', 'i8' or 'i4'"));
   EXPECT_TRUE(hasDiag(p->diags, "5:16", "expected an expression, found ','"));
   EXPECT_TRUE(hasDiag(p->diags, "6:30", "expected ','"));
   EXPECT_TRUE(hasDiag(p->diags, "8:7", "expected ')' to close the '('"));

@@ -286,8 +286,8 @@ TEST(Sema, InputAndWeightTypeRules) {
                       "symbolic dim"));
   EXPECT_TRUE(hasDiag(l.diags, "18:16",
                       "weight 'idx' must be f32, bf16 or f16 (kept in that "
-                      "precision, computed in f32), or i8 (a quantized "
-                      "linear matrix), not i32"));
+                      "precision, computed in f32), or i8 or i4 (a "
+                      "quantized linear matrix), not i32"));
   EXPECT_TRUE(hasDiag(l.diags, "19:22",
                       "a layout applies only to 2-D weights; 'g' is 1-D"));
 }

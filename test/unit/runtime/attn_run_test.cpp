@@ -151,13 +151,15 @@ TEST_F(AttnRunTest, ProfileAndTokens) {
   EXPECT_THAT(r.output, AllOf(HasSubstr("(6 tokens per run)"),
                               HasSubstr("profile: 3 run(s)"),
                               HasSubstr("peak extra memory")));
-  // Only scale_bias has a flop count in the library, so a GFLOP/s.
-  EXPECT_THAT(r.output, ::testing::ContainsRegex(
-                            "\nscale_bias +1 +[0-9.]+ +[0-9.]+ +[0-9.]+\n"));
+  // Only scale_bias has a flop count in the library, so a GFLOP/s and an
+  // intensity: 48 flops over its buffers' 232 bytes. Every kernel has GB/s.
+  EXPECT_THAT(r.output,
+              ::testing::ContainsRegex("\nscale_bias +1 +[0-9.]+ +[0-9.]+ "
+                                       "+[0-9.]+ +[0-9.]+ +0\\.21\n"));
   for (const char *kernel : {"relu", "count_positive"})
-    EXPECT_THAT(r.output,
-                ::testing::ContainsRegex(std::string("\n") + kernel +
-                                         " +1 +[0-9.]+ +[0-9.]+ +-\n"))
+    EXPECT_THAT(r.output, ::testing::ContainsRegex(
+                              std::string("\n") + kernel +
+                              " +1 +[0-9.]+ +[0-9.]+ +- +[0-9.]+ +-\n"))
         << kernel;
   EXPECT_THAT(r.output, HasSubstr("(4.8e-08 GFLOP per run)"));
   r = attnRun(std::string(FAKE_MODEL) + " --info --profile");

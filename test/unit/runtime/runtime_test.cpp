@@ -322,6 +322,11 @@ TEST_F(RuntimeTest, StepCallbackSeesEveryKernelCall) {
     EXPECT_GE(events[i].seconds, 0.0);
     // The library counts scale_bias's flops as 8 * B * S; the others none.
     EXPECT_EQ(events[i].flops, i % 3 == 0 ? 8.0 * 2 * 3 : 0.0);
+    // Its buffers' bytes: x, mask, bias, y (f32 [2, 3, 4], [2, 3], [4],
+    // [2, 3, 4]); y, z; z and the i32 count [2].
+    const double bytes[] = {4.0 * (24 + 6 + 4 + 24), 4.0 * (24 + 24),
+                            4.0 * 24 + 4 * 2};
+    EXPECT_EQ(events[i].bytes, bytes[i % 3]);
     names.push_back(events[i].kernel);
   }
   EXPECT_THAT(names,
