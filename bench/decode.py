@@ -762,27 +762,21 @@ def fit_table(decode_rows):
 
 
 class BestBandwidth:
-    """The machine's read bandwidth per thread count (bench/read_bw.c), the
-    best of every measurement, as run.BestPeak keeps the FMA peak."""
+    """The machine's read bandwidth per thread count (bench/read_bw.c through
+    run.measure_bandwidth), the best of every measurement, as run.BestPeak
+    keeps the FMA peak."""
 
     def __init__(self, work, thread_list):
         self.work, self.thread_list, self.gbs = work, thread_list, {}
-        self.exe = None
 
     def measure(self):
-        import shutil
-        if self.exe is None:
-            cc = shutil.which("cc")
-            if not cc:
-                raise BenchError("no C compiler 'cc' for bench/read_bw.c: apt-get install gcc")
-            self.exe = os.path.join(self.work, "read_bw")
-            run_cmd([cc, "-O3", "-march=native", "-pthread", os.path.join(HERE, "read_bw.c"),
-                     "-o", self.exe], "compiling bench/read_bw.c")
+        import run as bench_run
         log("measuring the read bandwidth")
-        out = run_cmd([self.exe] + [str(t) for t in self.thread_list], "bench/read_bw")
-        for line in out.splitlines():
-            f = dict(kv.split("=") for kv in line.split())
-            t, g = int(f["threads"]), float(f["gbs"])
+        try:
+            now = bench_run.measure_bandwidth(self.work, self.thread_list)
+        except bench_run.BenchError as e:
+            raise BenchError(str(e)) from None
+        for t, g in now.items():
             self.gbs[t] = max(g, self.gbs.get(t, 0.0))
             log(f"  {t} thread(s): {g:.1f} GB/s (best {self.gbs[t]:.1f})")
 
