@@ -3,6 +3,12 @@
 "decode" entry (KV caches the caller owns, `cache = past.{i}`) against
 Hugging Face PyTorch's GPT2LMHeadModel with a static KV cache (StaticCache,
 what `generate(cache_implementation="static")` uses), same random weights.
+Issue 25: also against llama.cpp (llama-cpp-python; GGUF f32, f16, Q8_0,
+Q4_0) and CTranslate2 (float32, int8_float32) made from the same weights
+(bench/peers.py says how, and how each is timed), with attnc's f16 and int8
+models beside them, each row's bytes read per token and effective
+bandwidth, the machine's read bandwidth (bench/read_bw.c), and a table per
+context of attnc against the fastest peer at each weight precision.
 
   bench/.venv/bin/python bench/decode.py                       # everything
   bench/.venv/bin/python bench/decode.py --contexts 128 --threads 1 --no-prefill   # a smoke run
@@ -293,7 +299,25 @@ class Unsupported(Exception):
     pass
 
 
-SYSTEMS = {"attnc": system_attnc, "torch": system_torch, "ort": system_ort}
+def system_llama(a, ids, what):
+    import peers
+
+    if what != "decode":
+        raise Unsupported("decode only (the peers have no prefill rows)")
+    return peers.system_llama(a, ids)
+
+
+def system_ct2(a, ids, what):
+    import peers
+
+    if what != "decode":
+        raise Unsupported("decode only (the peers have no prefill rows)")
+    d = peers.Ct2Decode(a, ids)
+    return d.run, d.logits, True
+
+
+SYSTEMS = {"attnc": system_attnc, "torch": system_torch, "ort": system_ort,
+           "llama": system_llama, "ct2": system_ct2}
 
 
 def worker_main(a):
@@ -303,13 +327,18 @@ def worker_main(a):
         return emit({"status": "saved", "seconds": time.perf_counter() - t0})
     ids = prompt_ids(a.context)
     try:
-        run, output = SYSTEMS[a.system](a, ids, a.what)
+        got = SYSTEMS[a.system](a, ids, a.what)
     except Unsupported as e:
         return emit({"status": "n/a", "detail": f"n/a: {e}"})
+    # (run, output), or (run, output, True) where run() times itself and
+    # returns a list of seconds (CTranslate2: the decode steps of one generation).
+    run, output = got[0], got[1]
+    self_timed = len(got) > 2 and got[2]
     res = {}
-    t0 = time.perf_counter()
-    run()
-    res["first_ms"] = (time.perf_counter() - t0) * 1e3
+    if not self_timed:
+        t0 = time.perf_counter()
+        run()
+        res["first_ms"] = (time.perf_counter() - t0) * 1e3
     y = np.array(output(), dtype=np.float32)
     if not np.all(np.isfinite(y)):
         return emit(dict(res, status="bad output", detail="non-finite values"))
@@ -322,13 +351,27 @@ def worker_main(a):
                          detail=f"shape {y.shape}, reference {ref.shape}"))
     err = float(np.max(np.abs(y - ref)))
     scale = float(np.max(np.abs(ref)))
-    res.update(maxerr=err, scale=scale,
-               argmax_agree=float(np.mean(np.argmax(y, -1) == np.argmax(ref, -1))))
+    top, ref_top = np.argmax(y, -1), np.argmax(ref, -1)
+    # The reference's logit at this system's top-1 token, below its best.
+    top_gap = float(np.max(np.take_along_axis(ref, ref_top[..., None], -1)
+                           - np.take_along_axis(ref, top[..., None], -1)))
+    res.update(maxerr=err, scale=scale, top_gap=top_gap, tol=a.tol,
+               argmax_agree=float(np.mean(top == ref_top)))
     if not err <= a.tol * scale:
         return emit(dict(res, status="disagrees",
                          detail=f"max abs err {err:.3g} > {a.tol:g} * {scale:.3g}, not timed"))
-    run()                                   # warm-up
+    if not top_gap <= a.tol * scale:
+        return emit(dict(res, status="disagrees",
+                         detail=f"top-1 token's reference logit {top_gap:.3g} below the best "
+                                f"> {a.tol:g} * {scale:.3g}, not timed"))
     times = []
+    if self_timed:
+        t_end = time.perf_counter() + a.budget
+        while len(times) < a.min_reps or (len(times) < a.max_reps and time.perf_counter() < t_end):
+            times.extend(run())
+        return emit(dict(res, status="ok", ms=statistics.median(times) * 1e3, runs=len(times),
+                         min_ms=min(times) * 1e3, max_ms=max(times) * 1e3))
+    run()                                   # warm-up
     t_end = time.perf_counter() + a.budget
     while len(times) < a.max_reps and (len(times) < a.min_reps or time.perf_counter() < t_end):
         t0 = time.perf_counter()
@@ -377,11 +420,17 @@ def describe(res):
 
 def compile_model(a):
     source = os.path.join(a.workdir, "gpt2_decode.attn")
-    with open(source, "w") as f:
-        f.write(bench_model_text(a.n_positions))
+    text = bench_model_text(a.n_positions)
     a.weights = os.path.join(a.workdir, "gpt2_decode.safetensors")
     a.lib = os.path.join(a.workdir, "gpt2_decode.so")
+    reuse = (a.reuse and os.path.exists(a.lib) and os.path.exists(a.weights)
+             and os.path.exists(source) and open(source).read() == text)
+    with open(source, "w") as f:
+        f.write(text)
     run_cmd([a.attnc, source, f"--init-weights={a.weights}", "--seed=1"], "attnc --init-weights")
+    if reuse:
+        log(f"reusing {a.lib} (--reuse)")
+        return 0.0
     log(f"compiling {source}")
     t0 = time.perf_counter()
     run_cmd([a.attnc, source, "-o", a.lib], "attnc")
@@ -390,12 +439,167 @@ def compile_model(a):
     return secs
 
 
-def systems(a):
-    rows = [("attnc", "attnc", [])]
-    rows += [(f"PyTorch {impl}", "torch", ["--impl", impl]) for impl in a.impl_list]
+def f32_weight_bytes():
+    return 4.0 * (LAYERS * LAYER_KN + HEAD_KN)
+
+
+def systems(a, what="decode"):
+    """[(label, system, extra worker args, meta)]; system None: a row that
+    says why it was not run (meta["detail"]). meta: "precision" (of the
+    weights, for the goal table), "weight_bytes" read per decode step,
+    "cache" (the system whose KV-cache bytes apply, peers.cache_bytes)."""
+    f32 = {"precision": "f32", "weight_bytes": f32_weight_bytes(), "cache": "attnc"}
+    rows = [("attnc", "attnc", [], f32)]
+    for kind, v in (a.variants.items() if what == "decode" else ()):
+        if isinstance(v, str):
+            rows.append((f"attnc {kind}", None, [], {"detail": v}))
+            continue
+        lib, weights, wbytes = v
+        rows.append((f"attnc {kind}", "attnc", ["--lib", lib, "--weights", weights],
+                     {"precision": {"q4": "Q4_0"}.get(kind, kind), "weight_bytes": wbytes,
+                      "cache": "attnc",
+                      "tol": peers_tol(kind)}))
+    rows += [(f"PyTorch {impl}", "torch", ["--impl", impl], f32) for impl in a.impl_list]
     if a.onnx:
-        rows.append(("ONNX Runtime", "ort", ["--onnx", a.onnx]))
+        rows.append(("ONNX Runtime", "ort", ["--onnx", a.onnx], f32))
+    if what != "decode":
+        return rows
+    for p, path in a.llama_files.items():
+        label = f"llama.cpp {p}"
+        if not isinstance(path, str):
+            rows.append((label, None, [], {"detail": str(path)}))
+            continue
+        import peers
+        wbytes, _ = peers.gguf_bytes(path)
+        rows.append((label, "llama", ["--model-file", path] + (["--flash-attn"] if a.flash_attn
+                                                                else []),
+                     {"precision": peers.PRECISION_OF[p], "weight_bytes": wbytes,
+                      "cache": "llama", "tol": peers.tol("llama", p)}))
+    for p, path in a.ct2_dirs.items():
+        label = f"CTranslate2 {p}"
+        if not isinstance(path, str):
+            rows.append((label, None, [], {"detail": str(path)}))
+            continue
+        import peers
+        rows.append((label, "ct2", ["--model-file", path, "--ct2-steps", str(a.ct2_steps)],
+                     {"precision": peers.PRECISION_OF[p], "weight_bytes": peers.ct2_bytes(p),
+                      "cache": "ct2", "tol": peers.tol("ct2", p)}))
     return rows
+
+
+def peers_tol(precision):
+    import peers
+    return peers.tol("attnc", precision)
+
+
+# The matrices the f16 variant keeps in f16, as llama.cpp's f16 GGUF does:
+# the token table (also the head), the position table and every layer's
+# attention and MLP matrices; norms and biases stay f32.
+F16_WEIGHTS = r"(wte|wpe|h\.\{i\}\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj)))"
+F16_FILE = r"^((wte|wpe)|h\.[0-9]+\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj)))\.weight$"
+
+
+def f16_model_text(n_positions):
+    import re
+    text, n = re.subn(r"( +weight " + F16_WEIGHTS + r"\.weight +: )f32", r"\1f16",
+                      bench_model_text(n_positions))
+    if n != 6:
+        raise BenchError(f"models/gpt2.attn: {n} weights rewritten to f16, expected 6")
+    return text
+
+
+def f16_weights(src, dst):
+    import re
+    import safetensors_io
+
+    w = safetensors_io.load(src)
+    w = {k: (v.astype(np.float16) if re.match(F16_FILE, k) else v) for k, v in w.items()}
+    safetensors_io.save(dst + ".tmp", w)
+    os.replace(dst + ".tmp", dst)
+
+
+def prepare_variants(a):
+    """attnc's f16, int8 and 4-bit models beside the f32 one. int8 and q4:
+    bench/quantized.py's (attention and MLP matrices i8 per output channel,
+    or i4 with a scale per group of 32 inputs; the tied head f32); f16:
+    F16_WEIGHTS in f16. a.variants maps each to (lib, weights, weight
+    bytes per step) or to the reason it is not run."""
+    a.variants = {}
+    for kind in a.variant_list:
+        source = os.path.join(a.workdir, f"gpt2_decode_{kind}.attn")
+        weights = os.path.join(a.workdir, f"gpt2_decode_{kind}.safetensors")
+        lib = os.path.join(a.workdir, f"gpt2_decode_{kind}.so")
+        try:
+            if kind in ("int8", "q4"):
+                import quantized                    # bench/quantized.py
+                text = quantized.model_text(a.n_positions, kind)
+                bits = ["--bits", "4", "--group", str(quantized.GROUP)] if kind == "q4" else []
+                run_cmd([a.attnc, "quantize", a.weights, "-o", weights, "--only",
+                         quantized.QUANTIZED, "--in-out", "."] + bits, "attnc quantize")
+                wbytes = float(quantized.weight_bytes(kind))
+            else:
+                text = f16_model_text(a.n_positions)
+                f16_weights(a.weights, weights)
+                wbytes = f32_weight_bytes() / 2       # every GEMM matrix and the head
+            if not (a.reuse and os.path.exists(lib) and os.path.exists(source)
+                    and open(source).read() == text):
+                with open(source, "w") as f:
+                    f.write(text)
+                log(f"compiling {source}")
+                run_cmd([a.attnc, source, "-o", lib], f"attnc ({kind})")
+            a.variants[kind] = (lib, weights, wbytes)
+        except BenchError as e:
+            a.variants[kind] = f"not run: {e}"
+
+
+def prepare_peers(a):
+    """GGUF files and CTranslate2 directories of the bench's weights (kept
+    in WORKDIR/peers while the weights are the same); a.llama_files and
+    a.ct2_dirs map each precision to a path or to the reason it is missing.
+    Returns a line for the header."""
+    a.llama_files, a.ct2_dirs = {}, {}
+    want = set(a.peer_list)
+    if not want:
+        return "peers: not run (--peers '')"
+    import peers
+
+    have = {m: importlib.util.find_spec(m) is not None for m in ("llama_cpp", "ctranslate2", "gguf")}
+    out = os.path.join(a.workdir, "peers")
+    try:
+        hf, digest = peers.hf_dir(a.weights, a.n_positions, os.path.join(out, "hf"))
+    except Exception as e:                      # noqa: BLE001: the table says why
+        hf, digest = None, f"the Hugging Face directory failed: {type(e).__name__}: {e}"
+    if "llama.cpp" in want:
+        if not (have["llama_cpp"] and have["gguf"]):
+            why = peers.PeerError("not run: llama_cpp / gguf not importable "
+                                  "(bench/setup.sh installs them)")
+            a.llama_files = {p: why for p in a.llama_precisions}
+        elif hf is None:
+            a.llama_files = {p: peers.PeerError(digest) for p in a.llama_precisions}
+        else:
+            a.llama_files = peers.gguf_files(hf, digest, os.path.join(out, "gguf"),
+                                             a.n_positions, a.llama_precisions)
+    if "ctranslate2" in want:
+        if not have["ctranslate2"]:
+            why = peers.PeerError("not run: ctranslate2 not importable (bench/setup.sh "
+                                  "installs it)")
+            a.ct2_dirs = {p: why for p in a.ct2_precisions}
+        elif hf is None:
+            a.ct2_dirs = {p: peers.PeerError(digest) for p in a.ct2_precisions}
+        else:
+            a.ct2_dirs = peers.ct2_dirs(hf, digest, out, a.ct2_precisions)
+    lines = []
+    for p, path in a.llama_files.items():
+        if isinstance(path, str):
+            head, layers = peers.gguf_types(path)
+            wb, _ = peers.gguf_bytes(path)
+            lines.append(f"llama.cpp {p}: {os.path.relpath(path, a.workdir)} (layer matrices "
+                         f"{layers}, token table / head {head}; {wb / 1e6:.0f} MB read per step)")
+    for p, path in a.ct2_dirs.items():
+        if isinstance(path, str):
+            lines.append(f"CTranslate2 {p}: {os.path.relpath(path, a.workdir)} "
+                         f"({peers.ct2_bytes(p) / 1e6:.0f} MB read per step)")
+    return "\n".join(lines)
 
 
 def prepare_onnx(a):
@@ -431,9 +635,17 @@ def measure(a, what, c):
         raise BenchError(f"{tag}: the PyTorch reference failed: {r.get('detail')}")
     rows = []
     for t in a.thread_list:
-        for label, system, extra in systems(a):
+        for label, system, extra, meta in systems(a, what):
             log(f"  {tag} T={t} {label}")
-            res = worker(a, base + ["--system", system, "--threads", str(t), "--ref", ref] + extra)
+            if system is None:
+                res = {"status": "n/a", "detail": meta["detail"]}
+            else:
+                tol = ["--tol", str(meta["tol"])] if "tol" in meta else []
+                res = worker(a, base + ["--system", system, "--threads", str(t), "--ref", ref]
+                             + tol + extra)
+                import peers
+                res.update(precision=meta["precision"], weight_bytes=meta["weight_bytes"],
+                           cache_bytes=peers.cache_bytes(meta["cache"], c))
             log(f"    {describe(res)}")
             rows.append((label, t, res))
     return rows
@@ -449,33 +661,79 @@ def best_rows(rows):
     return best
 
 
-def table(what, c, rows, peaks):
+def table(what, c, rows, peaks, bw=None):
+    """bw: the machine's read bandwidth per thread count (GB/s), for the
+    decode table's "% of read bw"."""
     fl = decode_flops(c) if what == "decode" else prefill_flops(c)
     ours = {t: r["ms"] for label, t, r in rows if label == "attnc" and r.get("status") == "ok"}
     best = best_rows(rows)
+    bw = bw or {}
     if what == "decode":
         head = (f"decode, B=1, context {c} (one token at position {c - 1}): {fl / 1e9:.3f} GFLOP, "
-                f"{decode_bytes(c) / 1e6:.0f} MB of weights and KV cache read per token")
-        extra_h, extra_a = " GB/s read |", " ---: |"
+                f"{decode_bytes(c) / 1e6:.0f} MB of f32 weights and KV cache read per token")
+        extra_h = " MB read / token | GB/s read | % of read bw |"
+        extra_a = " ---: | ---: | ---: |"
     else:
         head = f"prefill, B=1, S={c}: {fl / 1e9:.1f} GFLOP"
         extra_h, extra_a = "", ""
+    n_extra = extra_h.count("|")
     out = [head, "",
            "| system | threads | median ms | runs | GFLOP/s | % of peak |" + extra_h
            + " ratio (ms / attnc ms) | max abs err (of max abs) |",
            "| --- | ---: | ---: | ---: | ---: | ---: |" + extra_a + " ---: | --- |"]
     for label, t, r in rows:
         if r.get("status") != "ok":
-            detail = str(r.get("detail", r.get("status"))).replace("|", "\\|")
-            out.append(f"| {label} | {t} | - | - | - | - |{' - |' if extra_h else ''} - | {detail} |")
+            detail = str(r.get("detail", r.get("status"))).replace("|", "\\|").replace("\n", " ")
+            out.append(f"| {label} | {t} | - | - | - | - |{' - |' * n_extra} - | {detail} |")
             continue
         gf = fl / (r["ms"] * 1e6)
         ratio = f"{r['ms'] / ours[t]:.2f}" if t in ours else "-"
         mark = " (best)" if label.startswith("PyTorch") and best[t][0] == label else ""
-        gbs = f" {decode_bytes(c) / (r['ms'] * 1e6):.1f} |" if extra_h else ""
+        extra = ""
+        if what == "decode":
+            nbytes = r.get("weight_bytes", f32_weight_bytes()) + r.get(
+                "cache_bytes", decode_bytes(c) - f32_weight_bytes())
+            gbs = nbytes / (r["ms"] * 1e6)
+            pct = f"{100 * gbs / bw[t]:.0f}" if t in bw else "-"
+            extra = f" {nbytes / 1e6:.0f} | {gbs:.1f} | {pct} |"
         err = f"{r['maxerr']:.1e} ({r['scale']:.2f}), argmax {100 * r['argmax_agree']:.0f}%"
+        if r.get("tol") is not None and r["tol"] != 1e-3:
+            err += f", tol {r['tol']:g}"
         out.append(f"| {label}{mark} | {t} | {r['ms']:.2f} | {r['runs']} | {gf:.1f} | "
-                   f"{100 * gf / peaks[t]:.1f} |{gbs} {ratio} | {err} |")
+                   f"{100 * gf / peaks[t]:.1f} |{extra} {ratio} | {err} |")
+    if what == "decode":
+        out += ["", goal_table(rows)]
+    return "\n".join(out) + "\n"
+
+
+def goal_table(rows):
+    """Issue 25's goal: at equal weight precision, attnc's tokens/s at least
+    1.2x the fastest peer's (tokens/s = 1000 / ms)."""
+    by = {}
+    for label, t, r in rows:
+        if r.get("status") == "ok" and r.get("precision"):
+            by.setdefault((r["precision"], t), []).append((label, r["ms"]))
+    out = ["goal (issue 25): attnc tokens/s >= 1.2x the fastest peer's at the same weight "
+           "precision", "",
+           "| weights | threads | attnc | ms | fastest peer | ms | attnc tokens/s / peer's | "
+           "goal 1.2x |", "| --- | ---: | --- | ---: | --- | ---: | ---: | --- |"]
+    for (prec, t) in sorted(by, key=lambda k: (k[1], ["f32", "f16", "int8", "Q4_0"].index(k[0])
+                                               if k[0] in ("f32", "f16", "int8", "Q4_0") else 9)):
+        ours = [(lb, ms) for lb, ms in by[(prec, t)] if lb.startswith("attnc")]
+        theirs = [(lb, ms) for lb, ms in by[(prec, t)] if not lb.startswith("attnc")]
+        peer = min(theirs, key=lambda x: x[1]) if theirs else None
+        if not ours:
+            out.append(f"| {prec} | {t} | none (no attnc row at {prec}) | - | {peer[0]} | "
+                       f"{peer[1]:.2f} | - | lost (no row) |")
+            continue
+        o = ours[0]
+        if peer is None:
+            out.append(f"| {prec} | {t} | {o[0]} | {o[1]:.2f} | none | - | - | - |")
+            continue
+        x = peer[1] / o[1]
+        verdict = "met" if x >= 1.2 else ("faster, below 1.2x" if x >= 1 else "lost")
+        out.append(f"| {prec} | {t} | {o[0]} | {o[1]:.2f} | {peer[0]} | {peer[1]:.2f} | "
+                   f"{x:.2f} | {verdict} |")
     return "\n".join(out) + "\n"
 
 
@@ -503,9 +761,31 @@ def fit_table(decode_rows):
     return "\n".join(out) + "\n"
 
 
+class BestBandwidth:
+    """The machine's read bandwidth per thread count (bench/read_bw.c through
+    run.measure_bandwidth), the best of every measurement, as run.BestPeak
+    keeps the FMA peak."""
+
+    def __init__(self, work, thread_list):
+        self.work, self.thread_list, self.gbs = work, thread_list, {}
+
+    def measure(self):
+        import run as bench_run
+        log("measuring the read bandwidth")
+        try:
+            now = bench_run.measure_bandwidth(self.work, self.thread_list)
+        except bench_run.BenchError as e:
+            raise BenchError(str(e)) from None
+        for t, g in now.items():
+            self.gbs[t] = max(g, self.gbs.get(t, 0.0))
+            log(f"  {t} thread(s): {g:.1f} GB/s (best {self.gbs[t]:.1f})")
+
+
 def header(a, peaks, isa):
     import run as bench_run      # bench/run.py
-    vers, cpu, commit = bench_run.machine_facts(("torch", "transformers", "numpy", "onnxruntime", "onnx"))
+    vers, cpu, commit = bench_run.machine_facts(("torch", "transformers", "numpy", "onnxruntime",
+                                                 "onnx", "llama_cpp_python", "ctranslate2",
+                                                 "gguf"))
     lscpu = ""
     try:
         info = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
@@ -526,9 +806,27 @@ def header(a, peaks, isa):
         + "; PyTorch: GPT2LMHeadModel, StaticCache, set_num_threads(T), "
         "set_num_interop_threads(1), inference_mode, eval",
         f"- model: GPT-2 small sizes, n_positions {a.n_positions}, random weights (seed 1)",
-        f"- agreement: max |y - y_ref| <= {a.tol:g} * max |y_ref|, y_ref = PyTorch sdpa "
-        "with a static cache at 2 threads",
+        f"- agreement: max |y - y_ref| <= tol * max |y_ref| and the system's top-1 token's "
+        f"y_ref within tol * max |y_ref| of the best, y_ref = PyTorch sdpa with a static "
+        f"cache at 2 threads; tol {a.tol:g} for f32 weights, per precision for the others "
+        "(bench/peers.py TOL: " + ", ".join(f"{k} {v:g}" for k, v in peers_tols().items())
+        + "; llama.cpp's f32 row gets f16's: its KV cache is f16)",
+        "- llama.cpp: llama_cpp.Llama(n_ctx=C, n_threads=n_threads_batch=T, n_batch=n_ubatch="
+        f"512, flash_attn={a.flash_attn}, f16 KV cache (the default)); decode = n_tokens = C-1 "
+        "then eval([last id]): the cache rows from C-1 on are removed and row C-1 written again",
+        "- CTranslate2: Generator(intra_threads=T, inter_threads=1); no rewindable decode call, "
+        f"so the gaps between the step callbacks of a greedy generation of {a.ct2_steps} tokens "
+        "after a C-1-id prompt (decode steps at positions C-1 to "
+        f"C+{a.ct2_steps - 3}, or the last {a.ct2_steps - 1} positions of {a.n_positions} where "
+        "those would pass them), median over all gaps; logits checked: forward_batch over the C ids",
+        "- read bw: bench/read_bw.c (T threads sum 1 GiB; best of the measurements): "
+        + ", ".join(f"{t} thread(s) {g:.1f} GB/s" for t, g in sorted(a.bw.items())),
         f"- command: {' '.join(sys.argv)}", ""]) + "\n"
+
+
+def peers_tols():
+    import peers
+    return peers.TOL
 
 
 def parse_args():
@@ -559,14 +857,50 @@ def parse_args():
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-ort", dest="ort", action="store_false",
                    help="skip ONNX Runtime (exported decode step with past keys and values)")
+    p.add_argument("--peers", default="llama.cpp,ctranslate2",
+                   help="decode peers besides PyTorch and ONNX Runtime (default "
+                        "llama.cpp,ctranslate2; '' for none)")
+    p.add_argument("--llama-precisions", default="f32,f16,Q8_0,Q4_0",
+                   help="GGUF weight types for llama.cpp (default f32,f16,Q8_0,Q4_0)")
+    p.add_argument("--ct2-precisions", default="float32,int8_float32",
+                   help="CTranslate2 quantizations (default float32,int8_float32)")
+    p.add_argument("--ct2-steps", type=int, default=34,
+                   help="tokens per CTranslate2 generation (its timed decode steps are the "
+                        "gaps between them; default 34)")
+    p.add_argument("--flash-attn", action="store_true",
+                   help="llama.cpp with flash attention (default: without, llama-cpp-python's "
+                        "default; with it, its f16 accumulation of V misses the reference by "
+                        "0.32 at context 4096)")
+    p.add_argument("--variants", default="f16,int8,q4",
+                   help="attnc's rows besides f32: f16 (matrices and tables f16), int8 and q4 "
+                        "(bench/quantized.py's models) (default f16,int8,q4; '' for none)")
+    p.add_argument("--reuse", action="store_true",
+                   help="reuse WORKDIR's compiled libraries when their source is unchanged")
     for opt in ("--system", "--impl", "--lib", "--weights", "--ref", "--save-out", "--what",
-                "--onnx"):
+                "--onnx", "--model-file"):
         p.add_argument(opt, help=argparse.SUPPRESS)
     p.add_argument("--context", type=int, help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.worker:
         a.threads = int(a.threads)
         return a
+    a.peer_list = [x for x in a.peers.split(",") if x]
+    a.variant_list = [x for x in a.variants.split(",") if x]
+    for x in a.variant_list:
+        if x not in ("f16", "int8", "q4"):
+            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4)")
+    for x in a.peer_list:
+        if x not in ("llama.cpp", "ctranslate2"):
+            p.error(f"--peers: unknown peer '{x}' (llama.cpp, ctranslate2)")
+    import peers
+    a.llama_precisions = [x for x in a.llama_precisions.split(",") if x]
+    a.ct2_precisions = [x for x in a.ct2_precisions.split(",") if x]
+    for x in a.llama_precisions:
+        if x not in peers.LLAMA_PRECISIONS:
+            p.error(f"--llama-precisions: '{x}' is not one of {','.join(peers.LLAMA_PRECISIONS)}")
+    for x in a.ct2_precisions:
+        if x not in peers.CT2_PRECISIONS + ("int8",):
+            p.error(f"--ct2-precisions: '{x}' is not one of {','.join(peers.CT2_PRECISIONS)}")
     a.thread_list = [int(t) for t in a.threads.split(",")]
     a.impl_list = [i for i in a.impls.split(",") if i]
     a.context_list = [int(c) for c in a.contexts.split(",") if c]
@@ -600,13 +934,25 @@ def main():
         except bench_run.BenchError as e:
             raise BenchError(str(e)) from None
 
-    isa = measure_peak()
+    bw = BestBandwidth(a.workdir, a.thread_list)
+    a.bw = bw.gbs
+
+    def measure_machine():
+        isa = measure_peak()
+        bw.measure()
+        return isa
+
+    isa = measure_machine()
     compile_s = compile_model(a)
     onnx_note = prepare_onnx(a)
+    prepare_variants(a)
+    peers_note = prepare_peers(a)
     results = os.path.join(a.workdir, "results.md")
-    text = header(a, peaks, isa) + (f"compile (attnc, weights read at load): {compile_s:.1f} s; "
+    text = header(a, peaks, isa) + (f"compile (attnc, weights read at load): "
+                                    f"{'reused' if a.reuse and not compile_s else f'{compile_s:.1f} s'}; "
                                     f"library {os.path.getsize(a.lib) / 2**20:.1f} MiB\n"
-                                    f"ONNX Runtime: {onnx_note}\n")
+                                    f"ONNX Runtime: {onnx_note}\n"
+                                    + (peers_note + "\n" if peers_note else ""))
     print(text, flush=True)
     with open(results, "w") as f:
         f.write(text + "\n")
@@ -618,18 +964,20 @@ def main():
 
     decode_rows = {}
     for c in sorted(a.context_list):
-        measure_peak()
+        measure_machine()
         decode_rows[c] = measure(a, "decode", c)
-        emit_text(table("decode", c, decode_rows[c], peaks))
+        emit_text(table("decode", c, decode_rows[c], peaks, a.bw))
     if len(decode_rows) >= 2:
         emit_text(fit_table(decode_rows))
     for s in sorted(a.prefill_list):
         measure_peak()
         emit_text(table("prefill", s, measure(a, "prefill", s), peaks))
-    measure_peak()
+    measure_machine()
     emit_text("final FP32 FMA peak (best of every measurement, used above from the point it "
               "was reached): " + ", ".join(f"{t} thread(s) {g:.1f} GFLOP/s"
-                                            for t, g in sorted(peaks.items())))
+                                            for t, g in sorted(peaks.items()))
+              + "; read bandwidth: " + ", ".join(f"{t} thread(s) {g:.1f} GB/s"
+                                                 for t, g in sorted(a.bw.items())))
     log(f"results written to {results}")
 
 

@@ -48,13 +48,27 @@ fi
 # The attnc package (runtime binding): built from python/ and runtime/ in an
 # isolated build (scikit-build-core and nanobind from PyPI).
 "$VENV/bin/pip" install --quiet "$REPO/python"
+# The decode peers (bench/decode.py, bench/peers.py; bench-only, no test uses
+# them): CTranslate2 (a wheel), gguf (writes the GGUF files), tokenizers (the
+# stand-in GPT-2 tokenizer of the converted directory) and llama-cpp-python,
+# which PyPI has as source only: it builds llama.cpp (a few hundred C++
+# files; ~20 min on 2 busy cores), for this CPU (GGML_NATIVE: AVX-512 here).
+"$VENV/bin/pip" install --quiet \
+  ctranslate2==4.8.5 \
+  gguf==0.19.0 \
+  tokenizers==0.23.3
+CMAKE_ARGS="-DGGML_NATIVE=ON" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+  "$VENV/bin/pip" install --quiet llama-cpp-python==0.3.36
 
 "$VENV/bin/python" - <<'EOF'
-import attnc, numpy, onnx, onnxruntime, openvino, safetensors, torch, transformers
+import attnc, ctranslate2, gguf, llama_cpp, numpy, onnx, onnxruntime, openvino, safetensors, torch, transformers
+from importlib.metadata import version
 print("bench/.venv ready: attnc", attnc.__version__, "| numpy", numpy.__version__, "| torch", torch.__version__,
       "| onnx", onnx.__version__, "| onnxruntime", onnxruntime.__version__,
       "| openvino", openvino.__version__, "| transformers", transformers.__version__,
-      "| safetensors", safetensors.__version__)
+      "| safetensors", safetensors.__version__, "| llama-cpp-python", llama_cpp.__version__,
+      "| ctranslate2", ctranslate2.__version__, "| gguf", version("gguf"))
 EOF
 echo "run the benchmark with: bench/run.sh   (bench/run.sh --help for options)"
 echo "whole models (GPT-2 small, BERT-base): bench/.venv/bin/python bench/models.py"
+echo "decode against PyTorch, ONNX Runtime, llama.cpp, CTranslate2: bench/.venv/bin/python bench/decode.py"
