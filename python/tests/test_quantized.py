@@ -297,56 +297,60 @@ def test_quantize_errors(tmp_path):
     assert "missing.safetensors" in err, err
 
 
-def test_imported_llama_int8_matches_its_dequantized_f32_twin(tmp_path):
-    """A Llama checkpoint (bf16; separate q, k, v that attnc joins into one
-    GEMM, and a gated MLP whose gate and up it interleaves) quantized with
-    `attnc quantize` and imported: `attnc import` declares the I8 matrices i8
-    with their scales. Its logits, prefill and decode, against the same model
-    with every i8 matrix declared f32 and holding scale * q: the scales must
-    follow the rows through the joins and interleavings."""
+def imported_llama_against_twin(tmp_path, quantize_args, dtype, dequantize):
+    """test/import's Llama checkpoint (bf16; separate q, k, v that attnc
+    joins into one GEMM, and a gated MLP whose gate and up it interleaves),
+    its attention and MLP matrices quantized by `attnc quantize
+    *quantize_args` and imported. Returns (the import's source, max |logit
+    error|, the logits' max |value|) of its prefill and decodes against the
+    same model with every `dtype` matrix declared f32 and holding
+    `dequantize(stored, scale)`: the scales must follow the rows through the
+    joins and interleavings."""
     fixture = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), "test", "import", "fixtures", "llama")
-    q8 = tmp_path / "llama8"
-    q8.mkdir()
+    quantized = tmp_path / "quantized"
+    quantized.mkdir()
     for f in ("config.json", "generation_config.json"):
-        (q8 / f).write_bytes(open(os.path.join(fixture, f), "rb").read())
+        (quantized / f).write_bytes(open(os.path.join(fixture, f), "rb").read())
     subprocess.run([attnc_exe(), "quantize", os.path.join(fixture, "model.safetensors"),
-                    "-o", str(q8 / "model.safetensors"),
+                    "-o", str(quantized / "model.safetensors"), *quantize_args,
                     "--only", r"layers\.[0-9]+\.(self_attn|mlp)\.[a-z]+_proj\.weight$"],
                    check=True)
-    source = subprocess.run([attnc_exe(), "import", str(q8)], check=True,
+    source = subprocess.run([attnc_exe(), "import", str(quantized)], check=True,
                             capture_output=True, text=True).stdout
-    assert "q_proj.weight         : i8[32, 32]" in source
-    assert "gate_proj.weight_scale : f32[64]" in source
-    (tmp_path / "q8.attn").write_text(source)
-    # The twin: i8 declarations as f32, their scales gone; weights dequantized.
-    twin = "\n".join(line.replace(": i8[", ": f32[") for line in source.splitlines()
+    (tmp_path / "quantized.attn").write_text(source)
+    # The twin: the quantized declarations as f32, their scales gone; the
+    # weights dequantized.
+    twin = "\n".join(line.replace(f": {dtype}[", ": f32[") for line in source.splitlines()
                      if "weight_scale" not in line) + "\n"
     (tmp_path / "f32.attn").write_text(twin)
-    raw = st.load(str(q8 / "model.safetensors"))
-    deq = {}
-    for k, v in raw.items():
-        if k.endswith("_scale"):
-            continue
-        if isinstance(v, np.ndarray) and v.dtype == np.int8:
-            deq[k] = (v.astype(np.float64) * raw[k + "_scale"][:, None]).astype(np.float32)
-        else:
-            deq[k] = v
+    raw = st.load(str(quantized / "model.safetensors"))
+    deq = {k: (dequantize(v, raw[k + "_scale"]).astype(np.float32)
+               if k + "_scale" in raw else v)
+           for k, v in raw.items() if not k.endswith("_scale")}
     st.save(str(tmp_path / "f32.safetensors"), deq)
-    models = {}
-    for name, weights in (("q8", q8 / "model.safetensors"), ("f32", tmp_path / "f32.safetensors")):
-        lib = attnc.compile(tmp_path / f"{name}.attn", tmp_path / f"{name}.so")
-        models[name] = attnc.load(lib, weights=str(weights), threads=1)
-    ids = np.random.default_rng(3).integers(0, 100, size=(2, 9)).astype(np.int32)
     outs = {}
-    for name, m in models.items():
-        states = m.new_state(batch=2, capacity=16)
-        logits = [m.prefill({"ids": ids[:, :6]}, states)["logits"]]
-        for p in range(6, 9):
-            logits.append(m.decode({"ids": ids[:, p:p + 1]}, states, position=p)["logits"])
-        outs[name] = np.concatenate(logits, axis=1)
-    scale = np.abs(outs["f32"]).max()
-    err = np.abs(outs["q8"] - outs["f32"]).max()
+    for name, weights in (("quantized", quantized / "model.safetensors"),
+                          ("f32", tmp_path / "f32.safetensors")):
+        lib = attnc.compile(tmp_path / f"{name}.attn", tmp_path / f"{name}.so")
+        with attnc.load(lib, weights=str(weights), threads=1) as m:
+            ids = np.random.default_rng(3).integers(0, 100, size=(2, 9)).astype(np.int32)
+            states = m.new_state(batch=2, capacity=16)
+            logits = [m.prefill({"ids": ids[:, :6]}, states)["logits"]]
+            for p in range(6, 9):
+                logits.append(m.decode({"ids": ids[:, p:p + 1]}, states, position=p)["logits"])
+            outs[name] = np.concatenate(logits, axis=1)
+    return (source, float(np.abs(outs["quantized"] - outs["f32"]).max()),
+            float(np.abs(outs["f32"]).max()))
+
+
+def test_imported_llama_int8_matches_its_dequantized_f32_twin(tmp_path):
+    """The imported Llama with i8 matrices (`attnc import` declares the I8
+    matrices i8 with their per-output scales) against its dequantized twin."""
+    source, err, scale = imported_llama_against_twin(
+        tmp_path, [], "i8", lambda q, s: q.astype(np.float64) * s[:, None])
+    assert "q_proj.weight         : i8[32, 32]" in source
+    assert "gate_proj.weight_scale : f32[64]" in source
     # Both in f32: they differ by the rounding of scale * q to f32 and the
     # order of the sums (the scale after them), ~1e-7 of the logits. Gate's
     # and up's scales swapped in the interleaving miss by 0.8 of 4.

@@ -20,7 +20,8 @@ import pytest
 
 import attnc
 import safetensors_io as st
-from test_quantized import attnc_exe, forward, gelu_tanh, layer_norm, quantize_fails  # noqa: F401
+from test_quantized import (attnc_exe, forward, gelu_tanh, imported_llama_against_twin,  # noqa: F401
+                            layer_norm, quantize_fails)
 
 D, F, V, H, S_MAX = 64, 128, 48, 4, 32
 G = 32          # the group of attnc quantize --bits 4 (its default)
@@ -278,52 +279,12 @@ def test_imported_llama_4bit_matches_its_dequantized_f32_twin(tmp_path):
     """test_quantized.py's imported Llama, its projections and MLP quantized
     with `attnc quantize --bits 4` (groups of 16: two per input row of 32):
     q, k and v join into one GEMM and gate and up interleave, each with its
-    group scales. Prefill and decode against the same model declared f32
-    with the dequantized weights: the scales and the nibbles must follow the
-    rows through the joins and interleavings."""
-    import os
-    fixture = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "test", "import", "fixtures", "llama")
-    q4 = tmp_path / "llama4"
-    q4.mkdir()
-    for f in ("config.json", "generation_config.json"):
-        (q4 / f).write_bytes(open(os.path.join(fixture, f), "rb").read())
-    subprocess.run([attnc_exe(), "quantize", os.path.join(fixture, "model.safetensors"),
-                    "-o", str(q4 / "model.safetensors"), "--bits", "4", "--group", "16",
-                    "--only", r"layers\.[0-9]+\.(self_attn|mlp)\.[a-z]+_proj\.weight$"],
-                   check=True)
-    source = subprocess.run([attnc_exe(), "import", str(q4)], check=True,
-                            capture_output=True, text=True).stdout
+    group scales; the scales and the nibbles must follow the rows."""
+    source, err, scale = imported_llama_against_twin(
+        tmp_path, ["--bits", "4", "--group", "16"], "i4",
+        lambda q, s: dequantize4(q, s, False, 16))
     assert "q_proj.weight         : i4[32, 32]" in source
     assert "gate_proj.weight_scale : f32[64, 2]" in source
-    (tmp_path / "q4.attn").write_text(source)
-    twin = "\n".join(line.replace(": i4[", ": f32[") for line in source.splitlines()
-                     if "weight_scale" not in line) + "\n"
-    (tmp_path / "f32.attn").write_text(twin)
-    raw = st.load(str(q4 / "model.safetensors"))
-    deq = {}
-    for k, v in raw.items():
-        if k.endswith("_scale"):
-            continue
-        if isinstance(v, np.ndarray) and v.dtype == np.uint8:
-            deq[k] = dequantize4(v, raw[k + "_scale"], False, 16).astype(np.float32)
-        else:
-            deq[k] = v
-    st.save(str(tmp_path / "f32.safetensors"), deq)
-    models = {}
-    for name, weights in (("q4", q4 / "model.safetensors"), ("f32", tmp_path / "f32.safetensors")):
-        lib = attnc.compile(tmp_path / f"{name}.attn", tmp_path / f"{name}.so")
-        models[name] = attnc.load(lib, weights=str(weights), threads=1)
-    ids = np.random.default_rng(3).integers(0, 100, size=(2, 9)).astype(np.int32)
-    outs = {}
-    for name, m in models.items():
-        states = m.new_state(batch=2, capacity=16)
-        logits = [m.prefill({"ids": ids[:, :6]}, states)["logits"]]
-        for p in range(6, 9):
-            logits.append(m.decode({"ids": ids[:, p:p + 1]}, states, position=p)["logits"])
-        outs[name] = np.concatenate(logits, axis=1)
-    scale = np.abs(outs["f32"]).max()
-    err = np.abs(outs["q4"] - outs["f32"]).max()
     # Both in f32, each weight (q - 8) * scale rounded once: they differ by
     # the order of the sums, ~1e-7 of the logits.
     assert err <= 1e-5 * scale, f"max abs error {err:.3e} (logits up to {scale:.3f})"
