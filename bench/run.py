@@ -126,18 +126,23 @@ def run_cmd(cmd, what, timeout=None):
     return r.stdout
 
 
-def measure_peak(work, thread_list):
-    """Compiles and runs fma_peak.c; returns {threads: GFLOP/s} and its ISA."""
+def run_probe(work, name, opt, thread_list):
+    """Compiles bench/NAME.c and runs it for each thread count; returns its
+    lines as dicts of their `key=value` fields."""
     cc = shutil.which("cc")
     if not cc:
-        raise BenchError("no C compiler 'cc' for bench/fma_peak.c: apt-get install gcc")
-    exe = os.path.join(work, "fma_peak")
-    run_cmd([cc, "-O2", "-march=native", "-pthread", os.path.join(HERE, "fma_peak.c"),
-             "-o", exe], "compiling bench/fma_peak.c")
-    out = run_cmd([exe] + [str(t) for t in thread_list], "bench/fma_peak")
+        raise BenchError(f"no C compiler 'cc' for bench/{name}.c: apt-get install gcc")
+    exe = os.path.join(work, name)
+    run_cmd([cc, opt, "-march=native", "-pthread", os.path.join(HERE, f"{name}.c"),
+             "-o", exe], f"compiling bench/{name}.c")
+    out = run_cmd([exe] + [str(t) for t in thread_list], f"bench/{name}")
+    return [dict(kv.split("=") for kv in line.split()) for line in out.splitlines()]
+
+
+def measure_peak(work, thread_list):
+    """Compiles and runs fma_peak.c; returns {threads: GFLOP/s} and its ISA."""
     peaks, isa = {}, "?"
-    for line in out.splitlines():
-        f = dict(kv.split("=") for kv in line.split())
+    for f in run_probe(work, "fma_peak", "-O2", thread_list):
         peaks[int(f["threads"])] = float(f["gflops"])
         isa = f"{f['isa']}, {f['acc']} accumulators"
     return peaks, isa
@@ -145,18 +150,8 @@ def measure_peak(work, thread_list):
 
 def measure_bandwidth(work, thread_list):
     """Compiles and runs read_bw.c; returns {threads: GB/s read}."""
-    cc = shutil.which("cc")
-    if not cc:
-        raise BenchError("no C compiler 'cc' for bench/read_bw.c: apt-get install gcc")
-    exe = os.path.join(work, "read_bw")
-    run_cmd([cc, "-O3", "-march=native", "-pthread", os.path.join(HERE, "read_bw.c"),
-             "-o", exe], "compiling bench/read_bw.c")
-    out = run_cmd([exe] + [str(t) for t in thread_list], "bench/read_bw")
-    gbs = {}
-    for line in out.splitlines():
-        f = dict(kv.split("=") for kv in line.split())
-        gbs[int(f["threads"])] = float(f["gbs"])
-    return gbs
+    return {int(f["threads"]): float(f["gbs"])
+            for f in run_probe(work, "read_bw", "-O3", thread_list)}
 
 
 class BestPeak:
