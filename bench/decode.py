@@ -569,25 +569,25 @@ def prepare_peers(a):
         hf, digest = peers.hf_dir(a.weights, a.n_positions, os.path.join(out, "hf"))
     except Exception as e:                      # noqa: BLE001: the table says why
         hf, digest = None, f"the Hugging Face directory failed: {type(e).__name__}: {e}"
+
+    def files(precisions, missing, make):
+        """{precision: a model file, or the PeerError its row prints}."""
+        if missing:
+            return {p: peers.PeerError(f"not run: {missing} not importable "
+                                       "(bench/setup.sh installs it)") for p in precisions}
+        if hf is None:
+            return {p: peers.PeerError(digest) for p in precisions}
+        return make()
+
     if "llama.cpp" in want:
-        if not (have["llama_cpp"] and have["gguf"]):
-            why = peers.PeerError("not run: llama_cpp / gguf not importable "
-                                  "(bench/setup.sh installs them)")
-            a.llama_files = {p: why for p in a.llama_precisions}
-        elif hf is None:
-            a.llama_files = {p: peers.PeerError(digest) for p in a.llama_precisions}
-        else:
-            a.llama_files = peers.gguf_files(hf, digest, os.path.join(out, "gguf"),
-                                             a.n_positions, a.llama_precisions)
+        a.llama_files = files(
+            a.llama_precisions,
+            " / ".join(m for m in ("llama_cpp", "gguf") if not have[m]),
+            lambda: peers.gguf_files(hf, digest, os.path.join(out, "gguf"), a.n_positions,
+                                     a.llama_precisions))
     if "ctranslate2" in want:
-        if not have["ctranslate2"]:
-            why = peers.PeerError("not run: ctranslate2 not importable (bench/setup.sh "
-                                  "installs it)")
-            a.ct2_dirs = {p: why for p in a.ct2_precisions}
-        elif hf is None:
-            a.ct2_dirs = {p: peers.PeerError(digest) for p in a.ct2_precisions}
-        else:
-            a.ct2_dirs = peers.ct2_dirs(hf, digest, out, a.ct2_precisions)
+        a.ct2_dirs = files(a.ct2_precisions, "" if have["ctranslate2"] else "ctranslate2",
+                           lambda: peers.ct2_dirs(hf, digest, out, a.ct2_precisions))
     lines = []
     for p, path in a.llama_files.items():
         if isinstance(path, str):
