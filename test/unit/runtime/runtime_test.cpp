@@ -984,11 +984,7 @@ TEST_F(WeightsTest, InitKernelFailure) {
 }
 
 TEST_F(WeightsTest, StatesAreDescribedAndCheckedPerEntry) {
-  std::string path = write(goodEntries());
-  attn_load_options options{};
-  options.size = sizeof options;
-  options.weights = path.c_str();
-  ASSERT_EQ(attn_model_load_with_options(FAKE_WEIGHTS_STATE, &options, &model),
+  ASSERT_EQ(loadWith(FAKE_WEIGHTS_STATE, write(goodEntries()).c_str(), &model),
             ATTN_OK)
       << attn_last_error();
   ASSERT_EQ(attn_model_num_states(model), 1);
@@ -1023,11 +1019,7 @@ TEST_F(WeightsTest, StatesAreDescribedAndCheckedPerEntry) {
 // An entry with inputs of its own (an encoder-decoder's decode takes no
 // encoder input): listed per entry, checked against that entry's list.
 TEST_F(WeightsTest, EntriesListAndCheckTheirOwnInputs) {
-  std::string path = write(goodEntries());
-  attn_load_options options{};
-  options.size = sizeof options;
-  options.weights = path.c_str();
-  ASSERT_EQ(attn_model_load_with_options(FAKE_WEIGHTS_DECODE, &options, &model),
+  ASSERT_EQ(loadWith(FAKE_WEIGHTS_DECODE, write(goodEntries()).c_str(), &model),
             ATTN_OK)
       << attn_last_error();
   // "run" answers as attn_model_num_inputs / attn_model_input_info do.
