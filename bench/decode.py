@@ -166,6 +166,14 @@ def hf_model(a):
     return model.eval()
 
 
+def rewind(cache, to):
+    """StaticCache writes at its own counter (cumulative_length); setting it
+    back makes the next call overwrite the same rows, as a fresh step would."""
+    for layer in cache.layers:
+        if getattr(layer, "is_initialized", False):
+            layer.cumulative_length.fill_(to)
+
+
 def system_torch(a, ids, what):
     import torch
     from transformers import StaticCache
@@ -178,18 +186,11 @@ def system_torch(a, ids, what):
     cache = StaticCache(config=model.config, max_cache_len=n)
     last = {}
 
-    def rewind(to):
-        # StaticCache writes at its own counter (cumulative_length); setting it
-        # back makes the next call overwrite the same rows, as a fresh step would.
-        for layer in cache.layers:
-            if getattr(layer, "is_initialized", False):
-                layer.cumulative_length.fill_(to)
-
     if what == "prefill":
         pos = torch.arange(n)
 
         def run():
-            rewind(0)
+            rewind(cache, 0)
             with torch.inference_mode():
                 last.pop("y", None)
                 last["y"] = model(input_ids=t, past_key_values=cache, use_cache=True,
@@ -202,7 +203,7 @@ def system_torch(a, ids, what):
     tok, pos = t[:, -1:], torch.tensor([n - 1])
 
     def run():
-        rewind(n - 1)
+        rewind(cache, n - 1)
         with torch.inference_mode():
             last.pop("y", None)
             last["y"] = model(input_ids=tok, past_key_values=cache, use_cache=True,
@@ -330,8 +331,14 @@ def worker_main(a):
         got = SYSTEMS[a.system](a, ids, a.what)
     except Unsupported as e:
         return emit({"status": "n/a", "detail": f"n/a: {e}"})
-    # (run, output), or (run, output, True) where run() times itself and
-    # returns a list of seconds (CTranslate2: the decode steps of one generation).
+    return emit(check_and_time(a, got, lambda: np.load(a.ref)))
+
+
+def check_and_time(a, got, reference):
+    """Checks a system's output against reference() (unless a.save_out,
+    which saves it instead), then times it; the result's dict. got: (run,
+    output), or (run, output, True) where run() times itself and returns a
+    list of seconds (CTranslate2: the decode steps of one generation)."""
     run, output = got[0], got[1]
     self_timed = len(got) > 2 and got[2]
     res = {}
@@ -341,14 +348,14 @@ def worker_main(a):
         res["first_ms"] = (time.perf_counter() - t0) * 1e3
     y = np.array(output(), dtype=np.float32)
     if not np.all(np.isfinite(y)):
-        return emit(dict(res, status="bad output", detail="non-finite values"))
+        return dict(res, status="bad output", detail="non-finite values")
     if a.save_out:
         np.save(a.save_out, y)
-        return emit(dict(res, status="saved"))
-    ref = np.load(a.ref)
+        return dict(res, status="saved")
+    ref = reference()
     if y.shape != ref.shape:
-        return emit(dict(res, status="bad output",
-                         detail=f"shape {y.shape}, reference {ref.shape}"))
+        return dict(res, status="bad output",
+                    detail=f"shape {y.shape}, reference {ref.shape}")
     err = float(np.max(np.abs(y - ref)))
     scale = float(np.max(np.abs(ref)))
     top, ref_top = np.argmax(y, -1), np.argmax(ref, -1)
@@ -358,27 +365,27 @@ def worker_main(a):
     res.update(maxerr=err, scale=scale, top_gap=top_gap, tol=a.tol,
                argmax_agree=float(np.mean(top == ref_top)))
     if not err <= a.tol * scale:
-        return emit(dict(res, status="disagrees",
-                         detail=f"max abs err {err:.3g} > {a.tol:g} * {scale:.3g}, not timed"))
+        return dict(res, status="disagrees",
+                    detail=f"max abs err {err:.3g} > {a.tol:g} * {scale:.3g}, not timed")
     if not top_gap <= a.tol * scale:
-        return emit(dict(res, status="disagrees",
-                         detail=f"top-1 token's reference logit {top_gap:.3g} below the best "
-                                f"> {a.tol:g} * {scale:.3g}, not timed"))
+        return dict(res, status="disagrees",
+                    detail=f"top-1 token's reference logit {top_gap:.3g} below the best "
+                           f"> {a.tol:g} * {scale:.3g}, not timed")
     times = []
     if self_timed:
         t_end = time.perf_counter() + a.budget
         while len(times) < a.min_reps or (len(times) < a.max_reps and time.perf_counter() < t_end):
             times.extend(run())
-        return emit(dict(res, status="ok", ms=statistics.median(times) * 1e3, runs=len(times),
-                         min_ms=min(times) * 1e3, max_ms=max(times) * 1e3))
+        return dict(res, status="ok", ms=statistics.median(times) * 1e3, runs=len(times),
+                    min_ms=min(times) * 1e3, max_ms=max(times) * 1e3)
     run()                                   # warm-up
     t_end = time.perf_counter() + a.budget
     while len(times) < a.max_reps and (len(times) < a.min_reps or time.perf_counter() < t_end):
         t0 = time.perf_counter()
         run()
         times.append(time.perf_counter() - t0)
-    return emit(dict(res, status="ok", ms=statistics.median(times) * 1e3, runs=len(times),
-                     min_ms=min(times) * 1e3, max_ms=max(times) * 1e3))
+    return dict(res, status="ok", ms=statistics.median(times) * 1e3, runs=len(times),
+                min_ms=min(times) * 1e3, max_ms=max(times) * 1e3)
 
 
 def emit(res):
@@ -398,8 +405,10 @@ def run_cmd(cmd, what):
     return r.stdout
 
 
-def worker(a, args):
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--tol", str(a.tol),
+def worker(a, args, script=__file__):
+    """Runs `script --worker ARGS` (this file's, or bench/batched.py's) and
+    returns its RESULT."""
+    cmd = [sys.executable, os.path.abspath(script), "--worker", "--tol", str(a.tol),
            "--min-reps", str(a.min_reps), "--max-reps", str(a.max_reps),
            "--n-positions", str(a.n_positions), "--weights", a.weights, "--lib", a.lib] + args
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -761,6 +770,49 @@ def fit_table(decode_rows):
     return "\n".join(out) + "\n"
 
 
+def plot_decode(decode_rows, path):
+    """decode ms per token against context, one line per (row, threads),
+    log-x, to `path` (PNG); the line for the results, which says where the
+    picture is or why there is none."""
+    try:
+        import matplotlib
+    except ImportError:
+        return f"no picture: matplotlib is not importable by {sys.executable} (bench/setup.sh)"
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    series = {}
+    for c, rows in sorted(decode_rows.items()):
+        for label, t, r in rows:
+            if r.get("status") == "ok":
+                series.setdefault((label, t), []).append((c, r["ms"]))
+    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=120)
+    # One colour per weight precision, one marker per system.
+    colors = {"f32": "tab:blue", "f16": "tab:green", "int8": "tab:orange", "Q4_0": "tab:red"}
+    markers = {"attnc": "o", "PyTorch": "s", "ONNX": "D", "llama.cpp": "^", "CTranslate2": "v"}
+    precision = {label: r.get("precision") for rows in decode_rows.values()
+                 for label, _, r in rows}
+    for (label, t), pts in series.items():
+        ours = label.startswith("attnc")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], linewidth=2.2 if ours else 1.2,
+                linestyle="-" if t == 1 else "--", marker=markers.get(label.split()[0], "x"),
+                color=colors.get(precision.get(label), "tab:gray"),
+                label=f"{label}, {t} thread{'s' if t > 1 else ''}")
+    ax.set_xscale("log")
+    ax.set_xticks(sorted(decode_rows), [str(c) for c in sorted(decode_rows)])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xlabel("context (tokens attended over)")
+    ax.set_ylabel("decode ms per token (median)")
+    ax.set_title("GPT-2 small decode, B = 1 (colour: weight precision; thick: attnc)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return f"picture: {path} (ms per token against context, per row and threads)"
+
+
 class BestBandwidth:
     """The machine's read bandwidth per thread count (bench/read_bw.c through
     run.measure_bandwidth), the best of every measurement, as run.BestPeak
@@ -969,6 +1021,8 @@ def main():
         emit_text(table("decode", c, decode_rows[c], peaks, a.bw))
     if len(decode_rows) >= 2:
         emit_text(fit_table(decode_rows))
+    if decode_rows:
+        emit_text(plot_decode(decode_rows, os.path.join(a.workdir, "decode.png")))
     for s in sorted(a.prefill_list):
         measure_peak()
         emit_text(table("prefill", s, measure(a, "prefill", s), peaks))
