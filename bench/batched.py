@@ -267,9 +267,9 @@ def worker_main(a):
 
 def measure(a, c):
     """The reference, then every (threads, B, system): [(label, threads, B, result)]."""
-    ref = os.path.join(a.workdir, f"ref_batched_C{c}_n{a.seqs}.npy")
+    ref = os.path.join(a.workdir, f"ref_batched_C{c}_n{a.seqs}_N{a.n_positions}.npy")
     base = ["--context", str(c), "--seqs", str(a.seqs), "--budget", str(a.budget)]
-    if not os.path.exists(ref):
+    if not (a.reuse and os.path.exists(ref)):
         log(f"C={c}: reference (PyTorch sdpa, each sequence alone, 2 threads)")
         r = decode.worker(a, base + ["--system", "ref", "--batch", str(a.seqs), "--threads", "2",
                                      "--save-out", ref], __file__)
@@ -408,7 +408,8 @@ def parse_args():
     p.add_argument("--flash-attn", action="store_true", help="llama.cpp with flash attention")
     p.add_argument("--variants", default="int8", help="attnc's rows besides f32 (default int8)")
     p.add_argument("--reuse", action="store_true",
-                   help="reuse WORKDIR's compiled libraries when their source is unchanged")
+                   help="reuse WORKDIR's compiled libraries when their source is unchanged, "
+                        "and its references")
     p.add_argument("--profile", action="store_true",
                    help="attn-run --profile of attnc f32's decode at the largest B, each context")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

@@ -37,7 +37,10 @@ A linear fit of decode ms against C per (system, threads) gives the cost of
 the weights (intercept) and of each 1000 tokens of context (slope), with R^2.
 
 Each (system, threads, what) runs in a process of its own (this script,
---worker), one after another. Results go to bench/out/decode/results.md.
+--worker), one after another. Results go to bench/out/decode/results.md,
+and decode.png beside it: decode ms per token against context, one line per
+row and thread count (matplotlib; without it the results say so).
+bench/batched.py reuses its model, peers, check and timing for B > 1.
 Method and results: docs/performance.md, "Decoding".
 """
 
