@@ -297,25 +297,21 @@ def test_quantize_errors(tmp_path):
     assert "missing.safetensors" in err, err
 
 
-def imported_llama_against_twin(tmp_path, quantize_args, dtype, dequantize):
-    """test/import's Llama checkpoint (bf16; separate q, k, v that attnc
-    joins into one GEMM, and a gated MLP whose gate and up it interleaves),
-    its attention and MLP matrices quantized by `attnc quantize
+def imported_against_twin(tmp_path, fixture, quantize_args, dtype, dequantize):
+    """test/import's checkpoint `fixture`, quantized by `attnc quantize
     *quantize_args` and imported. Returns (the import's source, max |logit
     error|, the logits' max |value|) of its prefill and decodes against the
     same model with every `dtype` matrix declared f32 and holding
-    `dequantize(stored, scale)`: the scales must follow the rows through the
-    joins and interleavings."""
+    `dequantize(name, stored, scale)`: the scales must follow the rows
+    through joins, interleavings and tables."""
     fixture = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "test", "import", "fixtures", "llama")
+        os.path.abspath(__file__)))), "test", "import", "fixtures", fixture)
     quantized = tmp_path / "quantized"
     quantized.mkdir()
     for f in ("config.json", "generation_config.json"):
         (quantized / f).write_bytes(open(os.path.join(fixture, f), "rb").read())
     subprocess.run([attnc_exe(), "quantize", os.path.join(fixture, "model.safetensors"),
-                    "-o", str(quantized / "model.safetensors"), *quantize_args,
-                    "--only", r"layers\.[0-9]+\.(self_attn|mlp)\.[a-z]+_proj\.weight$"],
-                   check=True)
+                    "-o", str(quantized / "model.safetensors"), *quantize_args], check=True)
     source = subprocess.run([attnc_exe(), "import", str(quantized)], check=True,
                             capture_output=True, text=True).stdout
     (tmp_path / "quantized.attn").write_text(source)
@@ -325,7 +321,7 @@ def imported_llama_against_twin(tmp_path, quantize_args, dtype, dequantize):
                      if "weight_scale" not in line) + "\n"
     (tmp_path / "f32.attn").write_text(twin)
     raw = st.load(str(quantized / "model.safetensors"))
-    deq = {k: (dequantize(v, raw[k + "_scale"]).astype(np.float32)
+    deq = {k: (dequantize(k, v, raw[k + "_scale"]).astype(np.float32)
                if k + "_scale" in raw else v)
            for k, v in raw.items() if not k.endswith("_scale")}
     st.save(str(tmp_path / "f32.safetensors"), deq)
@@ -344,11 +340,18 @@ def imported_llama_against_twin(tmp_path, quantize_args, dtype, dequantize):
             float(np.abs(outs["f32"]).max()))
 
 
+# test/import's Llama (bf16; separate q, k, v that attnc joins into one GEMM,
+# and a gated MLP whose gate and up it interleaves): its attention and MLP
+# matrices.
+LLAMA_MATRICES = ["--only", r"layers\.[0-9]+\.(self_attn|mlp)\.[a-z]+_proj\.weight$"]
+
+
 def test_imported_llama_int8_matches_its_dequantized_f32_twin(tmp_path):
     """The imported Llama with i8 matrices (`attnc import` declares the I8
     matrices i8 with their per-output scales) against its dequantized twin."""
-    source, err, scale = imported_llama_against_twin(
-        tmp_path, [], "i8", lambda q, s: q.astype(np.float64) * s[:, None])
+    source, err, scale = imported_against_twin(
+        tmp_path, "llama", LLAMA_MATRICES, "i8",
+        lambda name, q, s: q.astype(np.float64) * s[:, None])
     assert "q_proj.weight         : i8[32, 32]" in source
     assert "gate_proj.weight_scale : f32[64]" in source
     # Both in f32: they differ by the rounding of scale * q to f32 and the

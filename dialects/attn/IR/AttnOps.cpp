@@ -440,23 +440,50 @@ LinearOp::getFlopCount(SmallVectorImpl<std::pair<Value, unsigned>> &dims) {
   return 2.0 * double(input.getShape().back()) * double(getOutFeatures());
 }
 
+int64_t EmbeddingOp::getFeatures() {
+  auto table = getTable().getType();
+  return (isPackedFourBit(table.getElementType()) ? 2 : 1) *
+         table.getDimSize(1);
+}
+
 LogicalResult EmbeddingOp::verify() {
   auto ids = getIds().getType();
   auto table = getTable().getType();
   SmallVector<int64_t> expected(ids.getShape());
-  expected.push_back(table.getDimSize(1));
+  expected.push_back(getFeatures());
   if (getType().getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("result must be the ids' shape with the table's ")
-           << table.getDimSize(1) << " features";
+           << getFeatures() << " features";
+  // A quantized table is an [out, in] matrix of a row per id, scaled as
+  // attn.linear's.
+  int64_t rows = table.getDimSize(0);
+  if (isPackedFourBit(table.getElementType()))
+    return verifyGroupScales([&] { return emitOpError("table "); }, getScales(),
+                             rows, getFeatures(),
+                             /*outIn=*/true);
+  bool quantized = table.getElementType().isInteger(8);
+  if (quantized && !getScales())
+    return emitOpError("an i8 table needs its per-row scales");
+  if (!quantized && getScales())
+    return emitOpError("scales apply only to an i8 or ui8 table, not ")
+           << table.getElementType();
+  auto scales = getScales() ? cast<RankedTensorType>(getScales().getType())
+                            : RankedTensorType();
+  if (scales && (scales.getRank() != 1 || scales.getDimSize(0) != rows))
+    return emitOpError("scales must be [")
+           << rows << "], one per row of the table, got " << scales;
   return success();
 }
 
-/// The result has the ids' dims, then the table's feature dim.
+/// The result has the ids' dims, then the table's feature dim (a ui8
+/// table's dim counts bytes, two features each: the same extent only
+/// otherwise).
 void EmbeddingOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
   int64_t rank = getIds().getType().getRank();
   for (int64_t d = 0; d < rank; ++d)
     groups.push_back({{getResult(), d}, {getIds(), d}});
-  groups.push_back({{getResult(), rank}, {getTable(), 1}});
+  if (!isPackedFourBit(getTable().getType().getElementType()))
+    groups.push_back({{getResult(), rank}, {getTable(), 1}});
 }
 
 LogicalResult PositionsOp::verify() {
