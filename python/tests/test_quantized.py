@@ -116,23 +116,30 @@ def layer_norm(x, g, b):
     return (x - mu) / np.sqrt(var + 1e-5) * g + b
 
 
-def forward(w, ids):
-    """float64 logits [B, S, V] of the whole sequence; `w` holds float64
-    matrices, each [out, in] (the quantized ones as reference_weights gives
-    them, all of them here)."""
-    B, S = ids.shape
-    x = w["wte.weight"][ids] + w["wpe.weight"][:S]
+def attention_block(x, w, heads):
+    """x plus float64 causal self-attention of layer_norm(x, ln_1) with the
+    packed Q|K|V `attn.c_attn` and the projection `attn.c_proj` of `w`
+    (matrices [out, in]), biases included."""
+    B, S, D = x.shape
     h = layer_norm(x, w["ln_1.weight"], w["ln_1.bias"])
     qkv = h @ w["attn.c_attn.weight"].T + w["attn.c_attn.bias"]
-    hd = D // H
-    q, k, v = (qkv[..., i * D:(i + 1) * D].reshape(B, S, H, hd).transpose(0, 2, 1, 3)
+    hd = D // heads
+    q, k, v = (qkv[..., i * D:(i + 1) * D].reshape(B, S, heads, hd).transpose(0, 2, 1, 3)
                for i in range(3))
     scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(hd)
     scores = np.where(np.tril(np.ones((S, S), bool)), scores, -np.inf)
     p = np.exp(scores - scores.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     a = (p @ v).transpose(0, 2, 1, 3).reshape(B, S, D)
-    x = x + a @ w["attn.c_proj.weight"].T + w["attn.c_proj.bias"]
+    return x + a @ w["attn.c_proj.weight"].T + w["attn.c_proj.bias"]
+
+
+def forward(w, ids):
+    """float64 logits [B, S, V] of the whole sequence; `w` holds float64
+    matrices, each [out, in] (the quantized ones as reference_weights gives
+    them, all of them here)."""
+    S = ids.shape[1]
+    x = attention_block(w["wte.weight"][ids] + w["wpe.weight"][:S], w, H)
     h = layer_norm(x, w["ln_2.weight"], w["ln_2.bias"])
     u = gelu_tanh(h @ w["mlp.c_fc.weight"].T + w["mlp.c_fc.bias"])
     x = x + u @ w["mlp.c_proj.weight"].T + w["mlp.c_proj.bias"]

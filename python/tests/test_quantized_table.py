@@ -22,7 +22,7 @@ import pytest
 
 import attnc
 import safetensors_io as st
-from test_quantized import attnc_exe, imported_against_twin, layer_norm
+from test_quantized import attention_block, attnc_exe, imported_against_twin, layer_norm
 from test_quantized4 import dequantize4
 
 # V is not a multiple of the head's panel width, so the head's last panel is
@@ -94,19 +94,10 @@ def table_of(stored, table, how):
 def forward(w, emb, head, ids):
     """float64 logits [B, S, V] of the whole sequence, the embedding reading
     the table `emb` and the head `head`."""
-    B, S = ids.shape
-    x = emb[ids] + w["wpe.weight"][:S]
-    h = layer_norm(x, w["ln_1.weight"], w["ln_1.bias"])
-    qkv = h @ w["attn.c_attn.weight"] + w["attn.c_attn.bias"]
-    hd = D // H
-    q, k, v = (qkv[..., i * D:(i + 1) * D].reshape(B, S, H, hd).transpose(0, 2, 1, 3)
-               for i in range(3))
-    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(hd)
-    scores = np.where(np.tril(np.ones((S, S), bool)), scores, -np.inf)
-    p = np.exp(scores - scores.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    a = (p @ v).transpose(0, 2, 1, 3).reshape(B, S, D)
-    x = x + a @ w["attn.c_proj.weight"] + w["attn.c_proj.bias"]
+    # The model's Conv1D matrices are [in, out]; attention_block takes
+    # [out, in].
+    w = dict(w, **{k: w[k].T for k in ("attn.c_attn.weight", "attn.c_proj.weight")})
+    x = attention_block(emb[ids] + w["wpe.weight"][:ids.shape[1]], w, H)
     return layer_norm(x, w["ln_f.weight"], w["ln_f.bias"]) @ head.T
 
 
