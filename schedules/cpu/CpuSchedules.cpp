@@ -304,11 +304,12 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
 /// vector (atomic vectorize: a horizontal add or max), so the serial chain
 /// is `r`'s extent / `lanes` long instead of `r`'s extent. The partial
 /// results' loops run in `order` (innermost first) outside `r`, the first
-/// unrolled by `unroll` for independent chains.
-void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
+/// unrolled by `unroll` for independent chains. Returns the partial
+/// results' Func, undefined for one lane.
+Func vectorReduce(Func g, RVar r, int lanes, LoopLevel at,
                   const std::vector<Var> &order, int unroll) {
   if (lanes == 1)
-    return;
+    return Func();
   RVar outer(r.name() + "_o"), lane(r.name() + "_l");
   Var u(r.name() + "_u");
   Func partial = g.update().split(r, outer, lane, lanes).rfactor(lane, u);
@@ -317,7 +318,7 @@ void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
   for (const Var &x : partial.args())
     if (x.name() != u.name())
       storage.push_back(x);
-  partial.reorder_storage(storage).compute_at(at, atLoop).vectorize(u);
+  partial.reorder_storage(storage).compute_at(at).vectorize(u);
   std::vector<VarOrRVar> loops = {u, outer};
   loops.insert(loops.end(), order.begin(), order.end());
   partial.update().reorder(loops).vectorize(u).unroll(outer);
@@ -326,6 +327,31 @@ void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
     partial.update().split(order.front(), io, ii, unroll).unroll(ii);
   }
   g.update().atomic().vectorize(lane);
+  return partial;
+}
+
+/// A decode's scores, dot(ii, jj, kt, it, h): per key, per head, the head
+/// dims in vectors of partial sums (`lanes` of them, heads unrolled by
+/// `headUnroll` for independent chains), each key's row read whole, in
+/// order; then `block` keys of one head reduced at once, their block x
+/// lanes partial sums (contiguous) to one vector of scores by pairwise
+/// shuffles and adds, where one horizontal reduction per key and head was
+/// a chain of `lanes` scalar adds. The partial sums of a block (block x
+/// lanes x heads floats, 12 KiB for GPT-2 on AVX-512) are computed at the
+/// block's loop and stay in L1.
+void scheduleDecodeScores(AttentionStage &a, int lanes, int block,
+                          int headUnroll) {
+  std::vector<Var> dv = a.dot.args();
+  Var jo(dv[1].name() + "_o"), ji(dv[1].name() + "_i");
+  Func partial = vectorReduce(a.dot, a.headDims.x, lanes, LoopLevel(a.dot, jo),
+                              {dv[4], dv[1]}, headUnroll);
+  if (!partial.defined())
+    return;
+  a.dot.vectorize(dv[1], block);
+  a.dot.update()
+      .split(dv[1], jo, ji, block)
+      .reorder(RVar(a.headDims.x.name() + "_l"), ji, dv[4], jo)
+      .vectorize(ji);
 }
 
 /// Attention of a decode step: a few queries over a KV cache, each alone,
@@ -371,26 +397,23 @@ void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
   for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, tile);
 
-  // dot(ii, jj, kt, it, h): per key, per head, the head dims in vectors;
-  // heads unrolled by up to 8 (independent sums).
   int headUnroll = dividingFactor(a.heads, 8);
-  std::vector<Var> dv = a.dot.args();
-  vectorReduce(a.dot, a.headDims.x, dividingFactor(a.keyHeadDim, natural),
-               a.state, tile, {dv[4], dv[1]}, headUnroll);
+  scheduleDecodeScores(a, dividingFactor(a.keyHeadDim, natural),
+                       dividingFactor(a.keyTile, natural), headUnroll);
   // tileMax, tileSum(ii, kt, it, h): over the tile's keys.
   for (Func g : {a.tileMax, a.tileSum})
-    vectorReduce(g, a.keys.x, dividingFactor(a.keyTile, natural), a.state, tile,
-                 {g.args()[3]}, headUnroll);
+    vectorReduce(g, a.keys.x, dividingFactor(a.keyTile, natural),
+                 LoopLevel(a.state, tile), {g.args()[3]}, headUnroll);
   Var pj = a.probs.args()[1];
   a.probs.vectorize(pj, natural);
   if (a.probs.has_update_definition())
     a.probs.update().vectorize(a.keys.x, natural);
-  // tileOut(c, ii, kt, it, h): per head, the tile's keys into headDim
-  // accumulators held in registers.
+  // tileOut(c, ii, kt, it, h): per key, every head's headDim accumulators
+  // (in L1), so the tile's value rows are read whole, in order.
   std::vector<Var> ov = a.tileOut.args();
   a.tileOut.vectorize(ov[0], headWidth);
   a.tileOut.update()
-      .reorder(ov[0], a.keys.x, ov[4])
+      .reorder(ov[0], ov[4], a.keys.x)
       .vectorize(ov[0], headWidth)
       .unroll(ov[0]);
 }
