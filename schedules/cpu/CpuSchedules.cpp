@@ -299,6 +299,9 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
       .unroll(inner);
 }
 
+/// The lanes vectorReduce splits off a reduction over `r`.
+RVar laneOf(RVar r) { return RVar(r.name() + "_l"); }
+
 /// A reduction `g.update()` over `r` folded `lanes` at a time into one vector
 /// of partial results (rfactor), computed at `at`, then reduced across the
 /// vector (atomic vectorize: a horizontal add or max), so the serial chain
@@ -310,7 +313,7 @@ Func vectorReduce(Func g, RVar r, int lanes, LoopLevel at,
                   const std::vector<Var> &order, int unroll) {
   if (lanes == 1)
     return Func();
-  RVar outer(r.name() + "_o"), lane(r.name() + "_l");
+  RVar outer(r.name() + "_o"), lane = laneOf(r);
   Var u(r.name() + "_u");
   Func partial = g.update().split(r, outer, lane, lanes).rfactor(lane, u);
   // rfactor appends u; its vectors are contiguous with u innermost.
@@ -337,8 +340,8 @@ Func vectorReduce(Func g, RVar r, int lanes, LoopLevel at,
 /// lanes partial sums (contiguous) to one vector of scores by pairwise
 /// shuffles and adds, where one horizontal reduction per key and head was
 /// a chain of `lanes` scalar adds. The partial sums of a block (block x
-/// lanes x heads floats, 12 KiB for GPT-2 on AVX-512) are computed at the
-/// block's loop and stay in L1.
+/// lanes x heads floats, 3 KiB for GPT-2) are computed at the block's loop
+/// and stay in L1.
 void scheduleDecodeScores(AttentionStage &a, int lanes, int block,
                           int headUnroll) {
   std::vector<Var> dv = a.dot.args();
@@ -350,7 +353,7 @@ void scheduleDecodeScores(AttentionStage &a, int lanes, int block,
   a.dot.vectorize(dv[1], block);
   a.dot.update()
       .split(dv[1], jo, ji, block)
-      .reorder(RVar(a.headDims.x.name() + "_l"), ji, dv[4], jo)
+      .reorder(laneOf(a.headDims.x), ji, dv[4], jo)
       .vectorize(ji);
 }
 
@@ -381,8 +384,9 @@ int decodeAttentionLanes(const Target &target) {
 /// reduce its keys in vectors. The same model at context 4096 on the
 /// shared 2-core AMD EPYC Zen 4 (CPU time, in turns): the scores reduced
 /// key by key and the values read head by head (256-byte pieces of 64 rows)
-/// took 25.1 ms with an f32 cache and 19.1 ms with an f16 one; this
-/// schedule ~12 and ~8 ms (25 and 18 GB/s of cache).
+/// took 23.0 ms with an f32 cache and 16.8 ms with an f16 one; this
+/// schedule 12.7 and 7.9 ms (24 and 19 GB/s of cache; docs/performance.md,
+/// "Decode attention at the memory's pace").
 void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
                              AttentionStage &a, const Target &target) {
   int natural = decodeAttentionLanes(target);
