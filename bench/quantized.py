@@ -208,11 +208,13 @@ def main():
     variants = [(kind, cache) for kind in kinds for cache in caches]
     libs, weights = {}, {}
     for kind in kinds:
-        weights[kind] = os.path.join(a.workdir, f"w_{kind}.safetensors")
+        # The file names carry n_pos (wpe's rows and the caches' bound), so
+        # --reuse never picks up a run's for another context.
+        weights[kind] = os.path.join(a.workdir, f"w_{kind}_n{n_pos}.safetensors")
         if a.reuse and os.path.exists(weights[kind]):
             continue
         if kind == "f32":
-            src = os.path.join(a.workdir, "gpt2_f32.attn")
+            src = os.path.join(a.workdir, f"gpt2_f32_n{n_pos}.attn")
             with open(src, "w") as f:
                 f.write(model_text(n_pos, "f32"))
             run([a.attnc, src, f"--init-weights={weights[kind]}", "--seed=1"])
@@ -220,10 +222,10 @@ def main():
             run([a.attnc, "quantize", weights["f32"], "-o", weights[kind]]
                 + quantize_args(kind))
     for v in variants:
-        src = os.path.join(a.workdir, f"gpt2_{name_of(v)}.attn")
+        src = os.path.join(a.workdir, f"gpt2_{name_of(v)}_n{n_pos}.attn")
         with open(src, "w") as f:
             f.write(model_text(n_pos, *v))
-        libs[v] = os.path.join(a.workdir, f"gpt2_{name_of(v)}.so")
+        libs[v] = os.path.join(a.workdir, f"gpt2_{name_of(v)}_n{n_pos}.so")
         if not (a.reuse and os.path.exists(libs[v])):
             run([a.attnc, src, "-o", libs[v]])
 

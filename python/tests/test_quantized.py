@@ -304,6 +304,11 @@ def test_quantize_errors(tmp_path):
     assert "missing.safetensors" in err, err
 
 
+# Twin source -> its library: twins of one model (the same f32
+# declarations, e.g. the int8 and 4-bit tests') are compiled once.
+_twin_libraries = {}
+
+
 def imported_against_twin(tmp_path, fixture, quantize_args, dtype, dequantize):
     """test/import's checkpoint `fixture`, quantized by `attnc quantize
     *quantize_args` and imported. Returns (the import's source, max |logit
@@ -322,10 +327,11 @@ def imported_against_twin(tmp_path, fixture, quantize_args, dtype, dequantize):
     source = subprocess.run([attnc_exe(), "import", str(quantized)], check=True,
                             capture_output=True, text=True).stdout
     (tmp_path / "quantized.attn").write_text(source)
-    # The twin: the quantized declarations as f32, their scales gone; the
-    # weights dequantized.
+    # The twin: the quantized declarations as f32, their scales gone (and
+    # the comments, which name this test's directory); the weights
+    # dequantized.
     twin = "\n".join(line.replace(f": {dtype}[", ": f32[") for line in source.splitlines()
-                     if "weight_scale" not in line) + "\n"
+                     if "weight_scale" not in line and not line.startswith("#")) + "\n"
     (tmp_path / "f32.attn").write_text(twin)
     raw = st.load(str(quantized / "model.safetensors"))
     deq = {k: (dequantize(k, v, raw[k + "_scale"]).astype(np.float32)
@@ -335,7 +341,10 @@ def imported_against_twin(tmp_path, fixture, quantize_args, dtype, dequantize):
     outs = {}
     for name, weights in (("quantized", quantized / "model.safetensors"),
                           ("f32", tmp_path / "f32.safetensors")):
-        lib = attnc.compile(tmp_path / f"{name}.attn", tmp_path / f"{name}.so")
+        lib = _twin_libraries.get(twin) if name == "f32" else None
+        lib = lib or attnc.compile(tmp_path / f"{name}.attn", tmp_path / f"{name}.so")
+        if name == "f32":
+            _twin_libraries[twin] = lib
         with attnc.load(lib, weights=str(weights), threads=1) as m:
             ids = np.random.default_rng(3).integers(0, 100, size=(2, 9)).astype(np.int32)
             states = m.new_state(batch=2, capacity=16)
