@@ -532,8 +532,9 @@ def f16_weights(src, dst):
 
 def prepare_variants(a):
     """attnc's f16, int8 and 4-bit models beside the f32 one. int8 and q4:
-    bench/quantized.py's (attention and MLP matrices i8 per output channel,
-    or i4 with a scale per group of 32 inputs; the tied head f32); f16:
+    bench/quantized.py's (attention and MLP matrices and the token table, so
+    the head tied to it, i8 per output channel, or i4 with a scale per group
+    of 32 inputs); f16:
     F16_WEIGHTS in f16. a.variants maps each to (lib, weights, weight
     bytes per step) or to the reason it is not run."""
     a.variants = {}
@@ -545,9 +546,8 @@ def prepare_variants(a):
             if kind in ("int8", "q4"):
                 import quantized                    # bench/quantized.py
                 text = quantized.model_text(a.n_positions, kind)
-                bits = ["--bits", "4", "--group", str(quantized.GROUP)] if kind == "q4" else []
-                run_cmd([a.attnc, "quantize", a.weights, "-o", weights, "--only",
-                         quantized.QUANTIZED, "--in-out", "."] + bits, "attnc quantize")
+                run_cmd([a.attnc, "quantize", a.weights, "-o", weights]
+                        + quantized.quantize_args(kind), "attnc quantize")
                 wbytes = float(quantized.weight_bytes(kind))
             else:
                 text = f16_model_text(a.n_positions)

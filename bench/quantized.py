@@ -14,8 +14,11 @@ with its linear matrices declared i8 with their scales and its weights file
 made by `attnc quantize`; the 4-bit model ("q4") declares them i4 with one
 scale per group of 32 inputs, its file made by `attnc quantize --bits 4`.
 Which matrices: every layer's attention projections (c_attn, c_proj) and MLP
-(c_fc, c_proj); the head tied to the token table (an embedding too) stays
-f32, as do the norms and biases. --kv-cache lists the caches' dtypes to run
+(c_fc, c_proj), and the token table `wte` (one scale per row in int8, per
+group of 32 features in q4), so the head tied to it reads it quantized too;
+the position table, the norms and the biases stay f32. "int8-f32head" and
+"q4-f32head" keep the token table (and so the head) f32, as before the
+tables could be quantized. --kv-cache lists the caches' dtypes to run
 each weight kind with (`state past.{i}.key : f16[B, L, 768]`); a step reads
 the cache's first C rows of keys and values in every layer.
 
@@ -45,22 +48,50 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 D, LAYERS, FFN, VOCAB = 768, 12, 3072, 50257
-QUANTIZED = r"h\.[0-9]+\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj))\.weight$"
+MATRICES_RE = r"h\.[0-9]+\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj))"
+# The layers' Conv1D matrices are stored [in, out]; the token table is
+# [rows, features], an [out, in] matrix of the head.
+IN_OUT = r"^h\."
 GROUP = 32  # the 4-bit model's inputs per scale
 # (name, in, out) of each layer's quantized matrices, all stored [in, out].
 MATRICES = (("attn.c_attn", D, 3 * D), ("attn.c_proj", D, D), ("mlp.c_fc", D, FFN),
             ("mlp.c_proj", FFN, D))
-KINDS = ("f32", "int8", "q4")
+KINDS = ("f32", "int8", "q4", "int8-f32head", "q4-f32head")
 CACHES = ("f32", "f16", "bf16")
+
+
+def bits_of(kind):
+    """The matrices' precision: f32, int8 or q4."""
+    return kind.split("-")[0]
+
+
+def quantized_head(kind):
+    return kind in ("int8", "q4")
+
+
+def quantize_args(kind):
+    """The arguments of `attnc quantize` (after IN -o OUT) that make the
+    weights of `kind` from the f32 ones."""
+    table = "|wte" if quantized_head(kind) else ""
+    bits = ["--bits", "4", "--group", str(GROUP)] if bits_of(kind) == "q4" else []
+    return ["--only", rf"^({MATRICES_RE}{table})\.weight$", "--in-out", IN_OUT] + bits
 
 
 def model_text(n_positions, kind, kv_cache="f32"):
     """bench/decode.py's GPT-2 with KV caches of dtype `kv_cache`; "int8":
-    its attention and MLP matrices declared i8 with their per-output-channel
-    scales; "q4": i4 with their scales per group of GROUP inputs
-    ([in / GROUP, out], the matrices' layout)."""
+    its attention and MLP matrices and its token table declared i8 with
+    their per-output-channel (per-row) scales; "q4": i4 with their scales
+    per group of GROUP inputs ([in / GROUP, out], the matrices' layout;
+    [50257, 768 / GROUP] for the table); "-f32head": the table f32."""
     extra = [(rf"state past\.\{{i\}}\.{kv}( +): f32\[", rf"state past.{{i}}.{kv}\1: {kv_cache}[")
              for kv in ("key", "value")]
+    if quantized_head(kind):
+        dtype, scale = (("i8", f"{VOCAB}") if kind == "int8"
+                        else ("i4", f"{VOCAB}, {D // GROUP}"))
+        extra.append((rf"(  weight wte\.weight) : f32\[{VOCAB}, {D}\]\n",
+                      rf"\1 : {dtype}[{VOCAB}, {D}]\n"
+                      rf"  weight wte.weight_scale : f32[{scale}]\n"))
+    kind = bits_of(kind)
     for name, n_in, n_out in (MATRICES if kind != "f32" else ()):
         escaped = name.replace(".", r"\.")
         shape = f"{n_in}, {n_out}"
@@ -80,13 +111,18 @@ def weight_bytes(kind):
     """Bytes of the matrices one decode step reads: every layer's GEMMs (and
     their scales) and the head (the KV cache is counted apart)."""
     elements = LAYERS * sum(i * o for _, i, o in MATRICES)
-    if kind == "f32":
+    head = D * VOCAB
+    if bits_of(kind) == "f32":
         matrices = 4 * elements
-    elif kind == "int8":
+    elif bits_of(kind) == "int8":
         matrices = elements + LAYERS * sum(4 * o for _, _, o in MATRICES)
     else:
         matrices = elements // 2 + 4 * elements // GROUP
-    return matrices + D * VOCAB * 4
+    if kind == "int8":
+        return matrices + head + 4 * VOCAB
+    if kind == "q4":
+        return matrices + head // 2 + 4 * head // GROUP
+    return matrices + 4 * head
 
 
 def cache_bytes(cache, C):
@@ -149,9 +185,9 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--prefill-reps", type=int, default=5)
-    ap.add_argument("--kinds", default=",".join(KINDS),
+    ap.add_argument("--kinds", default="f32,int8,q4",
                     help="comma-separated weights to compare (f32 always runs: "
-                         "the reference); default f32,int8,q4")
+                         "the reference): " + ", ".join(KINDS) + "; default f32,int8,q4")
     ap.add_argument("--kv-cache", default="f32",
                     help="the caches' dtypes to run each weight kind with, e.g. f32,f16 "
                          "(f32 always runs)")
@@ -172,23 +208,24 @@ def main():
     variants = [(kind, cache) for kind in kinds for cache in caches]
     libs, weights = {}, {}
     for kind in kinds:
-        weights[kind] = os.path.join(a.workdir, f"w_{kind}.safetensors")
+        # The file names carry n_pos (wpe's rows and the caches' bound), so
+        # --reuse never picks up a run's for another context.
+        weights[kind] = os.path.join(a.workdir, f"w_{kind}_n{n_pos}.safetensors")
         if a.reuse and os.path.exists(weights[kind]):
             continue
         if kind == "f32":
-            src = os.path.join(a.workdir, "gpt2_f32.attn")
+            src = os.path.join(a.workdir, f"gpt2_f32_n{n_pos}.attn")
             with open(src, "w") as f:
                 f.write(model_text(n_pos, "f32"))
             run([a.attnc, src, f"--init-weights={weights[kind]}", "--seed=1"])
         else:
-            bits = ["--bits", "4", "--group", str(GROUP)] if kind == "q4" else []
-            run([a.attnc, "quantize", weights["f32"], "-o", weights[kind],
-                 "--only", QUANTIZED, "--in-out", "."] + bits)
+            run([a.attnc, "quantize", weights["f32"], "-o", weights[kind]]
+                + quantize_args(kind))
     for v in variants:
-        src = os.path.join(a.workdir, f"gpt2_{name_of(v)}.attn")
+        src = os.path.join(a.workdir, f"gpt2_{name_of(v)}_n{n_pos}.attn")
         with open(src, "w") as f:
             f.write(model_text(n_pos, *v))
-        libs[v] = os.path.join(a.workdir, f"gpt2_{name_of(v)}.so")
+        libs[v] = os.path.join(a.workdir, f"gpt2_{name_of(v)}_n{n_pos}.so")
         if not (a.reuse and os.path.exists(libs[v])):
             run([a.attnc, src, "-o", libs[v]])
 

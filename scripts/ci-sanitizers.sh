@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI's sanitizer and fuzzing job (docs/robustness.md), after ./scripts/setup.sh
 # has built build/: the suite under ASan + UBSan (build-asan, which also
-# holds the fuzz targets), each fuzz target for FUZZ_SECONDS (default 40),
+# holds the fuzz targets), each fuzz target for FUZZ_SECONDS (default 30),
 # and the runtime's tests under TSan (build-tsan). Any sanitizer report fails
 # the test that hit it.
 set -euo pipefail
@@ -18,7 +18,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1 suppressions=$PWD/test/tsan.supp}
 
 # Under ASan: everything but the e2e tests, the import fixtures, the Python
-# package and the install test, then one e2e configuration per feature and
+# package, the install test and the corpus replays (fuzz.sh below replays
+# each corpus before it fuzzes), then one e2e configuration per feature and
 # one import fixture per kind of model (docs/robustness.md says why).
 asan_e2e=(positions embeddings bahdanau_attention attention_map llama_mlp
   score_functions gpt_bf16 attention_weights cross_attention stacked_layers
@@ -28,11 +29,11 @@ asan_import=(gpt2 llama.sharded generate.gpt2 gemma2 bert vit bart t5_conditiona
 cmake --preset asan
 cmake --build build-asan -j"$(nproc)"
 ctest --test-dir build-asan --output-on-failure -j2 \
-  -LE '^(e2e|python|import)$' -E '^install$'
+  -LE '^(e2e|python|import|fuzz)$' -E '^install$'
 ctest --test-dir build-asan --output-on-failure -j2 \
   -R "^(e2e\.($(IFS='|'; echo "${asan_e2e[*]}"))|import\.($(IFS='|'; echo "${asan_import[*]}")))\$"
 
-./scripts/fuzz.sh "${FUZZ_SECONDS:-40}"
+./scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 
 cmake --preset tsan -DATTNC_MODEL_COMPILER="$PWD/build/bin/attnc"
 tsan_tests=(attn_concurrency_test attn_extreme_inputs_test attn_runtime_test)

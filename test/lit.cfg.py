@@ -27,6 +27,10 @@ if getattr(config, "attnc_autoscheduler_plugin", ""):
 # built for host-opencl run here.
 if getattr(config, "attnc_opencl_library", "").endswith(".so"):
     config.available_features.add("opencl")
+# `UNSUPPORTED: asan`: the build is instrumented with ASan (CI's sanitizer job,
+# docs/robustness.md), for the few tests whose cost there buys no coverage.
+if "address" in getattr(config, "attnc_sanitize", "").split(";"):
+    config.available_features.add("asan")
 # `UNSUPPORTED: cuda-driver`: tests of a CUDA library on a machine without
 # the CUDA driver.
 try:

@@ -380,10 +380,10 @@ ExprPtr Sema::checkCall(CallExpr &call) {
   return checked;
 }
 
-/// An i8 or i4 weight is a quantized matrix that `linear` and
-/// `self_attention`'s projections dequantize with its scales (which their
-/// check found and recorded as the role's `scales`); read anywhere else, its
-/// integers would be taken for values.
+/// An i8 or i4 weight is a quantized matrix that `linear`,
+/// `self_attention`'s projections and `embedding` (its table) dequantize
+/// with its scales (which their check found and recorded as the role's
+/// `scales`); read anywhere else, its integers would be taken for values.
 bool Sema::checkQuantizedWeights(const BuiltinExpr &call) {
   bool ok = true;
   for (const auto &[role, weight] : call.weights) {
@@ -391,14 +391,16 @@ bool Sema::checkQuantizedWeights(const BuiltinExpr &call) {
     if (type != ElementType::i8 && type != ElementType::i4)
       continue;
     llvm::StringRef matrix = role;
-    if ((call.builtin == "linear" || call.builtin == "self_attention") &&
-        matrix.consume_back("weight") &&
-        call.getWeight((matrix + "scales").str()))
+    bool dequantizes =
+        ((call.builtin == "linear" || call.builtin == "self_attention") &&
+         matrix.consume_back("weight")) ||
+        (call.builtin == "embedding" && matrix.consume_back("table"));
+    if (dequantizes && call.getWeight((matrix + "scales").str()))
       continue;
     llvm::StringRef name = getElementTypeName(type);
     errorAt(call, "'" + call.builtin + "' cannot read " + name + " weight '" +
                       weight->name +
-                      "': only 'linear' and the projections of "
+                      "': only 'linear', 'embedding' and the projections of "
                       "'self_attention' dequantize " +
                       name +
                       " matrices (with their "

@@ -202,7 +202,7 @@ void AttnWriter::weights(llvm::ArrayRef<WeightSpec> specs, int64_t layers) {
 /// matrix), G read from the first layer's and the same for every layer:
 /// declared after it, as the language finds them. Whether the model may read
 /// it quantized is the frontend's to say (a linear or self_attention
-/// projection, not an embedding table).
+/// projection, or an embedding table, is; a relative_bias table is not).
 void AttnWriter::quantizationScales(const WeightSpec &spec, int64_t layers,
                                     bool fourBit) {
   llvm::StringRef dtype = fourBit ? "U8" : "I8";

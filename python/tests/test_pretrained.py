@@ -50,10 +50,12 @@ def test_the_library_is_cached(lm):
         pass
     assert sorted(os.listdir(cache)) == libs
     assert os.stat(os.path.join(cache, libs[0])).st_mtime_ns == before
-    # Another --max-context is another library.
-    with attnc.from_pretrained(os.path.join(FIXTURES, name), cache_dir=cache, max_context=16):
-        pass
-    assert len(os.listdir(cache)) == 2
+    # Another --max-context is another library (its key, as _compiled
+    # reads it: compiling it would only repeat the compile above).
+    from attnc.pretrained import _cache_key, _options
+    d = os.path.join(FIXTURES, name)
+    assert _cache_key(d, _options(max_context=16)) != _cache_key(d, _options())
+    assert _cache_key(d, _options(kv_cache="f32")) == _cache_key(d, _options())
 
 
 def test_a_batch_and_a_stream(lm):
@@ -167,36 +169,45 @@ def test_bad_directories(tmp_path, lm):
         m.generate("one two three " * 12, max_new_tokens=4)
 
 
+@pytest.fixture(scope="module")
+def half_caches(tmp_path_factory):
+    """One library cache per fixture for the half-precision tests below, so
+    attnc-serve's test finds the library from_pretrained compiled."""
+    return tmp_path_factory.mktemp("half")
+
+
 @pytest.mark.parametrize("name,kv_cache", [("gpt2", "f16"), ("llama", "bf16")])
-def test_half_precision_caches_generate_transformers_ids(name, kv_cache, tmp_path):
+def test_half_precision_caches_generate_transformers_ids(name, kv_cache, half_caches):
     """kv_cache="f16" / "bf16" (attnc --kv-cache): the decodes read rounded
     keys and values, and on these fixtures greedy generation still gives
     transformers' (f32-cache) ids, one prompt at a time and as one ragged
     batch (generation's rows shrink as sequences end)."""
     g = golden(name)
     n = g["max_new_tokens"]
-    with attnc.from_pretrained(os.path.join(FIXTURES, name), cache_dir=tmp_path,
-                               kv_cache=kv_cache) as m:
+    d = os.path.join(FIXTURES, name)
+    with attnc.from_pretrained(d, cache_dir=half_caches / name, kv_cache=kv_cache) as m:
         assert {t.dtype_name for t in m.model.states} == {kv_cache}
         for case in g["cases"]:
             assert m.generate(case["prompt_ids"], max_new_tokens=n) == case["ids"]
         assert m.generate([c["prompt_ids"] for c in g["cases"]],
                           max_new_tokens=n) == [c["ids"] for c in g["cases"]]
-    # Another cache dtype is another library; f32 is the default's.
-    with attnc.from_pretrained(os.path.join(FIXTURES, name), cache_dir=tmp_path,
-                               kv_cache="f32"):
-        pass
-    assert len(os.listdir(tmp_path)) == 2
+    # Another cache dtype is another library (f32 is the default's:
+    # test_the_library_is_cached).
+    from attnc.pretrained import _cache_key, _options
+    assert _cache_key(d, _options(kv_cache=kv_cache)) != _cache_key(d, _options())
 
 
-def test_serve_compiles_the_caches_dtype(tmp_path):
-    """attnc-serve --kv-cache f16: resolve() compiles the directory into
-    from_pretrained's cache under the same key (no Ray needed here)."""
+def test_serve_compiles_the_caches_dtype(half_caches):
+    """attnc-serve --kv-cache f16: resolve() uses from_pretrained's cache
+    under the same key (no Ray needed here): it finds the library the test
+    above compiled (or compiles it, run alone), and from_pretrained then
+    finds resolve's."""
     from attnc.serve import resolve
     directory = os.path.join(FIXTURES, "gpt2")
-    [spec] = resolve([directory], cache_dir=tmp_path, kv_cache="f16")
+    cache = half_caches / "gpt2"
+    [spec] = resolve([directory], cache_dir=cache, kv_cache="f16")
     with attnc.load(spec["library"], weights=spec["weights"]) as m:
         assert {t.dtype_name for t in m.states} == {"f16"}
-    with attnc.from_pretrained(directory, cache_dir=tmp_path, kv_cache="f16"):
+    with attnc.from_pretrained(directory, cache_dir=cache, kv_cache="f16"):
         pass
-    assert os.listdir(tmp_path) == [os.path.basename(spec["library"])]
+    assert os.listdir(cache) == [os.path.basename(spec["library"])]

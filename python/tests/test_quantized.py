@@ -116,23 +116,30 @@ def layer_norm(x, g, b):
     return (x - mu) / np.sqrt(var + 1e-5) * g + b
 
 
-def forward(w, ids):
-    """float64 logits [B, S, V] of the whole sequence; `w` holds float64
-    matrices, each [out, in] (the quantized ones as reference_weights gives
-    them, all of them here)."""
-    B, S = ids.shape
-    x = w["wte.weight"][ids] + w["wpe.weight"][:S]
+def attention_block(x, w, heads):
+    """x plus float64 causal self-attention of layer_norm(x, ln_1) with the
+    packed Q|K|V `attn.c_attn` and the projection `attn.c_proj` of `w`
+    (matrices [out, in]), biases included."""
+    B, S, D = x.shape
     h = layer_norm(x, w["ln_1.weight"], w["ln_1.bias"])
     qkv = h @ w["attn.c_attn.weight"].T + w["attn.c_attn.bias"]
-    hd = D // H
-    q, k, v = (qkv[..., i * D:(i + 1) * D].reshape(B, S, H, hd).transpose(0, 2, 1, 3)
+    hd = D // heads
+    q, k, v = (qkv[..., i * D:(i + 1) * D].reshape(B, S, heads, hd).transpose(0, 2, 1, 3)
                for i in range(3))
     scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(hd)
     scores = np.where(np.tril(np.ones((S, S), bool)), scores, -np.inf)
     p = np.exp(scores - scores.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     a = (p @ v).transpose(0, 2, 1, 3).reshape(B, S, D)
-    x = x + a @ w["attn.c_proj.weight"].T + w["attn.c_proj.bias"]
+    return x + a @ w["attn.c_proj.weight"].T + w["attn.c_proj.bias"]
+
+
+def forward(w, ids):
+    """float64 logits [B, S, V] of the whole sequence; `w` holds float64
+    matrices, each [out, in] (the quantized ones as reference_weights gives
+    them, all of them here)."""
+    S = ids.shape[1]
+    x = attention_block(w["wte.weight"][ids] + w["wpe.weight"][:S], w, H)
     h = layer_norm(x, w["ln_2.weight"], w["ln_2.bias"])
     u = gelu_tanh(h @ w["mlp.c_fc.weight"].T + w["mlp.c_fc.bias"])
     x = x + u @ w["mlp.c_proj.weight"].T + w["mlp.c_proj.bias"]
@@ -297,42 +304,47 @@ def test_quantize_errors(tmp_path):
     assert "missing.safetensors" in err, err
 
 
-def imported_llama_against_twin(tmp_path, quantize_args, dtype, dequantize):
-    """test/import's Llama checkpoint (bf16; separate q, k, v that attnc
-    joins into one GEMM, and a gated MLP whose gate and up it interleaves),
-    its attention and MLP matrices quantized by `attnc quantize
+# Twin source -> its library: twins of one model (the same f32
+# declarations, e.g. the int8 and 4-bit tests') are compiled once.
+_twin_libraries = {}
+
+
+def imported_against_twin(tmp_path, fixture, quantize_args, dtype, dequantize):
+    """test/import's checkpoint `fixture`, quantized by `attnc quantize
     *quantize_args` and imported. Returns (the import's source, max |logit
     error|, the logits' max |value|) of its prefill and decodes against the
     same model with every `dtype` matrix declared f32 and holding
-    `dequantize(stored, scale)`: the scales must follow the rows through the
-    joins and interleavings."""
+    `dequantize(name, stored, scale)`: the scales must follow the rows
+    through joins, interleavings and tables."""
     fixture = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "test", "import", "fixtures", "llama")
+        os.path.abspath(__file__)))), "test", "import", "fixtures", fixture)
     quantized = tmp_path / "quantized"
     quantized.mkdir()
     for f in ("config.json", "generation_config.json"):
         (quantized / f).write_bytes(open(os.path.join(fixture, f), "rb").read())
     subprocess.run([attnc_exe(), "quantize", os.path.join(fixture, "model.safetensors"),
-                    "-o", str(quantized / "model.safetensors"), *quantize_args,
-                    "--only", r"layers\.[0-9]+\.(self_attn|mlp)\.[a-z]+_proj\.weight$"],
-                   check=True)
+                    "-o", str(quantized / "model.safetensors"), *quantize_args], check=True)
     source = subprocess.run([attnc_exe(), "import", str(quantized)], check=True,
                             capture_output=True, text=True).stdout
     (tmp_path / "quantized.attn").write_text(source)
-    # The twin: the quantized declarations as f32, their scales gone; the
-    # weights dequantized.
+    # The twin: the quantized declarations as f32, their scales gone (and
+    # the comments, which name this test's directory); the weights
+    # dequantized.
     twin = "\n".join(line.replace(f": {dtype}[", ": f32[") for line in source.splitlines()
-                     if "weight_scale" not in line) + "\n"
+                     if "weight_scale" not in line and not line.startswith("#")) + "\n"
     (tmp_path / "f32.attn").write_text(twin)
     raw = st.load(str(quantized / "model.safetensors"))
-    deq = {k: (dequantize(v, raw[k + "_scale"]).astype(np.float32)
+    deq = {k: (dequantize(k, v, raw[k + "_scale"]).astype(np.float32)
                if k + "_scale" in raw else v)
            for k, v in raw.items() if not k.endswith("_scale")}
     st.save(str(tmp_path / "f32.safetensors"), deq)
     outs = {}
     for name, weights in (("quantized", quantized / "model.safetensors"),
                           ("f32", tmp_path / "f32.safetensors")):
-        lib = attnc.compile(tmp_path / f"{name}.attn", tmp_path / f"{name}.so")
+        lib = _twin_libraries.get(twin) if name == "f32" else None
+        lib = lib or attnc.compile(tmp_path / f"{name}.attn", tmp_path / f"{name}.so")
+        if name == "f32":
+            _twin_libraries[twin] = lib
         with attnc.load(lib, weights=str(weights), threads=1) as m:
             ids = np.random.default_rng(3).integers(0, 100, size=(2, 9)).astype(np.int32)
             states = m.new_state(batch=2, capacity=16)
@@ -344,11 +356,18 @@ def imported_llama_against_twin(tmp_path, quantize_args, dtype, dequantize):
             float(np.abs(outs["f32"]).max()))
 
 
+# test/import's Llama (bf16; separate q, k, v that attnc joins into one GEMM,
+# and a gated MLP whose gate and up it interleaves): its attention and MLP
+# matrices.
+LLAMA_MATRICES = ["--only", r"layers\.[0-9]+\.(self_attn|mlp)\.[a-z]+_proj\.weight$"]
+
+
 def test_imported_llama_int8_matches_its_dequantized_f32_twin(tmp_path):
     """The imported Llama with i8 matrices (`attnc import` declares the I8
     matrices i8 with their per-output scales) against its dequantized twin."""
-    source, err, scale = imported_llama_against_twin(
-        tmp_path, [], "i8", lambda q, s: q.astype(np.float64) * s[:, None])
+    source, err, scale = imported_against_twin(
+        tmp_path, "llama", LLAMA_MATRICES, "i8",
+        lambda name, q, s: q.astype(np.float64) * s[:, None])
     assert "q_proj.weight         : i8[32, 32]" in source
     assert "gate_proj.weight_scale : f32[64]" in source
     # Both in f32: they differ by the rounding of scale * q to f32 and the

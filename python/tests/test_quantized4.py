@@ -20,8 +20,8 @@ import pytest
 
 import attnc
 import safetensors_io as st
-from test_quantized import (attnc_exe, forward, gelu_tanh, imported_llama_against_twin,  # noqa: F401
-                            layer_norm, quantize_fails)
+from test_quantized import (LLAMA_MATRICES, attnc_exe, forward, gelu_tanh,  # noqa: F401
+                            imported_against_twin, layer_norm, quantize_fails)
 
 D, F, V, H, S_MAX = 64, 128, 48, 4, 32
 G = 32          # the group of attnc quantize --bits 4 (its default)
@@ -280,9 +280,9 @@ def test_imported_llama_4bit_matches_its_dequantized_f32_twin(tmp_path):
     with `attnc quantize --bits 4` (groups of 16: two per input row of 32):
     q, k and v join into one GEMM and gate and up interleave, each with its
     group scales; the scales and the nibbles must follow the rows."""
-    source, err, scale = imported_llama_against_twin(
-        tmp_path, ["--bits", "4", "--group", "16"], "i4",
-        lambda q, s: dequantize4(q, s, False, 16))
+    source, err, scale = imported_against_twin(
+        tmp_path, "llama", ["--bits", "4", "--group", "16", *LLAMA_MATRICES], "i4",
+        lambda name, q, s: dequantize4(q, s, False, 16))
     assert "q_proj.weight         : i4[32, 32]" in source
     assert "gate_proj.weight_scale : f32[64, 2]" in source
     # Both in f32, each weight (q - 8) * scale rounded once: they differ by

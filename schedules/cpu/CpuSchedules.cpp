@@ -299,17 +299,21 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
       .unroll(inner);
 }
 
+/// The lanes vectorReduce splits off a reduction over `r`.
+RVar laneOf(RVar r) { return RVar(r.name() + "_l"); }
+
 /// A reduction `g.update()` over `r` folded `lanes` at a time into one vector
 /// of partial results (rfactor), computed at `at`, then reduced across the
 /// vector (atomic vectorize: a horizontal add or max), so the serial chain
 /// is `r`'s extent / `lanes` long instead of `r`'s extent. The partial
 /// results' loops run in `order` (innermost first) outside `r`, the first
-/// unrolled by `unroll` for independent chains.
-void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
+/// unrolled by `unroll` for independent chains. Returns the partial
+/// results' Func, undefined for one lane.
+Func vectorReduce(Func g, RVar r, int lanes, LoopLevel at,
                   const std::vector<Var> &order, int unroll) {
   if (lanes == 1)
-    return;
-  RVar outer(r.name() + "_o"), lane(r.name() + "_l");
+    return Func();
+  RVar outer(r.name() + "_o"), lane = laneOf(r);
   Var u(r.name() + "_u");
   Func partial = g.update().split(r, outer, lane, lanes).rfactor(lane, u);
   // rfactor appends u; its vectors are contiguous with u innermost.
@@ -317,7 +321,7 @@ void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
   for (const Var &x : partial.args())
     if (x.name() != u.name())
       storage.push_back(x);
-  partial.reorder_storage(storage).compute_at(at, atLoop).vectorize(u);
+  partial.reorder_storage(storage).compute_at(at).vectorize(u);
   std::vector<VarOrRVar> loops = {u, outer};
   loops.insert(loops.end(), order.begin(), order.end());
   partial.update().reorder(loops).vectorize(u).unroll(outer);
@@ -326,6 +330,43 @@ void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
     partial.update().split(order.front(), io, ii, unroll).unroll(ii);
   }
   g.update().atomic().vectorize(lane);
+  return partial;
+}
+
+/// A decode's scores, dot(ii, jj, kt, it, h): per key, per head, the head
+/// dims in vectors of partial sums (`lanes` of them, heads unrolled by
+/// `headUnroll` for independent chains), each key's row read whole, in
+/// order; then `block` keys of one head reduced at once, their block x
+/// lanes partial sums (contiguous) to one vector of scores by pairwise
+/// shuffles and adds, where one horizontal reduction per key and head was
+/// a chain of `lanes` scalar adds. The partial sums of a block (block x
+/// lanes x heads floats, 3 KiB for GPT-2) are computed at the block's loop
+/// and stay in L1.
+void scheduleDecodeScores(AttentionStage &a, int lanes, int block,
+                          int headUnroll) {
+  std::vector<Var> dv = a.dot.args();
+  Var jo(dv[1].name() + "_o"), ji(dv[1].name() + "_i");
+  Func partial = vectorReduce(a.dot, a.headDims.x, lanes, LoopLevel(a.dot, jo),
+                              {dv[4], dv[1]}, headUnroll);
+  if (!partial.defined())
+    return;
+  a.dot.vectorize(dv[1], block);
+  a.dot.update()
+      .split(dv[1], jo, ji, block)
+      .reorder(laneOf(a.headDims.x), ji, dv[4], jo)
+      .vectorize(ji);
+}
+
+/// Float lanes of a decode attention's vectors: at most 8 (256 bits), even
+/// where AVX-512 has 16. Its loops stream the KV cache from memory, and with
+/// 512-bit vectors they read it more slowly: GPT-2 small's 12 decode
+/// attentions at context 4096 (B=1, 1 thread, the shared 2-core AMD EPYC
+/// Zen 4, CPU time, in turns) took 13.98 against 12.55 ms with an f32
+/// cache and 10.05 against 8.04 ms with an f16 one (16 lanes against 8);
+/// a loop converting f16 rows alone ran likewise faster as two 256-bit
+/// vcvtph2ps than as one 512-bit one. Not measured on Intel's AVX-512.
+int decodeAttentionLanes(const Target &target) {
+  return std::min(target.natural_vector_size<float>(), 8);
 }
 
 /// Attention of a decode step: a few queries over a KV cache, each alone,
@@ -337,11 +378,18 @@ void vectorReduce(Func g, RVar r, int lanes, Func at, RVar atLoop,
 /// AVX2), ms per 1000 keys: a task per head (256-byte pieces of rows 3 KiB
 /// apart) ~12, a task per 6 heads ~10, all heads in one task ~7.3, 8 runs
 /// of all heads ~6.2, where reading the caches takes ~5.5 (numpy at 13
-/// GB/s). The scores reduce each key's head dims in vectors, the tile's
-/// maximum and sum its keys.
+/// GB/s). Within a tile, both passes over the cache read its rows whole,
+/// key after key: the scores (scheduleDecodeScores) and the values, each
+/// key's row into every head's accumulators; the tile's maximum and sum
+/// reduce its keys in vectors. The same model at context 4096 on the
+/// shared 2-core AMD EPYC Zen 4 (CPU time, in turns): the scores reduced
+/// key by key and the values read head by head (256-byte pieces of 64 rows)
+/// took 23.0 ms with an f32 cache and 16.8 ms with an f16 one; this
+/// schedule 12.7 and 7.9 ms (24 and 19 GB/s of cache; docs/performance.md,
+/// "Decode attention at the memory's pace").
 void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
                              AttentionStage &a, const Target &target) {
-  int natural = target.natural_vector_size<float>();
+  int natural = decodeAttentionLanes(target);
   int headWidth = dividingFactor(a.headDim, natural);
   Var h("h"), c("c");
   f.split(v[0], h, c, a.headDim).reorder(c, h, v[1]).vectorize(c, headWidth);
@@ -371,26 +419,23 @@ void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
   for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, tile);
 
-  // dot(ii, jj, kt, it, h): per key, per head, the head dims in vectors;
-  // heads unrolled by up to 8 (independent sums).
   int headUnroll = dividingFactor(a.heads, 8);
-  std::vector<Var> dv = a.dot.args();
-  vectorReduce(a.dot, a.headDims.x, dividingFactor(a.keyHeadDim, natural),
-               a.state, tile, {dv[4], dv[1]}, headUnroll);
+  scheduleDecodeScores(a, dividingFactor(a.keyHeadDim, natural),
+                       dividingFactor(a.keyTile, natural), headUnroll);
   // tileMax, tileSum(ii, kt, it, h): over the tile's keys.
   for (Func g : {a.tileMax, a.tileSum})
-    vectorReduce(g, a.keys.x, dividingFactor(a.keyTile, natural), a.state, tile,
-                 {g.args()[3]}, headUnroll);
+    vectorReduce(g, a.keys.x, dividingFactor(a.keyTile, natural),
+                 LoopLevel(a.state, tile), {g.args()[3]}, headUnroll);
   Var pj = a.probs.args()[1];
   a.probs.vectorize(pj, natural);
   if (a.probs.has_update_definition())
     a.probs.update().vectorize(a.keys.x, natural);
-  // tileOut(c, ii, kt, it, h): per head, the tile's keys into headDim
-  // accumulators held in registers.
+  // tileOut(c, ii, kt, it, h): per key, every head's headDim accumulators
+  // (in L1), so the tile's value rows are read whole, in order.
   std::vector<Var> ov = a.tileOut.args();
   a.tileOut.vectorize(ov[0], headWidth);
   a.tileOut.update()
-      .reorder(ov[0], a.keys.x, ov[4])
+      .reorder(ov[0], ov[4], a.keys.x)
       .vectorize(ov[0], headWidth)
       .unroll(ov[0]);
 }

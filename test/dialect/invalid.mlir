@@ -277,6 +277,52 @@ func.func @scale_type(%a: tensor<16x8xf32>) -> tensor<8x16xf32> {
 // -----
 
 //===----------------------------------------------------------------------===//
+// attn.embedding of a quantized table
+//===----------------------------------------------------------------------===//
+
+func.func @embedding_i8_without_scales(%ids: tensor<?xi32>, %t: tensor<50x8xi8>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.embedding' op an i8 table needs its per-row scales}}
+  %e = attn.embedding %ids, %t : (tensor<?xi32>, tensor<50x8xi8>) -> tensor<?x8xf32>
+  return %e : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @embedding_scales_of_f32(%ids: tensor<?xi32>, %t: tensor<50x8xf32>, %s: tensor<50xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.embedding' op scales apply only to an i8 or ui8 table, not 'f32'}}
+  %e = attn.embedding %ids, %t scales %s : (tensor<?xi32>, tensor<50x8xf32>, tensor<50xf32>) -> tensor<?x8xf32>
+  return %e : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @embedding_scales_per_feature(%ids: tensor<?xi32>, %t: tensor<50x8xi8>, %s: tensor<8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'attn.embedding' op scales have 8 entries, expected 50}}
+  %e = attn.embedding %ids, %t scales %s : (tensor<?xi32>, tensor<50x8xi8>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %e : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @embedding_four_bit_groups(%ids: tensor<?xi32>, %t: tensor<50x4xui8>, %s: tensor<50x3xf32>) -> tensor<?x8xf32> {
+  // Three groups do not divide a row's 8 features.
+  // expected-error @+1 {{'attn.embedding' op table scales must be [out, in / G] with 50 outputs and G dividing the 8 inputs, got 'tensor<50x3xf32>'}}
+  %e = attn.embedding %ids, %t scales %s : (tensor<?xi32>, tensor<50x4xui8>, tensor<50x3xf32>) -> tensor<?x8xf32>
+  return %e : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @embedding_four_bit_bytes(%ids: tensor<?xi32>, %t: tensor<50x8xui8>, %s: tensor<50x1xf32>) -> tensor<?x8xf32> {
+  // 8 bytes of two are 16 features.
+  // expected-error @+1 {{'attn.embedding' op result must be the ids' shape with the table's 16 features}}
+  %e = attn.embedding %ids, %t scales %s : (tensor<?xi32>, tensor<50x8xui8>, tensor<50x1xf32>) -> tensor<?x8xf32>
+  return %e : tensor<?x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // attn.linear
 //===----------------------------------------------------------------------===//
 

@@ -180,6 +180,16 @@ func.func @embedding(%ids: tensor<?x?xi32>, %wte: tensor<50x8xf32>) -> tensor<?x
   return %e : tensor<?x?x8xf32>
 }
 
+// CHECK-LABEL: func.func @embedding_quantized
+func.func @embedding_quantized(%ids: tensor<?x?xi32>, %q: tensor<50x8xi8>, %s: tensor<50xf32>, %p: tensor<50x16xui8>, %g: tensor<50x1xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x32xf32>) {
+  // CHECK-NEXT: attn.embedding %{{.*}}, %{{.*}} scales %{{.*}} : (tensor<?x?xi32>, tensor<50x8xi8>, tensor<50xf32>) -> tensor<?x?x8xf32>
+  %e = attn.embedding %ids, %q scales %s : (tensor<?x?xi32>, tensor<50x8xi8>, tensor<50xf32>) -> tensor<?x?x8xf32>
+  // A ui8 table holds two features per byte: 16 bytes, 32 features.
+  // CHECK-NEXT: attn.embedding %{{.*}}, %{{.*}} scales %{{.*}} : (tensor<?x?xi32>, tensor<50x16xui8>, tensor<50x1xf32>) -> tensor<?x?x32xf32>
+  %f = attn.embedding %ids, %p scales %g : (tensor<?x?xi32>, tensor<50x16xui8>, tensor<50x1xf32>) -> tensor<?x?x32xf32>
+  return %e, %f : tensor<?x?x8xf32>, tensor<?x?x32xf32>
+}
+
 // CHECK-LABEL: func.func @positions
 func.func @positions(%ids: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
   // CHECK-NEXT: %[[P:.*]] = attn.positions %{{.*}} {dim = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>

@@ -190,7 +190,8 @@ static LogicalResult lowerInterleave(InterleaveOp op, KernelBuilder &b) {
   return success();
 }
 
-/// table(d, ids(...)), the ids checked against the table's rows.
+/// table(d, ids(...)), the ids checked against the table's rows; a
+/// quantized row dequantized as it is read (as attn.linear's weights).
 static LogicalResult lowerEmbedding(EmbeddingOp op, KernelBuilder &b) {
   const Tensor &ids = b.get(op.getIds());
   Func table = b.get(op.getTable()).func;
@@ -211,8 +212,25 @@ static LogicalResult lowerEmbedding(EmbeddingOp op, KernelBuilder &b) {
   b.stages.checks.push_back(checkedIds);
   Func out(b.name("embedding"));
   // The clamp bounds the table rows read; the check has failed by then.
-  out(v) = table(v[0], clamp(checkedIds(at), 0, rows - 1));
-  std::vector<Expr> extents = {int(op.getTable().getType().getDimSize(1))};
+  Expr row = clamp(checkedIds(at), 0, rows - 1);
+  mlir::Type element = op.getTable().getType().getElementType();
+  if (element.isUnsignedInteger(8)) {
+    // Two 4-bit values per byte, the even feature in the low nibble: (q - 8)
+    // times the scale of its group of G features ([V, D / G] reads s(g, row)).
+    int64_t group =
+        op.getFeatures() /
+        cast<RankedTensorType>(op.getScales().getType()).getDimSize(1);
+    Expr byte = table(v[0] / 2, row);
+    Expr nibble = (byte >> cast(UInt(8), (v[0] % 2) * 4)) & cast(UInt(8), 15);
+    out(v) = cast(Float(32), cast(Int(8), nibble) - cast(Int(8), 8)) *
+             b.get(op.getScales()).func(v[0] / int(group), row);
+  } else if (element.isInteger(8)) {
+    out(v) =
+        cast(Float(32), table(v[0], row)) * b.get(op.getScales()).func(row);
+  } else {
+    out(v) = table(v[0], row);
+  }
+  std::vector<Expr> extents = {int(op.getFeatures())};
   extents.insert(extents.end(), ids.extents.begin(), ids.extents.end());
   b.define(op.getResult(), {out, extents});
   return success();

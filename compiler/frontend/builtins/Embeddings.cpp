@@ -15,7 +15,8 @@
 using namespace attnc;
 
 /// `embedding(ids, W)`: rows of the [V, D] table W (or P.weight) picked by
-/// the i32 ids; the result is the ids' shape with D appended.
+/// the i32 ids; the result is the ids' shape with D appended. An i8 or i4
+/// table is dequantized with its scales W_scale.
 static ExprPtr checkEmbedding(CheckContext &ctx, CallExpr &call,
                               CallArgs &args) {
   ExprPtr ids = ctx.checkValue(std::move(args.positional[0]->value));
@@ -42,19 +43,32 @@ static ExprPtr checkEmbedding(CheckContext &ctx, CallExpr &call,
                               table->name + "'");
     return nullptr;
   }
+  // A quantized table is scaled as the head that may share it: per row (an
+  // output of `linear(x, W)`), or per group of features of a row for i4.
+  WeightDecl *scales = nullptr;
+  if ((table->type.elementType == ElementType::i8 ||
+       table->type.elementType == ElementType::i4) &&
+      !(scales = ctx.quantizationScales(*table, tableArg, t[0].size)))
+    return nullptr;
   auto embed = std::make_unique<BuiltinExpr>("embedding", call.getRange());
   embed->shape = ids->shape;
   embed->shape.push_back(t[1]);
   embed->operands.push_back(std::move(ids));
   embed->weights.push_back({"table", table});
+  if (scales)
+    embed->weights.push_back({"scales", scales});
   return embed;
 }
 
 static mlir::Value emitEmbedding(EmitContext &ctx, const BuiltinExpr &e,
                                  llvm::ArrayRef<mlir::Value> operands) {
+  // Weights are created in the order they are read (function arguments are
+  // evaluated in no set order): the library lists them so.
+  mlir::Value table = ctx.weight(e.getWeight("table"));
+  mlir::Value scales = ctx.weight(e.getWeight("scales"));
   return ctx.getBuilder().create<mlir::attn::EmbeddingOp>(
       ctx.loc(e.getLoc()), ctx.tensorType(e.shape, e.elementType), operands[0],
-      ctx.weight(e.getWeight("table")));
+      table, scales);
 }
 
 /// `positions(S, start = A)`: A .. A+S-1 as i32[S], as `torch.arange(A,

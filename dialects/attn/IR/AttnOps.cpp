@@ -340,6 +340,37 @@ verifyGroupScales(llvm::function_ref<InFlightDiagnostic()> error, Value scales,
   return success();
 }
 
+/// Checks the scales of a weight `what` of element type `element` read as a
+/// matrix of `out` outputs (an `output` each) and `in` inputs, `[out, in]`
+/// (`outIn`) or `[in, out]`: a ui8 (4-bit) one's per group, an i8 one's one
+/// per output, and none for any other type.
+static LogicalResult verifyScales(Operation *op, llvm::StringRef what,
+                                  llvm::StringRef output, Type element,
+                                  Value scales, int64_t out, int64_t in,
+                                  bool outIn) {
+  if (isPackedFourBit(element))
+    return verifyGroupScales(
+        [&] {
+          InFlightDiagnostic diag = op->emitOpError();
+          diag << what << " ";
+          return diag;
+        },
+        scales, out, in, outIn);
+  bool quantized = element.isInteger(8);
+  if (quantized && !scales)
+    return op->emitOpError("an i8 ")
+           << what << " needs its per-" << output << " scales";
+  if (!quantized && scales)
+    return op->emitOpError("scales apply only to an i8 or ui8 ")
+           << what << ", not " << element;
+  auto type =
+      scales ? cast<RankedTensorType>(scales.getType()) : RankedTensorType();
+  if (type && (type.getRank() != 1 || type.getDimSize(0) != out))
+    return op->emitOpError("scales have ")
+           << type.getDimSize(0) << " entries, expected " << out;
+  return success();
+}
+
 int64_t LinearOp::getOutFeatures() {
   auto w = getWeight().getType();
   switch (getLayout()) {
@@ -402,25 +433,10 @@ LogicalResult LinearOp::verify() {
     return emitOpError("bias has ")
            << getBias().getType().getDimSize(0) << " entries, expected "
            << getOutFeatures();
-  if (isPackedFourBit(w.getElementType())) {
-    if (failed(verifyGroupScales([&] { return emitOpError("weight "); },
-                                 getScales(), getOutFeatures(), getInFeatures(),
-                                 getLayout() == WeightLayout::out_in)))
-      return failure();
-    return verifyFeatureMap(*this, input, getType(), getOutFeatures());
-  }
-  bool quantized = w.getElementType().isInteger(8);
-  if (quantized && !getScales())
-    return emitOpError("an i8 weight needs its per-output scales");
-  if (!quantized && getScales())
-    return emitOpError("scales apply only to an i8 or ui8 weight, not ")
-           << w.getElementType();
-  auto scales = getScales() ? cast<RankedTensorType>(getScales().getType())
-                            : RankedTensorType();
-  if (scales &&
-      (scales.getRank() != 1 || scales.getDimSize(0) != getOutFeatures()))
-    return emitOpError("scales have ")
-           << scales.getDimSize(0) << " entries, expected " << getOutFeatures();
+  if (failed(verifyScales(*this, "weight", "output", w.getElementType(),
+                          getScales(), getOutFeatures(), getInFeatures(),
+                          getLayout() == WeightLayout::out_in)))
+    return failure();
   return verifyFeatureMap(*this, input, getType(), getOutFeatures());
 }
 
@@ -440,23 +456,36 @@ LinearOp::getFlopCount(SmallVectorImpl<std::pair<Value, unsigned>> &dims) {
   return 2.0 * double(input.getShape().back()) * double(getOutFeatures());
 }
 
+int64_t EmbeddingOp::getFeatures() {
+  auto table = getTable().getType();
+  return (isPackedFourBit(table.getElementType()) ? 2 : 1) *
+         table.getDimSize(1);
+}
+
 LogicalResult EmbeddingOp::verify() {
   auto ids = getIds().getType();
   auto table = getTable().getType();
   SmallVector<int64_t> expected(ids.getShape());
-  expected.push_back(table.getDimSize(1));
+  expected.push_back(getFeatures());
   if (getType().getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("result must be the ids' shape with the table's ")
-           << table.getDimSize(1) << " features";
-  return success();
+           << getFeatures() << " features";
+  // A quantized table is an [out, in] matrix of a row per id, scaled as
+  // attn.linear's.
+  return verifyScales(*this, "table", "row", table.getElementType(),
+                      getScales(), table.getDimSize(0), getFeatures(),
+                      /*outIn=*/true);
 }
 
-/// The result has the ids' dims, then the table's feature dim.
+/// The result has the ids' dims, then the table's feature dim (a ui8
+/// table's dim counts bytes, two features each: the same extent only
+/// otherwise).
 void EmbeddingOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
   int64_t rank = getIds().getType().getRank();
   for (int64_t d = 0; d < rank; ++d)
     groups.push_back({{getResult(), d}, {getIds(), d}});
-  groups.push_back({{getResult(), rank}, {getTable(), 1}});
+  if (!isPackedFourBit(getTable().getType().getElementType()))
+    groups.push_back({{getResult(), rank}, {getTable(), 1}});
 }
 
 LogicalResult PositionsOp::verify() {

@@ -397,16 +397,37 @@ def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure,
     embeddings, as `torch.nn.Embedding`. An id outside `0 .. V-1` fails the run
     with an error naming its place and value.
 
+    A quantized table is stored as `attn.linear` stores an `out_in` matrix,
+    a row per id: i8 with one scale per row (`result[..., d] = scales[id] *
+    table[id, d]`), or ui8, two 4-bit values of consecutive features per
+    byte (the even one in the low nibble, so its dim 1 is `D / 2`), with
+    `scales` `[V, D / G]` (`result[..., d] = (q[id, d] - 8) * scales[id, d /
+    G]`). So a head tied to the table (`attn.linear` of the same weight)
+    reads the same bytes and scales. Scales are required with an i8 or ui8
+    table and an error with any other.
+
     ```mlir
     %e = attn.embedding %ids, %wte : (tensor<?x?xi32>, tensor<50257x768xf32>) -> tensor<?x?x768xf32>
+    %q = attn.embedding %ids, %wte8 scales %s
+        : (tensor<?x?xi32>, tensor<50257x768xi8>, tensor<50257xf32>) -> tensor<?x?x768xf32>
+    %h = attn.embedding %ids, %wte4 scales %g
+        : (tensor<?x?xi32>, tensor<50257x384xui8>, tensor<50257x24xf32>) -> tensor<?x?x768xf32>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[I32]>:$ids, Attn_WeightMatrix:$table);
+  let arguments = (ins RankedTensorOf<[I32]>:$ids,
+                       Attn_StoredWeightMatrix:$table,
+                       Optional<Attn_ScalesTensor>:$scales);
   let results = (outs Attn_F32Tensor:$result);
-  let assemblyFormat =
-      "$ids `,` $table attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $ids `,` $table (`scales` $scales^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let hasVerifier = 1;
   let extraClassDefinition = Attn_FusionRole<"Epilogue">.definition;
+  let extraClassDeclaration = [{
+    /// The features of a row, D: the table's dim 1, twice it for ui8.
+    int64_t getFeatures();
+  }];
 }
 
 def Attn_PositionsOp : Attn_Op<"positions", [Pure,
