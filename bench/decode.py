@@ -466,11 +466,13 @@ def systems(a, what="decode"):
         if isinstance(v, str):
             rows.append((f"attnc {kind}", None, [], {"detail": v}))
             continue
-        lib, weights, wbytes = v
+        lib, weights, wbytes, bits, cache = v
+        # An f16 cache rounds keys and values: f16's tolerance at least (as
+        # llama.cpp's f32 row, whose cache is f16).
+        tol = max(peers_tol(bits), peers_tol("f16")) if cache == "f16" else peers_tol(bits)
         rows.append((f"attnc {kind}", "attnc", ["--lib", lib, "--weights", weights],
-                     {"precision": {"q4": "Q4_0"}.get(kind, kind), "weight_bytes": wbytes,
-                      "cache": "attnc",
-                      "tol": peers_tol(kind)}))
+                     {"precision": {"q4": "Q4_0"}.get(bits, bits), "weight_bytes": wbytes,
+                      "cache": "attnc" if cache == "f32" else "attnc-f16", "tol": tol}))
     rows += [(f"PyTorch {impl}", "torch", ["--impl", impl], f32) for impl in a.impl_list]
     if a.onnx:
         rows.append(("ONNX Runtime", "ort", ["--onnx", a.onnx], f32))
@@ -535,22 +537,29 @@ def prepare_variants(a):
     bench/quantized.py's (attention and MLP matrices and the token table, so
     the head tied to it, i8 per output channel, or i4 with a scale per group
     of 32 inputs); f16:
-    F16_WEIGHTS in f16. a.variants maps each to (lib, weights, weight
-    bytes per step) or to the reason it is not run."""
+    F16_WEIGHTS in f16; "KIND-kv16": KIND's weights with f16 KV caches.
+    a.variants maps each to (lib, weights, weight bytes per step, KIND, the
+    caches' dtype) or to the reason it is not run."""
     a.variants = {}
-    for kind in a.variant_list:
-        source = os.path.join(a.workdir, f"gpt2_decode_{kind}.attn")
+    for variant in a.variant_list:
+        # "-kv16": the same weights with f16 KV caches (llama.cpp's default).
+        kind, cache = variant.removesuffix("-kv16"), "f16" if variant.endswith("-kv16") else "f32"
+        source = os.path.join(a.workdir, f"gpt2_decode_{variant}.attn")
         weights = os.path.join(a.workdir, f"gpt2_decode_{kind}.safetensors")
-        lib = os.path.join(a.workdir, f"gpt2_decode_{kind}.so")
+        lib = os.path.join(a.workdir, f"gpt2_decode_{variant}.so")
         try:
+            import quantized                        # bench/quantized.py
             if kind in ("int8", "q4"):
-                import quantized                    # bench/quantized.py
-                text = quantized.model_text(a.n_positions, kind)
+                text = quantized.model_text(a.n_positions, kind, cache)
                 run_cmd([a.attnc, "quantize", a.weights, "-o", weights]
                         + quantized.quantize_args(kind), "attnc quantize")
                 wbytes = float(quantized.weight_bytes(kind))
+            elif kind == "f32":
+                text = quantized.model_text(a.n_positions, kind, cache)
+                weights = a.weights
+                wbytes = f32_weight_bytes()
             else:
-                text = f16_model_text(a.n_positions)
+                text = with_cache(f16_model_text(a.n_positions), cache)
                 f16_weights(a.weights, weights)
                 wbytes = f32_weight_bytes() / 2       # every GEMM matrix and the head
             if not (a.reuse and os.path.exists(lib) and os.path.exists(source)
@@ -559,9 +568,20 @@ def prepare_variants(a):
                     f.write(text)
                 log(f"compiling {source}")
                 run_cmd([a.attnc, source, "-o", lib], f"attnc ({kind})")
-            a.variants[kind] = (lib, weights, wbytes)
+            a.variants[variant] = (lib, weights, wbytes, kind, cache)
         except BenchError as e:
-            a.variants[kind] = f"not run: {e}"
+            a.variants[variant] = f"not run: {e}"
+
+
+def with_cache(text, cache):
+    """The model's KV caches declared `cache` (f32: unchanged)."""
+    import re
+    if cache == "f32":
+        return text
+    text, n = re.subn(r"(state past\.\{i\}\.(key|value) +: )f32\[", rf"\1{cache}[", text)
+    if n != 2:
+        raise BenchError(f"models/gpt2.attn: {n} states rewritten to {cache}, expected 2")
+    return text
 
 
 def prepare_peers(a):
@@ -738,7 +758,7 @@ def goal_table(rows):
             out.append(f"| {prec} | {t} | none (no attnc row at {prec}) | - | {peer[0]} | "
                        f"{peer[1]:.2f} | - | lost (no row) |")
             continue
-        o = ours[0]
+        o = min(ours, key=lambda x: x[1])     # the fastest attnc row (of its caches)
         if peer is None:
             out.append(f"| {prec} | {t} | {o[0]} | {o[1]:.2f} | none | - | - | - |")
             continue
@@ -928,7 +948,8 @@ def parse_args():
                         "0.32 at context 4096)")
     p.add_argument("--variants", default="f16,int8,q4",
                    help="attnc's rows besides f32: f16 (matrices and tables f16), int8 and q4 "
-                        "(bench/quantized.py's models) (default f16,int8,q4; '' for none)")
+                        "(bench/quantized.py's models), each with f16 KV caches as "
+                        "KIND-kv16 (also f32-kv16) (default f16,int8,q4; '' for none)")
     p.add_argument("--reuse", action="store_true",
                    help="reuse WORKDIR's compiled libraries when their source is unchanged")
     for opt in ("--system", "--impl", "--lib", "--weights", "--ref", "--save-out", "--what",
@@ -942,8 +963,9 @@ def parse_args():
     a.peer_list = [x for x in a.peers.split(",") if x]
     a.variant_list = [x for x in a.variants.split(",") if x]
     for x in a.variant_list:
-        if x not in ("f16", "int8", "q4"):
-            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4)")
+        if x.removesuffix("-kv16") not in ("f16", "int8", "q4") and x != "f32-kv16":
+            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4, each also with "
+                    "-kv16; f32-kv16)")
     for x in a.peer_list:
         if x not in ("llama.cpp", "ctranslate2"):
             p.error(f"--peers: unknown peer '{x}' (llama.cpp, ctranslate2)")

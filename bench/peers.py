@@ -305,8 +305,9 @@ def ct2_bytes(precision):
 def cache_bytes(system, c):
     """KV-cache bytes one decode step at context c reads: f32 caches for
     attnc, PyTorch and CTranslate2 (float32 compute in both of its
-    precisions), f16 for llama.cpp (its default type_k / type_v)."""
-    size = 2 if system == "llama" else 4
+    precisions), f16 for llama.cpp (its default type_k / type_v) and attnc's
+    -kv16 models ("attnc-f16")."""
+    size = 2 if system in ("llama", "attnc-f16") else 4
     return LAYERS * 2 * c * D * size
 
 
