@@ -1,4 +1,5 @@
 //===- compiler/codegen/lowerings/Linear.cpp - attn.linear ----------------===//
+#include "compiler/codegen/Int4Bits.h"
 #include "compiler/codegen/Lowering.h"
 
 using namespace mlir;
@@ -66,14 +67,8 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
     // Halide's dims run innermost first: [out, in / G] reads s(g, n).
     Expr nn = padded != n ? min(v[0], int(n) - 1) : Expr(v[0]);
     auto scale = [&](Expr g) { return outIn ? s(g, nn) : s(nn, g); };
-    // q - 8 in int8, before the widening to f32.
-    auto centred = [](Expr nibble) {
-      return cast(Float(32), cast(Int(8), nibble) - cast(Int(8), 8));
-    };
-    Expr byte = weight(v[0], v[1] / 2);
     rhs(v[0], v[1]) =
-        centred((byte >> cast(UInt(8), (v[1] % 2) * 4)) & cast(UInt(8), 15)) *
-        scale(v[1] / int(group));
+        int4At(weight(v[0], v[1] / 2), v[1]) * scale(v[1] / int(group));
     if (b.target.reducesWeightGroups() && group % 2 == 0) {
       // Each group's sum of input * (q - 8), a byte (two inputs) per step,
       // times its scale: a multiply per group instead of one per weight.
@@ -88,9 +83,8 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
       Expr pair = weight(v[0], gv * int(group / 2) + pairs.x);
       Func sums(b.name("group_sums"));
       sums(pv) = 0.0f;
-      sums(pv) +=
-          lhs(b.args(rank, 0, even)) * centred(pair & cast(UInt(8), 15)) +
-          lhs(b.args(rank, 0, even + 1)) * centred(pair >> cast(UInt(8), 4));
+      sums(pv) += lhs(b.args(rank, 0, even)) * lowInt4(pair) +
+                  lhs(b.args(rank, 0, even + 1)) * highInt4(pair);
       std::vector<Expr> at = {v[0], groups.x};
       at.insert(at.end(), v.begin() + 1, v.end());
       gemm(v) = bias;

@@ -5,6 +5,7 @@
 // "init" kernels compute at load.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/codegen/Int4Bits.h"
 #include "compiler/codegen/Lowering.h"
 
 using namespace mlir;
@@ -220,9 +221,7 @@ static LogicalResult lowerEmbedding(EmbeddingOp op, KernelBuilder &b) {
     int64_t group =
         op.getFeatures() /
         cast<RankedTensorType>(op.getScales().getType()).getDimSize(1);
-    Expr byte = table(v[0] / 2, row);
-    Expr nibble = (byte >> cast(UInt(8), (v[0] % 2) * 4)) & cast(UInt(8), 15);
-    out(v) = cast(Float(32), cast(Int(8), nibble) - cast(Int(8), 8)) *
+    out(v) = int4At(table(v[0] / 2, row), v[0]) *
              b.get(op.getScales()).func(v[0] / int(group), row);
   } else if (element.isInteger(8)) {
     out(v) =
