@@ -40,6 +40,28 @@ struct GemmStage {
   Halide::RDom groupK;
 };
 
+/// A projection of int8 activations and i8 or 4-bit weights
+/// (Precision::Int8, lowerings/Int8Linear.cpp), the weights [out, in] (a
+/// row of bytes per output n), per row of the input:
+///   activations         Funcs of the row's quantization (block scales,
+///                       int8 values, each lane's scale and correction),
+///                       defined over (index, rows...)
+///   dots(l, n, c, rows) lane l of chunk c: an i32 sum of 4 bytes' integer
+///                       products per update (4 inputs of an i8 row, 8 of a
+///                       4-bit one in two updates), over `quads`
+///   lanes(l, n, rows)   f32: each chunk's dots times its lane's scale,
+///                       summed over `chunks`
+///   result(n, rows)     the lanes summed, over `lanes` (before the
+///                       epilogue: an i8 matrix's output scale, the bias)
+struct QuantDotStage {
+  Halide::Func result, laneSums, dots;
+  std::vector<Halide::Func> activations;
+  Halide::RDom lanes, chunks, quads;
+  int64_t inFeatures, outFeatures;
+  /// TargetDesc::int8DotLanes, which the algorithm is built with.
+  int dotLanes;
+};
+
 /// An op computed row by row from statistics of each row (a layer norm's
 /// sum and centred sum of squares, a softmax's maximum and sum of
 /// exponentials), each reduced over `k` (the `features` of a row) in order.
@@ -113,8 +135,9 @@ struct CacheWriteStage {
 };
 
 /// One anchor of a kernel: what a schedule places as a unit.
-using Stage = std::variant<GemmStage, NormStage, AttentionStage,
-                           AttentionWeightsStage, CacheWriteStage>;
+using Stage =
+    std::variant<GemmStage, NormStage, AttentionStage, AttentionWeightsStage,
+                 CacheWriteStage, QuantDotStage>;
 
 /// std::visit over several lambdas, one per kind of stage.
 template <typename... Fs> struct Overloaded : Fs... {

@@ -15,6 +15,19 @@ const char *deviceName(Device device) {
   return "?";
 }
 
+const std::vector<std::pair<Precision, const char *>> &precisionNames() {
+  static const std::vector<std::pair<Precision, const char *>> names = {
+      {Precision::F32, "f32"}, {Precision::Int8, "int8"}};
+  return names;
+}
+
+BuildTarget BuildTarget::withPrecision(Precision precision) const {
+  std::vector<TargetDesc> variants;
+  for (const TargetDesc &v : variants_)
+    variants.emplace_back(v.halide(), precision);
+  return BuildTarget(std::move(variants), schedule_);
+}
+
 Device TargetDesc::device() const {
   if (halide_.has_feature(Halide::Target::CUDA))
     return Device::Cuda;

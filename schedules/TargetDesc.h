@@ -17,6 +17,7 @@
 #include "Halide.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnc::schedules {
@@ -33,11 +34,23 @@ const char *deviceName(Device device);
 /// load (the "init" entry), whatever --schedule says.
 enum class ScheduleKind { Hand, Auto, Naive, Layout };
 
+/// --precision: how `attn.linear` multiplies. F32: every product in f32
+/// (quantized weights widened as they load). Int8: linears with i8 or 4-bit
+/// weights quantize their input rows to int8 as they run (blocks of
+/// 32 inputs, a scale each) and sum integer products
+/// (lowerings/Int8Linear.cpp); other linears as F32.
+enum class Precision { F32, Int8 };
+
+/// The --precision values, as attnc spells them, in the enum's order.
+const std::vector<std::pair<Precision, const char *>> &precisionNames();
+
 /// One variant: the Halide target a kernel is compiled for, and what
 /// follows from it.
 class TargetDesc {
 public:
-  explicit TargetDesc(Halide::Target halide) : halide_(std::move(halide)) {}
+  explicit TargetDesc(Halide::Target halide,
+                      Precision precision = Precision::F32)
+      : halide_(std::move(halide)), precision_(precision) {}
 
   /// The target as the library records it (without the features every
   /// kernel is compiled with, NoRuntime and UserContext).
@@ -99,8 +112,18 @@ public:
   /// in shared memory per k-tile.
   bool reducesWeightGroups() const { return !isGpu(); }
 
+  /// How linears multiply (--precision).
+  Precision precision() const { return precision_; }
+
+  /// i32 lanes of an integer dot product's accumulator vector
+  /// (Precision::Int8): each lane sums 4 bytes' products per step (VNNI's
+  /// vpdpbusd; pmaddwd pairs on AVX2), so a step reads 4 x lanes bytes of
+  /// one weight row.
+  int int8DotLanes() const { return halide_.natural_vector_size<int32_t>(); }
+
 private:
   Halide::Target halide_;
+  Precision precision_;
 };
 
 /// What a library is built for: --target's variants and --schedule.
@@ -120,6 +143,9 @@ public:
   BuildTarget withSchedule(ScheduleKind schedule) const {
     return BuildTarget(variants_, schedule);
   }
+  /// The same variants, their linears multiplying at `precision`.
+  BuildTarget withPrecision(Precision precision) const;
+  Precision precision() const { return baseline().precision(); }
 
   /// "a,b": the variants' Halide targets as the library's descriptor
   /// records them.

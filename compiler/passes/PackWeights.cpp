@@ -13,45 +13,84 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
+/// i8 and 4-bit weights, which `quantized-out-in` keeps [out, in].
+bool isQuantized(LinearOp op) {
+  return isa<IntegerType>(op.getWeight().getType().getElementType());
+}
+
+/// The transposed weight of `op` and its scales (a 4-bit matrix's group
+/// scales follow it; an i8 matrix's per-output ones stay).
+std::pair<Value, Value> transposeWeight(LinearOp op,
+                                        PatternRewriter &rewriter) {
+  auto wtype = op.getWeight().getType();
+  auto transposed = RankedTensorType::get(
+      {wtype.getDimSize(1), wtype.getDimSize(0)}, wtype.getElementType());
+  Value w =
+      rewriter.create<TransposeOp>(op.getLoc(), transposed, op.getWeight());
+  Value scales = op.getScales();
+  auto stype =
+      scales ? cast<RankedTensorType>(scales.getType()) : RankedTensorType();
+  if (stype && stype.getRank() == 2) {
+    scales = rewriter.create<TransposeOp>(
+        op.getLoc(),
+        RankedTensorType::get({stype.getDimSize(1), stype.getDimSize(0)},
+                              stype.getElementType()),
+        scales);
+  }
+  return {w, scales};
+}
+
 struct TransposeToInOut : OpRewritePattern<LinearOp> {
-  using OpRewritePattern::OpRewritePattern;
+  TransposeToInOut(MLIRContext *context, bool quantizedOutIn)
+      : OpRewritePattern(context), quantizedOutIn(quantizedOutIn) {}
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     if (op.getLayout() != WeightLayout::out_in)
       return rewriter.notifyMatchFailure(op, "not [out, in]");
-    auto wtype = op.getWeight().getType();
-    auto transposed = RankedTensorType::get(
-        {wtype.getDimSize(1), wtype.getDimSize(0)}, wtype.getElementType());
-    Value w = rewriter.create<TransposeOp>(op.getLoc(), transposed,
-                                           op.getWeight());
+    if (quantizedOutIn && isQuantized(op))
+      return rewriter.notifyMatchFailure(op, "quantized, kept [out, in]");
     // A 4-bit matrix's group scales follow it: [in / G, out], so a GEMM's
     // vector of outputs reads its scales contiguously.
-    Value scales = op.getScales();
-    auto stype =
-        scales ? cast<RankedTensorType>(scales.getType()) : RankedTensorType();
-    if (stype && stype.getRank() == 2) {
-      scales = rewriter.create<TransposeOp>(
-          op.getLoc(),
-          RankedTensorType::get({stype.getDimSize(1), stype.getDimSize(0)},
-                                stype.getElementType()),
-          scales);
-    }
+    auto [w, scales] = transposeWeight(op, rewriter);
     rewriter.replaceOp(op, buildLinear(rewriter, op.getLoc(), op.getInput(), w,
                                        op.getBias(), WeightLayout::in_out,
+                                       /*panelOutputs=*/0, scales));
+    return success();
+  }
+
+  bool quantizedOutIn;
+};
+
+/// `quantized-out-in`: an [in, out] quantized matrix (GPT-2's Conv1D)
+/// transposed to [out, in], a row of bytes per output, as int8 dot
+/// products read it (lowerings/Int8Linear.cpp).
+struct QuantizedToOutIn : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getLayout() != WeightLayout::in_out || !isQuantized(op))
+      return rewriter.notifyMatchFailure(op, "not a quantized [in, out]");
+    auto [w, scales] = transposeWeight(op, rewriter);
+    rewriter.replaceOp(op, buildLinear(rewriter, op.getLoc(), op.getInput(), w,
+                                       op.getBias(), WeightLayout::out_in,
                                        /*panelOutputs=*/0, scales));
     return success();
   }
 };
 
 struct InOutToPanels : OpRewritePattern<LinearOp> {
-  InOutToPanels(MLIRContext *context, int64_t width)
-      : OpRewritePattern(context), width(width) {}
+  InOutToPanels(MLIRContext *context, int64_t width, bool quantizedOutIn)
+      : OpRewritePattern(context), width(width),
+        quantizedOutIn(quantizedOutIn) {}
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     if (op.getLayout() != WeightLayout::in_out)
       return rewriter.notifyMatchFailure(op, "not [in, out]");
+    if (quantizedOutIn && isQuantized(op))
+      return rewriter.notifyMatchFailure(op, "quantized, kept [out, in]");
     auto wtype = op.getWeight().getType();
     int64_t in = wtype.getDimSize(0), out = wtype.getDimSize(1);
     // A last panel padded with zeros; fewer outputs than a panel would be
@@ -70,6 +109,7 @@ struct InOutToPanels : OpRewritePattern<LinearOp> {
   }
 
   int64_t width;
+  bool quantizedOutIn;
 };
 
 struct PackWeights : attn::impl::AttnPackWeightsPassBase<PackWeights> {
@@ -81,9 +121,11 @@ struct PackWeights : attn::impl::AttnPackWeightsPassBase<PackWeights> {
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    patterns.add<TransposeToInOut>(&getContext());
+    patterns.add<TransposeToInOut>(&getContext(), quantizedOutIn);
+    if (quantizedOutIn)
+      patterns.add<QuantizedToOutIn>(&getContext());
     if (panelWidth > 0)
-      patterns.add<InOutToPanels>(&getContext(), panelWidth);
+      patterns.add<InOutToPanels>(&getContext(), panelWidth, quantizedOutIn);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

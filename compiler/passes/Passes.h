@@ -22,6 +22,8 @@ struct AttnPipelineOptions {
   /// Group the ops into attn.kernel regions at the end (attnc --emit=mlir-opt
   /// stops before).
   bool formKernels = true;
+  /// Quantized weights stay [out, in] (--precision=int8).
+  bool quantizedOutIn = false;
 };
 
 /// The compiler's pipeline from frontend IR to attn.kernel groups.

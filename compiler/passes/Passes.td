@@ -126,10 +126,18 @@ def AttnPackWeightsPass : Pass<"attn-pack-weights", "func::FuncOp"> {
     `[in, out]` weight whose output features P divides is then cut into
     `attn.pack_panels` of P outputs and read with `layout(panels)`, so each
     register tile streams one contiguous panel.
+
+    With `quantized-out-in` (attnc --precision=int8), i8 and 4-bit weights
+    are read `[out, in]` instead (an `[in, out]` one transposed, its 4-bit
+    group scales with it), never in panels: the int8 dot products read a
+    row of bytes per output.
   }];
   let options = [
     Option<"panelWidth", "panel-width", "int64_t", /*default=*/"0",
-           "Output features per weight panel (0: keep [in, out])">
+           "Output features per weight panel (0: keep [in, out])">,
+    Option<"quantizedOutIn", "quantized-out-in", "bool", /*default=*/"false",
+           "Keep i8 and 4-bit weights [out, in] (transposing [in, out] "
+           "ones): --precision=int8's dot products read a row per output">
   ];
 }
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "schedules/cpu/CpuSchedules.h"
+#include "schedules/cpu/QuantDotSchedule.h"
 
 #include <algorithm>
 
@@ -28,6 +29,7 @@ int64_t stageFeatures(const Stage &stage) {
           [](const AttentionStage &a) { return a.heads * a.headDim; },
           [](const AttentionWeightsStage &a) { return a.heads * a.headDim; },
           [](const CacheWriteStage &c) { return c.features; },
+          [](const QuantDotStage &d) { return d.outFeatures; },
       },
       stage);
 }
@@ -588,6 +590,7 @@ void scheduleHand(KernelStages &s, const TargetDesc &desc) {
               scheduleAttentionWeights(out, vars, a, target);
             },
             [&](CacheWriteStage &c) { scheduleCacheWrite(c, width); },
+            [&](QuantDotStage &d) { scheduleQuantDot(out, vars, d, width); },
         },
         s.stages[i]);
   }
@@ -643,6 +646,7 @@ void scheduleNaive(KernelStages &s) {
                        a.keyLengths.compute_root();
                    },
                    [](CacheWriteStage &c) { c.position.compute_root(); },
+                   [](QuantDotStage &d) { scheduleQuantDotNaive(d); },
                },
                stage);
 }

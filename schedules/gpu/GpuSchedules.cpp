@@ -14,6 +14,7 @@
 #include "schedules/gpu/GpuSchedules.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 using namespace Halide;
 
@@ -428,6 +429,11 @@ void scheduleGpu(KernelStages &s, const TargetDesc &target) {
                      scheduleAttentionWeights(out, a);
                    },
                    [&](CacheWriteStage &c) { scheduleCacheWrite(c); },
+                   [](QuantDotStage &) {
+                     // usesInt8Dot: never on a GPU (attnc refuses
+                     // --precision=int8 there).
+                     throw std::logic_error("int8 dot products on a GPU");
+                   },
                },
                stage);
   }

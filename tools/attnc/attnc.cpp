@@ -111,6 +111,17 @@ cl::opt<std::string>
 const std::string autoScheduleHelp =
     std::string("Halide's ") + attnc::codegen::autoschedulerName() +
     " autoscheduler: a reference for the hand schedules";
+// Its values (schedules::precisionNames) are added in main.
+cl::opt<attnc::schedules::Precision, false,
+        ListingParser<attnc::schedules::Precision>>
+    precision("precision",
+              cl::desc("How linears multiply: f32 (default: i8 and 4-bit "
+                       "weights widened to f32 as they load) or int8 "
+                       "(linears with i8 or 4-bit weights also quantize "
+                       "their input rows to int8, a scale per block of 32 "
+                       "inputs, and sum integer products; CPU targets)"),
+              cl::init(attnc::schedules::Precision::F32),
+              cl::cat(attncCategory));
 cl::opt<attnc::codegen::ScheduleKind, false,
         ListingParser<attnc::codegen::ScheduleKind>>
     schedule("schedule", cl::desc("Kernel schedules"),
@@ -419,6 +430,11 @@ int run() {
       attnc::codegen::parseTarget(targetName, schedule);
   if (!target)
     return fail(llvm::toString(target.takeError()));
+  if (precision != attnc::schedules::Precision::F32 &&
+      target->baseline().isGpu())
+    return fail("--precision=int8 is for CPU targets; '" + targetName +
+                "' is a GPU: leave --precision out (f32)");
+  *target = target->withPrecision(precision);
   DialectRegistry registry;
   registry.insert<attn::AttnDialect, func::FuncDialect>();
   MLIRContext context(registry);
@@ -460,8 +476,10 @@ int run() {
   if (llvm::Error error = attnc::codegen::checkSchedule(*target))
     return fail(llvm::toString(std::move(error)));
   PassManager pm(&context);
-  attn::buildAttnPipeline(pm, {target->weightPanelWidth(),
-                               /*formKernels=*/emit != Emit::MLIROpt});
+  attn::buildAttnPipeline(
+      pm, {target->weightPanelWidth(),
+           /*formKernels=*/emit != Emit::MLIROpt,
+           /*quantizedOutIn=*/precision == attnc::schedules::Precision::Int8});
   if (failed(pm.run(*module)))
     return 1;
   if (emit == Emit::MLIROpt || emit == Emit::Kernels)
@@ -557,6 +575,8 @@ int main(int argc, char **argv) {
     quantizeCommand = true;
     args.erase(args.begin() + 1);
   }
+  for (const auto &[value, name] : attnc::schedules::precisionNames())
+    precision.getParser().addLiteralOption(name, value, "");
   if (!parseCommandLine(args.size(), args.data()))
     return 1;
   return run();

@@ -1,6 +1,7 @@
 //===- compiler/codegen/lowerings/Linear.cpp - attn.linear ----------------===//
 #include "compiler/codegen/Int4Bits.h"
 #include "compiler/codegen/Lowering.h"
+#include "compiler/codegen/lowerings/Int8Linear.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -9,6 +10,8 @@ using namespace Halide;
 namespace attnc::codegen {
 
 static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
+  if (usesInt8Dot(op, b.target))
+    return lowerInt8Linear(op, b);
   const Tensor &in = b.get(op.getInput());
   Func w = b.get(op.getWeight()).func;
   size_t rank = in.extents.size();

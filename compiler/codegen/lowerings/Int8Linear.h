@@ -1,0 +1,30 @@
+//===- compiler/codegen/lowerings/Int8Linear.h - int8 x int8 ----*- C++ -*-===//
+//
+// attn.linear at --precision=int8 (schedules::Precision::Int8): a linear
+// with i8 or 4-bit weights quantizes its input rows as it runs and sums
+// integer products (Int8Linear.cpp). Linear.cpp asks here first.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_COMPILER_CODEGEN_LOWERINGS_INT8LINEAR_H
+#define ATTNC_COMPILER_CODEGEN_LOWERINGS_INT8LINEAR_H
+
+#include "compiler/codegen/Lowering.h"
+
+namespace attnc::codegen {
+
+/// Inputs per activation block: each block of a row has one scale.
+constexpr int kActivationBlock = 32;
+
+/// Whether `op` is lowered by lowerInt8Linear on `target`: Precision::Int8,
+/// a CPU, i8 or 4-bit weights stored [out, in] (attn-pack-weights keeps
+/// them so at that precision), and input features whole dot-product
+/// chunks (TargetDesc::int8DotLanes lanes of 4 bytes) and whole 4-bit
+/// groups per lane. Other linears take the f32 path.
+bool usesInt8Dot(mlir::attn::LinearOp op, const schedules::TargetDesc &target);
+
+/// Lowers `op` (usesInt8Dot) and records its QuantDotStage.
+mlir::LogicalResult lowerInt8Linear(mlir::attn::LinearOp op, KernelBuilder &b);
+
+} // namespace attnc::codegen
+
+#endif // ATTNC_COMPILER_CODEGEN_LOWERINGS_INT8LINEAR_H
