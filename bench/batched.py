@@ -406,7 +406,9 @@ def parse_args():
     p.add_argument("--ct2-steps", type=int, default=17,
                    help="tokens per CTranslate2 generation: its steps are the gaps (default 17)")
     p.add_argument("--flash-attn", action="store_true", help="llama.cpp with flash attention")
-    p.add_argument("--variants", default="int8", help="attnc's rows besides f32 (default int8)")
+    p.add_argument("--variants", default="int8",
+                   help="attnc's rows besides f32: f16, int8, q4, int8-a8, q4-a8 (those two "
+                        "compiled with --precision=int8) (default int8)")
     p.add_argument("--reuse", action="store_true",
                    help="reuse WORKDIR's compiled libraries when their source is unchanged, "
                         "and its references")
@@ -438,8 +440,8 @@ def parse_args():
         if x not in ("llama.cpp", "ctranslate2"):
             p.error(f"--peers: unknown peer '{x}' (llama.cpp, ctranslate2)")
     for x in a.variant_list:
-        if x not in ("f16", "int8", "q4"):
-            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4)")
+        if x not in ("f16", "int8", "q4", "int8-a8", "q4-a8"):
+            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4, int8-a8, q4-a8)")
     for x in a.llama_precisions:
         if x not in peers.LLAMA_PRECISIONS:
             p.error(f"--llama-precisions: '{x}' is not one of {','.join(peers.LLAMA_PRECISIONS)}")

@@ -537,13 +537,17 @@ def prepare_variants(a):
     bench/quantized.py's (attention and MLP matrices and the token table, so
     the head tied to it, i8 per output channel, or i4 with a scale per group
     of 32 inputs); f16:
-    F16_WEIGHTS in f16; "KIND-kv16": KIND's weights with f16 KV caches.
+    F16_WEIGHTS in f16; "KIND-kv16": KIND's weights with f16 KV caches;
+    "int8-a8", "q4-a8" (also with -kv16): the same weights compiled with
+    attnc --precision=int8 (int8 activations, integer dot products).
     a.variants maps each to (lib, weights, weight bytes per step, KIND, the
     caches' dtype) or to the reason it is not run."""
     a.variants = {}
     for variant in a.variant_list:
         # "-kv16": the same weights with f16 KV caches (llama.cpp's default).
         kind, cache = variant.removesuffix("-kv16"), "f16" if variant.endswith("-kv16") else "f32"
+        a8 = kind.endswith("-a8")
+        kind = kind.removesuffix("-a8")
         source = os.path.join(a.workdir, f"gpt2_decode_{variant}.attn")
         weights = os.path.join(a.workdir, f"gpt2_decode_{kind}.safetensors")
         lib = os.path.join(a.workdir, f"gpt2_decode_{variant}.so")
@@ -567,7 +571,8 @@ def prepare_variants(a):
                 with open(source, "w") as f:
                     f.write(text)
                 log(f"compiling {source}")
-                run_cmd([a.attnc, source, "-o", lib], f"attnc ({kind})")
+                run_cmd([a.attnc, source, "-o", lib] + (["--precision=int8"] if a8 else []),
+                        f"attnc ({variant})")
             a.variants[variant] = (lib, weights, wbytes, kind, cache)
         except BenchError as e:
             a.variants[variant] = f"not run: {e}"
@@ -948,8 +953,9 @@ def parse_args():
                         "0.32 at context 4096)")
     p.add_argument("--variants", default="f16,int8,q4",
                    help="attnc's rows besides f32: f16 (matrices and tables f16), int8 and q4 "
-                        "(bench/quantized.py's models), each with f16 KV caches as "
-                        "KIND-kv16 (also f32-kv16) (default f16,int8,q4; '' for none)")
+                        "(bench/quantized.py's models), int8-a8 and q4-a8 (those compiled "
+                        "with --precision=int8), each with f16 KV caches as KIND-kv16 (also "
+                        "f32-kv16) (default f16,int8,q4; '' for none)")
     p.add_argument("--reuse", action="store_true",
                    help="reuse WORKDIR's compiled libraries when their source is unchanged")
     for opt in ("--system", "--impl", "--lib", "--weights", "--ref", "--save-out", "--what",
@@ -963,9 +969,10 @@ def parse_args():
     a.peer_list = [x for x in a.peers.split(",") if x]
     a.variant_list = [x for x in a.variants.split(",") if x]
     for x in a.variant_list:
-        if x.removesuffix("-kv16") not in ("f16", "int8", "q4") and x != "f32-kv16":
-            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4, each also with "
-                    "-kv16; f32-kv16)")
+        if (x.removesuffix("-kv16") not in ("f16", "int8", "q4", "int8-a8", "q4-a8")
+                and x != "f32-kv16"):
+            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4, int8-a8, q4-a8, each "
+                    "also with -kv16; f32-kv16)")
     for x in a.peer_list:
         if x not in ("llama.cpp", "ctranslate2"):
             p.error(f"--peers: unknown peer '{x}' (llama.cpp, ctranslate2)")
