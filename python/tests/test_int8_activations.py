@@ -25,7 +25,7 @@ import pytest
 import attnc
 import safetensors_io as st
 
-D, N, V, S_MAX, BLOCK = 128, 48, 40, 32, 32
+D, N, V, S_MAX, BLOCK = 128, 44, 40, 32, 32
 
 MODEL = f"""\
 model a8 {{

@@ -1,8 +1,8 @@
 //===- schedules/cpu/QuantDotSchedule.cpp - int8 dot products -------------===//
 //
-// A QuantDotStage (lowerings/Int8Linear.cpp) row by row: the row's
-// quantization at root (O(in) per row), then per tile of `width` outputs
-// and per 4 outputs of it (unrolled), each chunk's integer dots of the 4
+// A QuantDotStage (lowerings/Int8Linear.cpp): the rows' quantization at
+// root (O(in) per row), then per tile of `width` outputs, per row, and per
+// 4 outputs of the tile (unrolled), each chunk's integer dots of the 4
 // weight rows as one vector of lanes each (atomic vectorization of the
 // 4-byte reduction: Halide's VectorReduce, which x86 lowers to vpdpbusd
 // with AVX512-VNNI or AVX-VNNI, to pmaddwd pairs on AVX2), converted and
@@ -27,10 +27,14 @@ void scheduleQuantDot(Func out, const std::vector<Var> &vars, QuantDotStage &d,
     for (int u = 0; u < f.num_update_definitions(); ++u)
       f.update(u).parallel(rows);
   }
+  // Each task owns a tile of outputs and runs every row over it: the
+  // tile's weight rows (width x in bytes) stay in L1 while the rows (a
+  // prefill's, or a batched decode's sequences) go by.
   Var no("no"), ni("ni");
-  std::vector<VarOrRVar> order = {ni, no};
+  std::vector<VarOrRVar> order = {ni};
   order.insert(order.end(), vars.begin() + 1, vars.end());
-  out.split(vars[0], no, ni, width, TailStrategy::GuardWithIf)
+  order.push_back(no);
+  out.split(vars[0], no, ni, width, TailStrategy::ShiftInwards)
       .reorder(order)
       .vectorize(ni)
       .parallel(no);
@@ -39,9 +43,9 @@ void scheduleQuantDot(Func out, const std::vector<Var> &vars, QuantDotStage &d,
   int unroll = std::min(width, 4);
   Func result = d.result;
   Var v = result.args()[0], nb("nb"), nu("nu");
-  result.compute_at(out, no).vectorize(v, width, TailStrategy::GuardWithIf);
+  result.compute_at(out, no).vectorize(v, width);
   result.update()
-      .split(v, nb, nu, unroll, TailStrategy::GuardWithIf)
+      .split(v, nb, nu, unroll)
       .reorder(d.lanes.x, nu, nb)
       .atomic()
       .vectorize(d.lanes.x)
