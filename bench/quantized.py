@@ -18,7 +18,9 @@ Which matrices: every layer's attention projections (c_attn, c_proj) and MLP
 group of 32 features in q4), so the head tied to it reads it quantized too;
 the position table, the norms and the biases stay f32. "int8-f32head" and
 "q4-f32head" keep the token table (and so the head) f32, as before the
-tables could be quantized. --kv-cache lists the caches' dtypes to run
+tables could be quantized; "int8-a8" and "q4-a8" are "int8" and "q4"
+compiled with attnc --precision=int8 (int8 activations, integer dot
+products). --kv-cache lists the caches' dtypes to run
 each weight kind with (`state past.{i}.key : f16[B, L, 768]`); a step reads
 the cache's first C rows of keys and values in every layer.
 
@@ -56,7 +58,7 @@ GROUP = 32  # the 4-bit model's inputs per scale
 # (name, in, out) of each layer's quantized matrices, all stored [in, out].
 MATRICES = (("attn.c_attn", D, 3 * D), ("attn.c_proj", D, D), ("mlp.c_fc", D, FFN),
             ("mlp.c_proj", FFN, D))
-KINDS = ("f32", "int8", "q4", "int8-f32head", "q4-f32head")
+KINDS = ("f32", "int8", "q4", "int8-f32head", "q4-f32head", "int8-a8", "q4-a8")
 CACHES = ("f32", "f16", "bf16")
 
 
@@ -65,8 +67,14 @@ def bits_of(kind):
     return kind.split("-")[0]
 
 
+def weights_of(kind):
+    """The weights of `kind`: "-a8" (int8 activations, attnc
+    --precision=int8) reads those of the kind without it."""
+    return kind.removesuffix("-a8")
+
+
 def quantized_head(kind):
-    return kind in ("int8", "q4")
+    return weights_of(kind) in ("int8", "q4")
 
 
 def quantize_args(kind):
@@ -86,7 +94,7 @@ def model_text(n_positions, kind, kv_cache="f32"):
     extra = [(rf"state past\.\{{i\}}\.{kv}( +): f32\[", rf"state past.{{i}}.{kv}\1: {kv_cache}[")
              for kv in ("key", "value")]
     if quantized_head(kind):
-        dtype, scale = (("i8", f"{VOCAB}") if kind == "int8"
+        dtype, scale = (("i8", f"{VOCAB}") if weights_of(kind) == "int8"
                         else ("i4", f"{VOCAB}, {D // GROUP}"))
         extra.append((rf"(  weight wte\.weight) : f32\[{VOCAB}, {D}\]\n",
                       rf"\1 : {dtype}[{VOCAB}, {D}]\n"
@@ -118,9 +126,9 @@ def weight_bytes(kind):
         matrices = elements + LAYERS * sum(4 * o for _, _, o in MATRICES)
     else:
         matrices = elements // 2 + 4 * elements // GROUP
-    if kind == "int8":
+    if weights_of(kind) == "int8":
         return matrices + head + 4 * VOCAB
-    if kind == "q4":
+    if weights_of(kind) == "q4":
         return matrices + head // 2 + 4 * head // GROUP
     return matrices + 4 * head
 
@@ -227,7 +235,8 @@ def main():
             f.write(model_text(n_pos, *v))
         libs[v] = os.path.join(a.workdir, f"gpt2_{name_of(v)}_n{n_pos}.so")
         if not (a.reuse and os.path.exists(libs[v])):
-            run([a.attnc, src, "-o", libs[v]])
+            run([a.attnc, src, "-o", libs[v]]
+                + (["--precision=int8"] if v[0].endswith("-a8") else []))
 
     C = a.context
     rng = np.random.default_rng([C, VOCAB])
