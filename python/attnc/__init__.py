@@ -696,16 +696,20 @@ def _run_attnc(args, what):
     return r
 
 
-def compile(model, output, target="host", schedule="hand", weights=None, kv_cache=None):
+def compile(model, output, target="host", schedule="hand", weights=None, kv_cache=None,
+            precision=None):
     """Compiles the `.attn` file `model` (or a Hugging Face directory) into
     the library `output` with the attnc executable (see find_attnc). target:
     "host" or a Halide target (e.g. "x86-64-linux-avx2"); schedule: "hand",
     "auto" or "naive"; weights: a safetensors file to embed (None: the
     library reads them at load); kv_cache: a directory's caches' dtype
-    (attnc --kv-cache: "f32", "f16" or "bf16"). Raises CompileError with
-    attnc's messages. Returns `output`."""
+    (attnc --kv-cache: "f32", "f16" or "bf16"); precision: what the linears'
+    GEMMs multiply (attnc --precision: "f32", the default, or "bf16"). Raises
+    CompileError with attnc's messages. Returns `output`."""
     args = [os.fspath(model), "-o", os.fspath(output), f"--target={target}",
             f"--schedule={schedule}"]
+    if precision is not None:
+        args += [f"--precision={precision}"]
     if weights is not None:
         args += ["--weights", os.fspath(weights)]
     if kv_cache is not None:
