@@ -173,6 +173,12 @@ llvm::Error checkSchedule(const BuildTarget &target) {
 llvm::Error checkPrecision(const BuildTarget &target) {
   if (target.precision() != schedules::Precision::BF16)
     return llvm::Error::success();
+  if (target.schedule() != ScheduleKind::Hand)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--precision=bf16 needs --schedule=hand (the default), whose GEMMs "
+        "read the weights as bf16 pairs; --schedule=%s computes in f32 only",
+        target.schedule() == ScheduleKind::Auto ? "auto" : "naive");
   for (const schedules::TargetDesc &variant : target.variants()) {
     std::string name = variant.halide().to_string();
     if (variant.isGpu())
