@@ -148,14 +148,14 @@ void orderSteps(Halide::Stage update, const GemmStage &g,
   update.reorder(paired).atomic().vectorize(g.k.x);
 }
 
-/// The bf16 input of a GEMM of bf16 pairs, rounded once per chunk `ko` of
-/// `gemm`'s block of rows, not once per panel vector that reads it.
-void scheduleBf16Input(Func gemm, RVar ko, const GemmStage &g, int width) {
+/// The bf16 input of a GEMM of bf16 pairs, rounded once for all the
+/// panels that read it, row by row in parallel.
+void scheduleBf16Input(const GemmStage &g, int width) {
   if (!g.bf16Pairs)
     return;
   Func in = g.input;
-  in.compute_at(gemm, ko).vectorize(in.args()[0],
-                                    std::min(width, 2 * chunkOf(g)));
+  in.compute_root();
+  scheduleRows(in, in.args(), std::min<int>(width, g.inFeatures));
 }
 
 /// 4-bit weights summed a group at a time (GemmStage::groupSums): per group
@@ -227,7 +227,7 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   orderSteps(update, g, {v[0], rti, ki, rto, ko});
   update.vectorize(v[0], width).unroll(v[0]).unroll(rti);
   scheduleGroupSums(gemm, ki, g, width);
-  scheduleBf16Input(gemm, ko, g, width);
+  scheduleBf16Input(g, width);
 }
 
 /// B of a decode kernel whose output is [B, S, N]: the sequences its
