@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """attnc --precision=bf16 against attnc f32 and PyTorch (f32, and autocast
 bf16) on bench/blocks.py's BERT layer and GPT-2 block: prefill ms, GFLOP/s,
-the fraction of the measured f32 FMA and bf16 dot-product peaks
-(bench/fma_peak.c, bench/bf16_peak.c), and each bf16 output's error against
-its own f32 output. See docs/performance.md.
+the fraction of one core's f32 FMA and bf16 dot-product peaks measured
+on the spot (bench/bf16_peak.c) times the threads, and each bf16 output's
+error against its own f32 output. See docs/performance.md.
 
     PYTHONPATH=DIR_WITH_attnc python bench/precision.py [--block bert] \\
         [--shape 1x128] [--threads 1] [--reps 30]
@@ -12,12 +12,16 @@ Runs with any Python that has numpy, torch and the attnc package (e.g.
 /tmp/golden-venv with PYTHONPATH holding an `attnc` link to a build's
 package). The systems run in turns, one run each per round, in one process,
 so that a shared machine's load falls on all of them alike; medians are
-reported. Weights: attnc --init-weights --seed=1, as bench/run.py.
+reported, of wall time and of the process's CPU time (getrusage), which
+a loaded machine's waits for a core do not inflate; GFLOP/s and the peak
+fractions are of the CPU time at 1 thread, of the wall time otherwise.
+Weights: attnc --init-weights --seed=1, as bench/run.py.
 """
 
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,13 +40,15 @@ import blocks  # noqa: E402
 import safetensors_io as st  # noqa: E402
 
 
-def peak(source, work, threads):
-    """GFLOP/s a peak probe prints (compiled here, -march=native)."""
-    exe = os.path.join(work, os.path.basename(source)[:-2])
-    subprocess.run(["cc", "-O2", "-march=native", "-pthread", source, "-o", exe], check=True)
-    args = [exe] + ([str(threads)] if "fma" in source else [])
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    return float(re.search(r"gflops=([\d.]+)", out).group(1))
+def peaks(work):
+    """One core's bf16 dot-product and f32 FMA GFLOP/s (bench/bf16_peak.c,
+    compiled here with -march=native)."""
+    exe = os.path.join(work, "bf16_peak")
+    subprocess.run(["cc", "-O2", "-march=native", os.path.join(HERE, "bf16_peak.c"),
+                    "-o", exe], check=True)
+    out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+    return (float(re.search(r"bf16_gflops=([\d.]+)", out).group(1)),
+            float(re.search(r"f32_gflops=([\d.]+)", out).group(1)))
 
 
 def errors(got, ref):
@@ -64,16 +70,15 @@ def main():
     import torch
     torch.set_num_threads(a.threads)
     work = tempfile.mkdtemp(prefix="attnc-precision-")
-    fma = peak(os.path.join(HERE, "fma_peak.c"), work, a.threads)
-    bf16 = peak(os.path.join(HERE, "bf16_peak.c"), work, a.threads) * a.threads
-    print(f"threads={a.threads}; measured peaks: f32 FMA {fma:.0f} GFLOP/s, "
-          f"bf16 vdpbf16ps {bf16:.0f} GFLOP/s (1 thread's x {a.threads}); "
+    bf16, fma = (a.threads * p for p in peaks(work))
+    print(f"threads={a.threads}; peaks (bench/bf16_peak.c, one core's x {a.threads}): "
+          f"f32 FMA {fma:.0f} GFLOP/s, bf16 vdpbf16ps {bf16:.0f} GFLOP/s; "
           f"load {os.getloadavg()[0]:.1f}")
     shapes = [tuple(int(v) for v in s.split("x")) for s in a.shape or ["1x128", "8x128", "1x512"]]
     rng = np.random.default_rng(0)
-    print("| block | BxS | system | ms (median) | GFLOP/s | % f32 peak | % bf16 peak "
+    print("| block | BxS | system | ms (median) | CPU ms | GFLOP/s | % f32 peak | % bf16 peak "
           "| over attnc f32 | max err / max | rms err / rms |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in a.block or ["bert", "gpt2"]:
         block = blocks.BLOCKS[name]
         model = os.path.join(REPO, block.model_file)
@@ -103,21 +108,25 @@ def main():
             ref = {"attnc": outs["attnc f32"].astype(np.float64),
                    "PyTorch": outs["PyTorch f32"].astype(np.float64)}
             times = {k: [] for k in systems}
+            cpu = {k: [] for k in systems}
             for _ in range(a.reps):
                 for k, f in systems.items():
-                    t0 = time.perf_counter()
+                    c0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
                     f()
-                    times[k].append(time.perf_counter() - t0)
-            base = statistics.median(times["attnc f32"])
+                    t1, c1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+                    times[k].append(t1 - t0)
+                    cpu[k].append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
+            use = cpu if a.threads == 1 else times
+            base = statistics.median(use["attnc f32"])
             flop = blocks.flops(block, b, s)
             for k in systems:
-                ms = statistics.median(times[k])
-                gf = flop / ms / 1e9
+                ms, cms = statistics.median(times[k]), statistics.median(cpu[k])
+                gf = flop / statistics.median(use[k]) / 1e9
                 mx, rms = errors(outs[k], ref[k.split()[0]])
                 err = f"{mx:.1e} | {rms:.1e}" if "bf16" in k else "— | —"
-                print(f"| {name} | {b}x{s} | {k} | {ms * 1e3:.2f} | {gf:.0f} | "
-                      f"{100 * gf / fma:.0f}% | {100 * gf / bf16:.0f}% | "
-                      f"{ms / base:.2f} | {err} |", flush=True)
+                print(f"| {name} | {b}x{s} | {k} | {ms * 1e3:.2f} | {cms * 1e3:.2f} | "
+                      f"{gf:.0f} | {100 * gf / fma:.0f}% | {100 * gf / bf16:.0f}% | "
+                      f"{statistics.median(use[k]) / base:.2f} | {err} |", flush=True)
     print(f"load after: {os.getloadavg()[0]:.1f}")
 
 
