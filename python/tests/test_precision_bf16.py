@@ -138,6 +138,20 @@ def test_rounding_ties_to_even(bf16_linears):
     np.testing.assert_allclose(got[0, 1], b + (1 + 2.0 ** -6) * wr, rtol=0, atol=1e-6)
 
 
+def test_embedded_weights_are_the_same_pairs(bf16_linears, tmp_path):
+    """attnc --weights packs the pairs at compile time (the init entry run
+    on the host): the same library outputs, bit for bit."""
+    model, w, x, u = bf16_linears
+    st.save(str(tmp_path / "w.safetensors"), w)
+    (tmp_path / "lin.attn").write_text(MODEL)
+    lib = attnc.compile(tmp_path / "lin.attn", tmp_path / "emb.so",
+                        weights=tmp_path / "w.safetensors", precision="bf16")
+    got = attnc.load(lib, threads=1)(x=x, u=u)
+    want = model(x=x, u=u)
+    for name in ("y", "z"):
+        np.testing.assert_array_equal(got[name], want[name])
+
+
 def test_python_forwards_precision(tmp_path):
     (tmp_path / "lin.attn").write_text(MODEL)
     with pytest.raises(attnc.CompileError, match="--precision is 'bf8'"):
