@@ -643,11 +643,12 @@ def load(path, weights=None, threads=None, check_weights=False):
     return Model(path, weights=weights, threads=threads, check_weights=check_weights)
 
 
-def from_pretrained(directory, threads=None, max_context=None, cache_dir=None, kv_cache=None):
+def from_pretrained(directory, threads=None, max_context=None, cache_dir=None, kv_cache=None,
+                    precision=None):
     """A Hugging Face model directory, imported, compiled (cached) and loaded
     with its tokenizer: see attnc.pretrained.from_pretrained."""
     from .pretrained import from_pretrained
-    return from_pretrained(directory, threads, max_context, cache_dir, kv_cache)
+    return from_pretrained(directory, threads, max_context, cache_dir, kv_cache, precision)
 
 
 # ------------------------------------------------------------------ compiler

@@ -15,6 +15,8 @@ machine); elsewhere they are skipped, and the error that a target without it
 gets is test/driver/precision-bf16.attn's, which runs everywhere.
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -235,3 +237,21 @@ def test_decode_agrees_with_prefill(decoders, batch):
     f32_whole, f32_steps = logits(decoders["f32"], ids, 5)
     assert np.abs(f32_steps - whole).max() > 10 * DECODE_TOL * scale
     assert np.abs(f32_whole - whole).max() > 10 * DECODE_TOL * scale
+
+
+def test_from_pretrained_forwards_precision(tmp_path):
+    """from_pretrained(precision="bf16") compiles the import at bf16 (its
+    own cached library): the Llama fixture's logits (a bf16 checkpoint, so
+    only the inputs' rounding differs) move off the f32 library's, by 5.2e-3
+    of the largest logit measured; 1e-2 bounds it."""
+    pytest.importorskip("tokenizers")
+    from conftest import REPO
+    d = os.path.join(REPO, "test", "import", "fixtures", "llama")
+    ids = np.array([[1, 5, 9, 2, 7]], np.int32)
+    out = {}
+    for prec in ("f32", "bf16"):
+        with attnc.from_pretrained(d, cache_dir=tmp_path, precision=prec, threads=1) as m:
+            out[prec] = m.model.run({"ids": ids})["logits"]
+    diff = np.abs(out["bf16"].astype(np.float64) - out["f32"]).max()
+    scale = np.abs(out["f32"]).max()
+    assert 0 < diff <= 1e-2 * scale
