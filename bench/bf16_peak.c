@@ -33,10 +33,11 @@ static double now(void) {
   return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
+// clang-format off
 #define EACH(X)                                                                \
-  X(0)                                                                         \
-  X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14)   \
-      X(15)
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)                                      \
+  X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+// clang-format on
 #define DECL(i) __m512 c##i = _mm512_set1_ps((float)(i));
 #define SUM(i) sum = _mm512_add_ps(sum, c##i);
 
