@@ -15,6 +15,23 @@ const char *deviceName(Device device) {
   return "?";
 }
 
+const char *precisionName(Precision precision) {
+  switch (precision) {
+  case Precision::F32:
+    return "f32";
+  case Precision::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+std::optional<Precision> parsePrecision(const std::string &name) {
+  for (Precision p : {Precision::F32, Precision::BF16})
+    if (name == precisionName(p))
+      return p;
+  return std::nullopt;
+}
+
 Device TargetDesc::device() const {
   if (halide_.has_feature(Halide::Target::CUDA))
     return Device::Cuda;
@@ -41,6 +58,15 @@ int TargetDesc::vectorRegisters() const {
     if (halide_.has_feature(avx512))
       return 32;
   return 16;
+}
+
+bool TargetDesc::hasBf16Dot() const {
+  using T = Halide::Target;
+  for (T::Feature bf16 :
+       {T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5})
+    if (halide_.has_feature(bf16))
+      return true;
+  return false;
 }
 
 int TargetDesc::gemmPanelWidth() const {

@@ -16,6 +16,7 @@
 
 #include "Halide.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,17 @@ const char *deviceName(Device device);
 /// not a user's choice: it schedules the kernels that rearrange weights at
 /// load (the "init" entry), whatever --schedule says.
 enum class ScheduleKind { Hand, Auto, Naive, Layout };
+
+/// --precision: what the linears' GEMMs multiply. F32 (the default): f32
+/// inputs and weights. BF16: inputs rounded to bf16 (to nearest, ties to
+/// even) and bf16 weights (f32 ones converted once at load), products
+/// summed in f32 by AVX512_BF16's dot products (TargetDesc::hasBf16Dot).
+enum class Precision { F32, BF16 };
+
+/// "f32" or "bf16", as attnc and the docs name them.
+const char *precisionName(Precision precision);
+/// The precision `name` names, or none.
+std::optional<Precision> parsePrecision(const std::string &name);
 
 /// One variant: the Halide target a kernel is compiled for, and what
 /// follows from it.
@@ -99,6 +111,11 @@ public:
   /// in shared memory per k-tile.
   bool reducesWeightGroups() const { return !isGpu(); }
 
+  /// AVX512_BF16's dot product of bf16 pairs into f32 (vdpbf16ps), which
+  /// --precision=bf16 needs: Halide's avx512_zen4, avx512_zen5 and
+  /// avx512_sapphirerapids targets.
+  bool hasBf16Dot() const;
+
 private:
   Halide::Target halide_;
 };
@@ -110,15 +127,22 @@ public:
   /// baseline, is what a CPU must have. With more than one, every kernel is
   /// compiled once per variant and picks its variant by the CPU it runs on
   /// (Halide's multitarget).
-  BuildTarget(std::vector<TargetDesc> variants, ScheduleKind schedule)
-      : variants_(std::move(variants)), schedule_(schedule) {}
+  BuildTarget(std::vector<TargetDesc> variants, ScheduleKind schedule,
+              Precision precision = Precision::F32)
+      : variants_(std::move(variants)), schedule_(schedule),
+        precision_(precision) {}
 
   const std::vector<TargetDesc> &variants() const { return variants_; }
   const TargetDesc &baseline() const { return variants_.back(); }
   ScheduleKind schedule() const { return schedule_; }
-  /// The same variants, scheduled by `schedule`.
+  Precision precision() const { return precision_; }
+  /// The same variants and precision, scheduled by `schedule`.
   BuildTarget withSchedule(ScheduleKind schedule) const {
-    return BuildTarget(variants_, schedule);
+    return BuildTarget(variants_, schedule, precision_);
+  }
+  /// The same variants and schedule, at `precision`.
+  BuildTarget withPrecision(Precision precision) const {
+    return BuildTarget(variants_, schedule_, precision);
   }
 
   /// "a,b": the variants' Halide targets as the library's descriptor
@@ -133,6 +157,7 @@ public:
 private:
   std::vector<TargetDesc> variants_;
   ScheduleKind schedule_;
+  Precision precision_;
 };
 
 } // namespace attnc::schedules

@@ -22,6 +22,9 @@ struct AttnPipelineOptions {
   /// Group the ops into attn.kernel regions at the end (attnc --emit=mlir-opt
   /// stops before).
   bool formKernels = true;
+  /// --precision=bf16: f32 and bf16 panels become bf16 pairs of inputs, read
+  /// by bf16 dot products (attn-pack-weights' bf16-pairs).
+  bool bf16Pairs = false;
 };
 
 /// The compiler's pipeline from frontend IR to attn.kernel groups.

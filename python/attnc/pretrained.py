@@ -76,12 +76,15 @@ def _cache_key(directory, options):
     return h.hexdigest()[:32]
 
 
-def _options(max_context=None, kv_cache=None):
-    """The import options of a compiled library, as its cache key reads
-    them; f32 caches add nothing, so their libraries keep their keys."""
+def _options(max_context=None, kv_cache=None, precision=None):
+    """The import and compile options of a compiled library, as its cache
+    key reads them; f32 caches and GEMMs add nothing, so their libraries
+    keep their keys."""
     options = {"max_context": max_context}
     if kv_cache not in (None, "f32"):
         options["kv_cache"] = str(kv_cache)
+    if precision not in (None, "f32"):
+        options["precision"] = str(precision)
     return options
 
 
@@ -95,6 +98,8 @@ def _compiled(directory, cache_dir, options):
             args.append(f"--max-context={options['max_context']}")
         if options.get("kv_cache"):
             args.append(f"--kv-cache={options['kv_cache']}")
+        if options.get("precision"):
+            args.append(f"--precision={options['precision']}")
         _run_attnc(args, "attnc")      # writes the library atomically
     return lib
 
@@ -280,12 +285,14 @@ class Pretrained:
 
 
 def from_pretrained(directory, threads=None, max_context=None, cache_dir=None,
-                    kv_cache=None):
+                    kv_cache=None, precision=None):
     """Imports, compiles (cached) and loads the Hugging Face model in
     `directory` with its tokenizer. `threads`: the thread pool's size;
     `max_context`: attnc's --max-context (the KV caches' rows); `kv_cache`:
     attnc's --kv-cache, the caches' dtype ("f32", the default; "f16" or
-    "bf16": half the bytes a decode step reads); `cache_dir`:
+    "bf16": half the bytes a decode step reads); `precision`: attnc's
+    --precision, what the linears' GEMMs multiply ("f32", the default, or
+    "bf16"); `cache_dir`:
     where compiled libraries are kept (default $ATTNC_CACHE_DIR, else
     ~/.cache/attnc). Raises FileError for a missing file, CompileError with
     attnc's message for a model it cannot import, ArgumentError for a
@@ -304,7 +311,8 @@ def from_pretrained(directory, threads=None, max_context=None, cache_dir=None,
                           "`tokenizers`: pip install tokenizers") from None
     cache_dir = cache_dir or os.environ.get("ATTNC_CACHE_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "attnc")
-    lib = _compiled(directory, os.fspath(cache_dir), _options(max_context, kv_cache))
+    lib = _compiled(directory, os.fspath(cache_dir),
+                    _options(max_context, kv_cache, precision))
     tokenizer = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
     model = load(lib, weights=_weights(directory), threads=threads)
     logits = [t for t in model.outputs if t.name == "logits"]

@@ -122,6 +122,12 @@ cl::opt<attnc::codegen::ScheduleKind, false,
                                    "everything at root, serial: a baseline")),
              cl::init(attnc::codegen::ScheduleKind::Hand),
              cl::cat(attncCategory));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("What the linears' GEMMs multiply: 'f32' (default) or 'bf16' "
+             "(inputs rounded to bf16, bf16 weights, f32 sums; needs "
+             "AVX512_BF16)"),
+    cl::value_desc("f32|bf16"), cl::init("f32"), cl::cat(attncCategory));
 cl::opt<Emit, false, ListingParser<Emit>> emit(
     "emit", cl::desc("What to produce"),
     cl::values(clEnumValN(Emit::Attn, "attn",
@@ -349,7 +355,7 @@ int runImport() {
                 llvm::Twine(" needs a Hugging Face model directory; '") +
                 inputPath + "' is not a directory");
   for (cl::Option *option : std::initializer_list<cl::Option *>{
-           &weightsPath, &initWeights, &targetName, &schedule})
+           &weightsPath, &initWeights, &targetName, &schedule, &precision})
     if (option->getNumOccurrences())
       return fail("--" + option->ArgStr +
                   " applies to a compile; the import writes .attn source");
@@ -373,8 +379,8 @@ int runQuantize() {
   if (outputPath.empty())
     return fail("no output file: give -o <out.safetensors>");
   for (cl::Option *option : std::initializer_list<cl::Option *>{
-           &weightsPath, &initWeights, &targetName, &schedule, &emit,
-           &maxContext, &head, &kvCache})
+           &weightsPath, &initWeights, &targetName, &schedule, &precision,
+           &emit, &maxContext, &head, &kvCache})
     if (option->getNumOccurrences())
       return fail("--" + option->ArgStr +
                   " applies to a compile or an import, not to attnc quantize");
@@ -415,10 +421,16 @@ int run() {
       return fail("--" + option->ArgStr +
                   " applies to a Hugging Face model directory; '" + inputPath +
                   "' is a model already");
+  std::optional<attnc::schedules::Precision> gemmPrecision =
+      attnc::schedules::parsePrecision(precision);
+  if (!gemmPrecision)
+    return fail("--precision is '" + precision +
+                "', but the linears compute in f32 or bf16");
   llvm::Expected<attnc::schedules::BuildTarget> target =
       attnc::codegen::parseTarget(targetName, schedule);
   if (!target)
     return fail(llvm::toString(target.takeError()));
+  *target = target->withPrecision(*gemmPrecision);
   DialectRegistry registry;
   registry.insert<attn::AttnDialect, func::FuncDialect>();
   MLIRContext context(registry);
@@ -459,9 +471,13 @@ int run() {
 
   if (llvm::Error error = attnc::codegen::checkSchedule(*target))
     return fail(llvm::toString(std::move(error)));
+  if (llvm::Error error = attnc::codegen::checkPrecision(*target))
+    return fail(llvm::toString(std::move(error)));
   PassManager pm(&context);
-  attn::buildAttnPipeline(pm, {target->weightPanelWidth(),
-                               /*formKernels=*/emit != Emit::MLIROpt});
+  attn::buildAttnPipeline(
+      pm, {target->weightPanelWidth(),
+           /*formKernels=*/emit != Emit::MLIROpt,
+           target->precision() == attnc::schedules::Precision::BF16});
   if (failed(pm.run(*module)))
     return 1;
   if (emit == Emit::MLIROpt || emit == Emit::Kernels)
