@@ -38,6 +38,12 @@ struct GemmStage {
   /// otherwise; a schedule places it inside `func`'s loop over `k`.
   Halide::Func groupSums;
   Halide::RDom groupK;
+  /// bf16 pairs of inputs (attnc --precision=bf16): `input` is bf16,
+  /// `weight(n, t, q)` reads input 2q + t of output n, and `k` is 2-D: `k.x`
+  /// the pair's input t, `k.y` the pair q. A schedule that vectorizes `k.x`
+  /// under a vector of outputs (atomic: a sum) makes each pair's products
+  /// one bf16 dot product in f32 (vdpbf16ps).
+  bool bf16Pairs = false;
 };
 
 /// A projection of int8 activations and i8 or 4-bit weights

@@ -15,17 +15,29 @@ const char *deviceName(Device device) {
   return "?";
 }
 
-const std::vector<std::pair<Precision, const char *>> &precisionNames() {
-  static const std::vector<std::pair<Precision, const char *>> names = {
-      {Precision::F32, "f32"}, {Precision::Int8, "int8"}};
-  return names;
+const char *precisionName(Precision precision) {
+  switch (precision) {
+  case Precision::F32:
+    return "f32";
+  case Precision::BF16:
+    return "bf16";
+  case Precision::Int8:
+    return "int8";
+  }
+  return "?";
 }
 
-BuildTarget BuildTarget::withPrecision(Precision precision) const {
-  std::vector<TargetDesc> variants;
-  for (const TargetDesc &v : variants_)
-    variants.emplace_back(v.halide(), precision);
-  return BuildTarget(std::move(variants), schedule_);
+const std::vector<Precision> &allPrecisions() {
+  static const std::vector<Precision> all = {Precision::F32, Precision::BF16,
+                                             Precision::Int8};
+  return all;
+}
+
+std::optional<Precision> parsePrecision(const std::string &name) {
+  for (Precision p : allPrecisions())
+    if (name == precisionName(p))
+      return p;
+  return std::nullopt;
 }
 
 Device TargetDesc::device() const {
@@ -54,6 +66,15 @@ int TargetDesc::vectorRegisters() const {
     if (halide_.has_feature(avx512))
       return 32;
   return 16;
+}
+
+bool TargetDesc::hasBf16Dot() const {
+  using T = Halide::Target;
+  for (T::Feature bf16 :
+       {T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5})
+    if (halide_.has_feature(bf16))
+      return true;
+  return false;
 }
 
 int TargetDesc::gemmPanelWidth() const {

@@ -16,8 +16,8 @@
 
 #include "Halide.h"
 
+#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace attnc::schedules {
@@ -34,23 +34,27 @@ const char *deviceName(Device device);
 /// load (the "init" entry), whatever --schedule says.
 enum class ScheduleKind { Hand, Auto, Naive, Layout };
 
-/// --precision: how `attn.linear` multiplies. F32: every product in f32
-/// (quantized weights widened as they load). Int8: linears with i8 or 4-bit
-/// weights quantize their input rows to int8 as they run (blocks of
-/// 32 inputs, a scale each) and sum integer products
-/// (lowerings/Int8Linear.cpp); other linears as F32.
-enum class Precision { F32, Int8 };
+/// --precision: what the linears' GEMMs multiply. F32 (the default): f32
+/// inputs and weights. BF16: inputs rounded to bf16 (to nearest, ties to
+/// even) and bf16 weights (f32 ones converted once at load), products
+/// summed in f32 by AVX512_BF16's dot products (TargetDesc::hasBf16Dot).
+/// Int8: linears with i8 or 4-bit weights quantize their input rows to
+/// int8 as they run (blocks of 32 inputs, a scale each) and sum integer
+/// products (lowerings/Int8Linear.cpp); other linears as F32.
+enum class Precision { F32, BF16, Int8 };
 
-/// The --precision values, as attnc spells them, in the enum's order.
-const std::vector<std::pair<Precision, const char *>> &precisionNames();
+/// Every precision, in the enum's order (for listing them).
+const std::vector<Precision> &allPrecisions();
+/// "f32", "bf16" or "int8", as attnc and the docs name them.
+const char *precisionName(Precision precision);
+/// The precision `name` names, or none.
+std::optional<Precision> parsePrecision(const std::string &name);
 
 /// One variant: the Halide target a kernel is compiled for, and what
 /// follows from it.
 class TargetDesc {
 public:
-  explicit TargetDesc(Halide::Target halide,
-                      Precision precision = Precision::F32)
-      : halide_(std::move(halide)), precision_(precision) {}
+  explicit TargetDesc(Halide::Target halide) : halide_(std::move(halide)) {}
 
   /// The target as the library records it (without the features every
   /// kernel is compiled with, NoRuntime and UserContext).
@@ -112,8 +116,10 @@ public:
   /// in shared memory per k-tile.
   bool reducesWeightGroups() const { return !isGpu(); }
 
-  /// How linears multiply (--precision).
-  Precision precision() const { return precision_; }
+  /// AVX512_BF16's dot product of bf16 pairs into f32 (vdpbf16ps), which
+  /// --precision=bf16 needs: Halide's avx512_zen4, avx512_zen5 and
+  /// avx512_sapphirerapids targets.
+  bool hasBf16Dot() const;
 
   /// i32 lanes of an integer dot product's accumulator vector
   /// (Precision::Int8): each lane sums 4 bytes' products per step (VNNI's
@@ -123,7 +129,6 @@ public:
 
 private:
   Halide::Target halide_;
-  Precision precision_;
 };
 
 /// What a library is built for: --target's variants and --schedule.
@@ -133,19 +138,23 @@ public:
   /// baseline, is what a CPU must have. With more than one, every kernel is
   /// compiled once per variant and picks its variant by the CPU it runs on
   /// (Halide's multitarget).
-  BuildTarget(std::vector<TargetDesc> variants, ScheduleKind schedule)
-      : variants_(std::move(variants)), schedule_(schedule) {}
+  BuildTarget(std::vector<TargetDesc> variants, ScheduleKind schedule,
+              Precision precision = Precision::F32)
+      : variants_(std::move(variants)), schedule_(schedule),
+        precision_(precision) {}
 
   const std::vector<TargetDesc> &variants() const { return variants_; }
   const TargetDesc &baseline() const { return variants_.back(); }
   ScheduleKind schedule() const { return schedule_; }
-  /// The same variants, scheduled by `schedule`.
+  Precision precision() const { return precision_; }
+  /// The same variants and precision, scheduled by `schedule`.
   BuildTarget withSchedule(ScheduleKind schedule) const {
-    return BuildTarget(variants_, schedule);
+    return BuildTarget(variants_, schedule, precision_);
   }
-  /// The same variants, their linears multiplying at `precision`.
-  BuildTarget withPrecision(Precision precision) const;
-  Precision precision() const { return baseline().precision(); }
+  /// The same variants and schedule, at `precision`.
+  BuildTarget withPrecision(Precision precision) const {
+    return BuildTarget(variants_, schedule_, precision);
+  }
 
   /// "a,b": the variants' Halide targets as the library's descriptor
   /// records them.
@@ -159,6 +168,7 @@ public:
 private:
   std::vector<TargetDesc> variants_;
   ScheduleKind schedule_;
+  Precision precision_;
 };
 
 } // namespace attnc::schedules

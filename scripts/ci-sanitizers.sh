@@ -17,21 +17,29 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 # test/tsan.supp: what TSan misreads in Halide's uninstrumented runtime.
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1 suppressions=$PWD/test/tsan.supp}
 
-# Under ASan: everything but the e2e tests, the import fixtures, the Python
-# package, the install test and the corpus replays (fuzz.sh below replays
-# each corpus before it fuzzes), then one e2e configuration per feature and
-# one import fixture per kind of model (docs/robustness.md says why).
+# Under ASan: everything but the e2e, conformance and import tests, the
+# Python package, the install test and the corpus replays (fuzz.sh below
+# replays each corpus before it fuzzes), then one e2e configuration per
+# feature, one import fixture per kind of model and the conformance models
+# that no import fixture is (docs/robustness.md says why).
 asan_e2e=(positions embeddings bahdanau_attention attention_map llama_mlp
   score_functions gpt_bf16 attention_weights cross_attention stacked_layers
   functions gpt_h4_causal_inout_packed bert_h12_none_outin_separate masks
   llm_attention)
 asan_import=(gpt2 llama.sharded generate.gpt2 gemma2 bert vit bart t5_conditional)
-cmake --preset asan
+asan_conformance=(nonfinite transformer_seq2seq mistral_lm gptj_lm mha_weights
+  llama_mlp gemma2_head)
+# The test models (test/models) are compiled by the plain build's attnc, as
+# for TSan: the instrumented one took a minute of CI on them, and compiles
+# decoder.attn in test/driver/gpu-run.mlir.
+cmake --preset asan -DATTNC_MODEL_COMPILER="$PWD/build/bin/attnc"
 cmake --build build-asan -j"$(nproc)"
 ctest --test-dir build-asan --output-on-failure -j2 \
-  -LE '^(e2e|python|import|fuzz)$' -E '^install$'
-ctest --test-dir build-asan --output-on-failure -j2 \
-  -R "^(e2e\.($(IFS='|'; echo "${asan_e2e[*]}"))|import\.($(IFS='|'; echo "${asan_import[*]}")))\$"
+  -LE '^(e2e|conformance|python|import|fuzz)$' -E '^install$'
+ctest --test-dir build-asan --output-on-failure -j2 -R "^(\
+e2e\.($(IFS='|'; echo "${asan_e2e[*]}"))|\
+import\.($(IFS='|'; echo "${asan_import[*]}"))|\
+conformance\.($(IFS='|'; echo "${asan_conformance[*]}")))\$"
 
 ./scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 

@@ -64,6 +64,20 @@ void promiseStaticExtents(Dims dims, RankedTensorType type) {
   }
 }
 
+/// bf16 pairs of inputs ([panels, in / 2, width, 2], attn.pack_panels) are
+/// promised dense, as the runtime passes every weight: a vector of outputs'
+/// pairs is then one load (a bf16 dot product's operand), not a gather.
+void promiseDensePairs(ImageParam param, RankedTensorType type) {
+  if (type.getRank() != 4 || !type.getElementType().isBF16() ||
+      !type.hasStaticShape() || type.getDimSize(3) != 2)
+    return;
+  int stride = 1;
+  for (int d = 0; d < 4; ++d) {
+    param.dim(d).set_stride(stride);
+    stride *= int(type.getDimSize(3 - d));
+  }
+}
+
 } // namespace
 
 LogicalResult buildAlgorithm(KernelOp kernel,
@@ -78,6 +92,7 @@ LogicalResult buildAlgorithm(KernelOp kernel,
     ImageParam param(storedType(type, target), int(rank),
                      "in" + std::to_string(params.size()));
     promiseStaticExtents([&](int d) { return param.dim(d); }, type);
+    promiseDensePairs(param, type);
     std::vector<Expr> extents;
     for (size_t d = 0; d < rank; ++d)
       extents.push_back(param.dim(int(d)).extent());

@@ -170,6 +170,47 @@ llvm::Error checkSchedule(const BuildTarget &target) {
       schedules::deviceName(baseline.device()));
 }
 
+llvm::Error checkPrecision(const BuildTarget &target) {
+  if (target.precision() == schedules::Precision::Int8) {
+    // Every schedule computes int8's dot products; the GPU ones do not.
+    const schedules::TargetDesc &baseline = target.baseline();
+    if (baseline.isGpu())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--precision=int8 is for CPU targets; target '%s' runs on %s: use "
+          "--precision=f32 there",
+          baseline.halide().to_string().c_str(),
+          schedules::deviceName(baseline.device()));
+    return llvm::Error::success();
+  }
+  if (target.precision() != schedules::Precision::BF16)
+    return llvm::Error::success();
+  if (target.schedule() != ScheduleKind::Hand)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--precision=bf16 needs --schedule=hand (the default), whose GEMMs "
+        "read the weights as bf16 pairs; --schedule=%s computes in f32 only",
+        target.schedule() == ScheduleKind::Auto ? "auto" : "naive");
+  for (const schedules::TargetDesc &variant : target.variants()) {
+    std::string name = variant.halide().to_string();
+    if (variant.isGpu())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--precision=bf16 is for CPU targets; target '%s' runs on %s: use "
+          "--precision=f32 there",
+          name.c_str(), schedules::deviceName(variant.device()));
+    if (!variant.hasBf16Dot())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--precision=bf16 needs AVX512_BF16 (vdpbf16ps) in every variant, "
+          "and target '%s' lacks it: build for avx512_zen4, avx512_zen5 or "
+          "avx512_sapphirerapids (--target=host on such a CPU), or use "
+          "--precision=f32",
+          name.c_str());
+  }
+  return llvm::Error::success();
+}
+
 /// The kernel's Halide pipeline, scheduled for `target`, and its arguments.
 struct ScheduledKernel {
   Halide::Pipeline pipeline;

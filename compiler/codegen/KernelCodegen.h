@@ -49,6 +49,12 @@ int32_t modelDevice(const BuildTarget &target);
 /// have hand schedules only).
 llvm::Error checkSchedule(const BuildTarget &target);
 
+/// An error when a variant of `target` cannot compute at
+/// `target.precision()`: bf16 needs AVX512_BF16 on every CPU variant (no
+/// variant falls back to f32 silently) and runs on no GPU; neither does
+/// int8.
+llvm::Error checkPrecision(const BuildTarget &target);
+
 /// Compiles `kernel` into object files beside `objectPath` (one per target
 /// and a dispatching wrapper when there are several), defining `fnName` and
 /// `fnName_argv`; returns the files. Errors (including Halide's) are

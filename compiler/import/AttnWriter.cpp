@@ -196,6 +196,25 @@ void AttnWriter::weights(llvm::ArrayRef<WeightSpec> specs, int64_t layers) {
   }
 }
 
+/// A matrix `attnc quantize` read in the other layout than the model's
+/// (recorded in the file's metadata: a square matrix's shape cannot say) has
+/// its scales on the wrong axis; files without the record are not checked.
+void AttnWriter::checkQuantizedLayout(const std::string &matrix, bool inOut) {
+  const attn::safetensors::Tensor *t = ctx.weights().find(matrix);
+  if (!t)
+    return;
+  const auto &meta = ctx.weights().fileOf(*t).metadata();
+  auto recorded = meta.find(attn::safetensors::quantizedLayoutKey(matrix));
+  llvm::StringRef want = inOut ? "in, out" : "out, in";
+  if (recorded == meta.end() || recorded->second == want)
+    return;
+  ctx.error(ctx.weights().pathOf(*t) + ": " + matrix +
+            " was quantized as stored [" + recorded->second +
+            "] but the model stores it [" + want.str() +
+            "], so its scales are on the wrong axis: quantize it again " +
+            (inOut ? "with" : "without") + " it in attnc quantize's --in-out");
+}
+
 /// A matrix `attnc quantize` wrote as I8 has its per-output-channel scales
 /// beside it, `NAME_scale` F32 [out]; one it wrote as U8 (4-bit) its
 /// per-group scales, F32 [out, in / G] (`[in / G, out]` for an [in, out]
@@ -227,8 +246,9 @@ void AttnWriter::quantizationScales(const WeightSpec &spec, int64_t layers,
                       : std::vector<int64_t>{out, groups};
   }
   for (int64_t i = 0; i < std::max<int64_t>(layers, 1); ++i) {
-    std::string name =
-        (layers > 0 ? layerName(spec.name, i) : spec.name) + "_scale";
+    std::string matrix = layers > 0 ? layerName(spec.name, i) : spec.name;
+    checkQuantizedLayout(matrix, spec.inOut);
+    std::string name = matrix + "_scale";
     const attn::safetensors::Tensor *t = ctx.weights().find(name);
     if (!t || t->dtype != DType::F32 || t->shape != want)
       ctx.error(

@@ -91,6 +91,8 @@ private:
   std::string checkTensor(const WeightSpec &spec, llvm::StringRef name);
   /// Checks and declares the scales of I8 (or, `fourBit`, U8) matrix `spec`.
   void quantizationScales(const WeightSpec &spec, int64_t layers, bool fourBit);
+  /// Errors if `attnc quantize` recorded `matrix` in the other layout.
+  void checkQuantizedLayout(const std::string &matrix, bool inOut);
 
   ImportContext &ctx;
   std::string out;

@@ -81,8 +81,9 @@ struct QuantizedToOutIn : OpRewritePattern<LinearOp> {
 };
 
 struct InOutToPanels : OpRewritePattern<LinearOp> {
-  InOutToPanels(MLIRContext *context, int64_t width, bool quantizedOutIn)
-      : OpRewritePattern(context), width(width),
+  InOutToPanels(MLIRContext *context, int64_t width, bool bf16Pairs,
+                bool quantizedOutIn)
+      : OpRewritePattern(context), width(width), bf16Pairs(bf16Pairs),
         quantizedOutIn(quantizedOutIn) {}
 
   LogicalResult matchAndRewrite(LinearOp op,
@@ -97,8 +98,14 @@ struct InOutToPanels : OpRewritePattern<LinearOp> {
     // mostly padding.
     if (out % width != 0 && out < width)
       return rewriter.notifyMatchFailure(op, "fewer outputs than a panel");
-    auto packed = RankedTensorType::get({(out + width - 1) / width, in, width},
-                                        wtype.getElementType());
+    int64_t panels = (out + width - 1) / width;
+    Type element = wtype.getElementType();
+    auto packed = RankedTensorType::get({panels, in, width}, element);
+    // Quantized and f16 weights keep their own GEMMs; an odd number of
+    // inputs has no pairs.
+    if (bf16Pairs && (element.isF32() || element.isBF16()) && in % 2 == 0)
+      packed = RankedTensorType::get({panels, in / 2, width, 2},
+                                     rewriter.getBF16Type());
     Value w = rewriter.create<PackPanelsOp>(op.getLoc(), packed,
                                             op.getWeight(),
                                             rewriter.getI64IntegerAttr(width));
@@ -109,6 +116,7 @@ struct InOutToPanels : OpRewritePattern<LinearOp> {
   }
 
   int64_t width;
+  bool bf16Pairs;
   bool quantizedOutIn;
 };
 
@@ -124,8 +132,14 @@ struct PackWeights : attn::impl::AttnPackWeightsPassBase<PackWeights> {
     patterns.add<TransposeToInOut>(&getContext(), quantizedOutIn);
     if (quantizedOutIn)
       patterns.add<QuantizedToOutIn>(&getContext());
+    if (bf16Pairs && panelWidth == 0) {
+      getOperation().emitError("attn-pack-weights: bf16-pairs needs a "
+                               "panel-width");
+      return signalPassFailure();
+    }
     if (panelWidth > 0)
-      patterns.add<InOutToPanels>(&getContext(), panelWidth, quantizedOutIn);
+      patterns.add<InOutToPanels>(&getContext(), panelWidth, bf16Pairs,
+                                  quantizedOutIn);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -22,7 +22,11 @@ struct AttnPipelineOptions {
   /// Group the ops into attn.kernel regions at the end (attnc --emit=mlir-opt
   /// stops before).
   bool formKernels = true;
-  /// Quantized weights stay [out, in] (--precision=int8).
+  /// --precision=bf16: f32 and bf16 panels become bf16 pairs of inputs, read
+  /// by bf16 dot products (attn-pack-weights' bf16-pairs).
+  bool bf16Pairs = false;
+  /// --precision=int8: i8 and 4-bit weights stay [out, in], read by int8 dot
+  /// products (attn-pack-weights' quantized-out-in).
   bool quantizedOutIn = false;
 };
 

@@ -127,6 +127,12 @@ def AttnPackWeightsPass : Pass<"attn-pack-weights", "func::FuncOp"> {
     `attn.pack_panels` of P outputs and read with `layout(panels)`, so each
     register tile streams one contiguous panel.
 
+    With `bf16-pairs` (attnc --precision=bf16) an f32 or bf16 weight with an
+    even number of inputs is packed into bf16 pairs of inputs instead,
+    `[ceil(out / P), in / 2, P, 2]` (f32 rounded to bf16 once, at load), the
+    operand of AVX512_BF16's dot product (vdpbf16ps); the linear then rounds
+    its input to bf16 too and sums the products in f32.
+
     With `quantized-out-in` (attnc --precision=int8), i8 and 4-bit weights
     are read `[out, in]` instead (an `[in, out]` one transposed, its 4-bit
     group scales with it), never in panels: the int8 dot products read a
@@ -135,6 +141,9 @@ def AttnPackWeightsPass : Pass<"attn-pack-weights", "func::FuncOp"> {
   let options = [
     Option<"panelWidth", "panel-width", "int64_t", /*default=*/"0",
            "Output features per weight panel (0: keep [in, out])">,
+    Option<"bf16Pairs", "bf16-pairs", "bool", /*default=*/"false",
+           "Pack f32 and bf16 panels as bf16 pairs of inputs (needs "
+           "panel-width)">,
     Option<"quantizedOutIn", "quantized-out-in", "bool", /*default=*/"false",
            "Keep i8 and 4-bit weights [out, in] (transposing [in, out] "
            "ones): --precision=int8's dot products read a row per output">

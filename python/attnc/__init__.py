@@ -643,11 +643,12 @@ def load(path, weights=None, threads=None, check_weights=False):
     return Model(path, weights=weights, threads=threads, check_weights=check_weights)
 
 
-def from_pretrained(directory, threads=None, max_context=None, cache_dir=None, kv_cache=None):
+def from_pretrained(directory, threads=None, max_context=None, cache_dir=None, kv_cache=None,
+                    precision=None):
     """A Hugging Face model directory, imported, compiled (cached) and loaded
     with its tokenizer: see attnc.pretrained.from_pretrained."""
     from .pretrained import from_pretrained
-    return from_pretrained(directory, threads, max_context, cache_dir, kv_cache)
+    return from_pretrained(directory, threads, max_context, cache_dir, kv_cache, precision)
 
 
 # ------------------------------------------------------------------ compiler
@@ -703,8 +704,9 @@ def compile(model, output, target="host", schedule="hand", weights=None, kv_cach
     "host" or a Halide target (e.g. "x86-64-linux-avx2"); schedule: "hand",
     "auto" or "naive"; weights: a safetensors file to embed (None: the
     library reads them at load); kv_cache: a directory's caches' dtype
-    (attnc --kv-cache: "f32", "f16" or "bf16"); precision: how linears
-    multiply (attnc --precision: "f32", the default, or "int8"). Raises
+    (attnc --kv-cache: "f32", "f16" or "bf16"); precision: what the linears'
+    GEMMs multiply (attnc --precision: "f32", the default, "bf16", or
+    "int8": linears over i8 or 4-bit weights quantize their inputs). Raises
     CompileError with attnc's messages. Returns `output`."""
     args = [os.fspath(model), "-o", os.fspath(output), f"--target={target}",
             f"--schedule={schedule}"]

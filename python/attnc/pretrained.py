@@ -77,9 +77,9 @@ def _cache_key(directory, options):
 
 
 def _options(max_context=None, kv_cache=None, precision=None):
-    """The compile options of a library, as its cache key reads them; f32
-    caches and f32 precision add nothing, so their libraries keep their
-    keys."""
+    """The import and compile options of a compiled library, as its cache
+    key reads them; f32 caches and GEMMs add nothing, so their libraries
+    keep their keys."""
     options = {"max_context": max_context}
     if kv_cache not in (None, "f32"):
         options["kv_cache"] = str(kv_cache)
@@ -291,8 +291,9 @@ def from_pretrained(directory, threads=None, max_context=None, cache_dir=None,
     `max_context`: attnc's --max-context (the KV caches' rows); `kv_cache`:
     attnc's --kv-cache, the caches' dtype ("f32", the default; "f16" or
     "bf16": half the bytes a decode step reads); `precision`: attnc's
-    --precision ("f32", the default; "int8": the i8 and 4-bit linears of a
-    quantized checkpoint also quantize their inputs); `cache_dir`:
+    --precision, what the linears' GEMMs multiply ("f32", the default,
+    "bf16", or "int8": the i8 and 4-bit linears of a quantized checkpoint
+    also quantize their inputs); `cache_dir`:
     where compiled libraries are kept (default $ATTNC_CACHE_DIR, else
     ~/.cache/attnc). Raises FileError for a missing file, CompileError with
     attnc's message for a model it cannot import, ArgumentError for a
@@ -311,7 +312,8 @@ def from_pretrained(directory, threads=None, max_context=None, cache_dir=None,
                           "`tokenizers`: pip install tokenizers") from None
     cache_dir = cache_dir or os.environ.get("ATTNC_CACHE_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "attnc")
-    lib = _compiled(directory, os.fspath(cache_dir), _options(max_context, kv_cache, precision))
+    lib = _compiled(directory, os.fspath(cache_dir),
+                    _options(max_context, kv_cache, precision))
     tokenizer = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
     model = load(lib, weights=_weights(directory), threads=threads)
     logits = [t for t in model.outputs if t.name == "logits"]

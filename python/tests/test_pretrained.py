@@ -56,6 +56,9 @@ def test_the_library_is_cached(lm):
     d = os.path.join(FIXTURES, name)
     assert _cache_key(d, _options(max_context=16)) != _cache_key(d, _options())
     assert _cache_key(d, _options(kv_cache="f32")) == _cache_key(d, _options())
+    # So is another --precision; f32, the default, keeps the key.
+    assert _cache_key(d, _options(precision="bf16")) != _cache_key(d, _options())
+    assert _cache_key(d, _options(precision="f32")) == _cache_key(d, _options())
 
 
 def test_a_batch_and_a_stream(lm):

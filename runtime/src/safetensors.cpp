@@ -83,6 +83,10 @@ constexpr DTypeInfo kDTypes[] = {
 };
 } // namespace
 
+std::string quantizedLayoutKey(std::string_view tensor) {
+  return "attnc.layout." + std::string(tensor);
+}
+
 const char *dtypeName(DType dtype) {
   for (const DTypeInfo &info : kDTypes)
     if (info.dtype == dtype)
@@ -426,11 +430,11 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path) {
         return Status::failure(
             "safetensors index '" + path + "': tensor '" + t.name +
             "' is in two shards, '" +
-            cp.fileList[cp.fileOf[it->second]].path() + "' and '" +
+            cp.fileList[cp.fileIndex[it->second]].path() + "' and '" +
             cp.fileList[f].path() +
             "': a checkpoint holds each tensor once; download it again");
       cp.tensorList.push_back(t);
-      cp.fileOf.push_back(f);
+      cp.fileIndex.push_back(f);
     }
   return cp;
 }
@@ -440,8 +444,8 @@ const Tensor *Checkpoint::find(std::string_view name) const {
   return it == byName.end() ? nullptr : &tensorList[it->second];
 }
 
-const std::string &Checkpoint::pathOf(const Tensor &t) const {
-  return fileList[fileOf[std::size_t(&t - tensorList.data())]].path();
+const File &Checkpoint::fileOf(const Tensor &t) const {
+  return fileList[fileIndex[std::size_t(&t - tensorList.data())]];
 }
 
 std::string Checkpoint::tensorNames() const {

@@ -125,6 +125,41 @@ int gemvTile(int64_t features, const GemmStage &g, const TargetDesc &target,
 /// f32 on AVX-512) stay in L1 while a task's row tiles run over it.
 const int kChunk = 256;
 
+/// The reduction steps a GEMM's chunks cut: its inputs, or with bf16 pairs
+/// (GemmStage::bf16Pairs) the pairs, `k.y`, whose chunk of kChunk / 2 pairs
+/// spans as many inputs; a chunk that divides them, so no dot product needs
+/// a guard.
+RVar stepsOf(const GemmStage &g) { return g.bf16Pairs ? g.k.y : g.k.x; }
+int chunkOf(const GemmStage &g) {
+  return g.bf16Pairs ? dividingFactor(g.inFeatures / 2, kChunk / 2) : kChunk;
+}
+
+/// Orders the loops of `update`, a GEMM's update, as `order` (innermost
+/// first). With bf16 pairs the pair's input, `k.x`, goes innermost and is
+/// vectorized (atomic: a sum) under the vector of outputs: each vector of
+/// outputs takes one bf16 dot product (vdpbf16ps, 2 products per output)
+/// per pair.
+void orderSteps(Halide::Stage update, const GemmStage &g,
+                const std::vector<VarOrRVar> &order) {
+  if (!g.bf16Pairs) {
+    update.reorder(order);
+    return;
+  }
+  std::vector<VarOrRVar> paired = {g.k.x};
+  paired.insert(paired.end(), order.begin(), order.end());
+  update.reorder(paired).atomic().vectorize(g.k.x);
+}
+
+/// The bf16 input of a GEMM of bf16 pairs, rounded once for all the
+/// panels that read it, row by row in parallel.
+void scheduleBf16Input(const GemmStage &g, int width) {
+  if (!g.bf16Pairs)
+    return;
+  Func in = g.input;
+  in.compute_root();
+  scheduleRows(in, in.args(), std::min<int>(width, g.inFeatures));
+}
+
 /// 4-bit weights summed a group at a time (GemmStage::groupSums): per group
 /// (the GEMM's loop `k`), the tile's sums of the group, its register block
 /// (features by rows, unrolled), over the group's bytes; the GEMM then adds
@@ -188,14 +223,13 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   gemm.compute_at(f, tasks).align_bounds(v[1], rowTile).vectorize(v[0], width);
   if (padded)
     gemm.align_bounds(v[0], nTile).bound_extent(v[0], nTile);
-  gemm.update()
-      .split(v[1], rto, rti, rowTile, TailStrategy::RoundUp)
-      .split(g.k.x, ko, ki, kChunk, TailStrategy::GuardWithIf)
-      .reorder(v[0], rti, ki, rto, ko)
-      .vectorize(v[0], width)
-      .unroll(v[0])
-      .unroll(rti);
+  Halide::Stage update = gemm.update();
+  update.split(v[1], rto, rti, rowTile, TailStrategy::RoundUp)
+      .split(stepsOf(g), ko, ki, chunkOf(g), TailStrategy::GuardWithIf);
+  orderSteps(update, g, {v[0], rti, ki, rto, ko});
+  update.vectorize(v[0], width).unroll(v[0]).unroll(rti);
   scheduleGroupSums(gemm, ki, g, width);
+  scheduleBf16Input(g, width);
 }
 
 /// B of a decode kernel whose output is [B, S, N]: the sequences its
@@ -252,16 +286,15 @@ void scheduleDecodeGemm(Func f, const std::vector<Var> &v, int64_t features,
     RVar ko("ko"), ki("ki");
     Var po("po"), pi("pi");
     Halide::Stage update = g.func.update().specialize(many);
-    update.split(g.k.x, ko, ki, kChunk, TailStrategy::GuardWithIf);
-    if (padded)
-      update.split(v[0], po, pi, panel, TailStrategy::GuardWithIf)
-          .reorder(pi, v[2], ki, v[1], ko, po)
-          .vectorize(pi, width)
-          .unroll(pi);
-    else
-      update.reorder(v[0], v[2], ki, v[1], ko)
-          .vectorize(v[0], width)
-          .unroll(v[0]);
+    update.split(stepsOf(g), ko, ki, chunkOf(g), TailStrategy::GuardWithIf);
+    if (padded) {
+      update.split(v[0], po, pi, panel, TailStrategy::GuardWithIf);
+      orderSteps(update, g, {pi, v[2], ki, v[1], ko, po});
+      update.vectorize(pi, width).unroll(pi);
+    } else {
+      orderSteps(update, g, {v[0], v[2], ki, v[1], ko});
+      update.vectorize(v[0], width).unroll(v[0]);
+    }
     update.unroll(v[2]);
   }
   scheduleGemm(f, v, features, g, target, width, 1);

@@ -502,7 +502,7 @@ func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<16x1xf32>) -> tensor<
 // -----
 
 func.func @linear_weight_not_2d(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>) -> tensor<?x?x8xf32> {
-  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D/3D tensor of 32-bit float or bfloat16 type or 16-bit float or 8-bit signless integer or 8-bit unsigned integer values}}
+  // expected-error @+1 {{'attn.linear' op operand #1 must be 2D/3D/4D tensor of 32-bit float or bfloat16 type or 16-bit float or 8-bit signless integer or 8-bit unsigned integer values}}
   %y = "attn.linear"(%x, %w) <{layout = #attn<layout out_in>, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   return %y : tensor<?x?x8xf32>
 }
@@ -991,6 +991,38 @@ func.func @linear_panels_count(%x: tensor<?x8xf32>, %p: tensor<2x8x16xf32>) {
 func.func @pack_panels_bad_shape(%w: tensor<8x32xf32>) {
   // expected-error @+1 {{'attn.pack_panels' op result must be [ceil(out / width), in, width] = [2, 8, 16]}}
   %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x32xf32> -> tensor<2x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @pack_pairs_from_i8(%w: tensor<8x32xi8>) {
+  // expected-error @+1 {{'attn.pack_panels' op bf16 pairs of inputs (a rank-4 result) are bf16, packed from f32 or bf16}}
+  %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x32xi8> -> tensor<2x4x16x2xbf16>
+  return
+}
+
+// -----
+
+func.func @pack_pairs_bad_shape(%w: tensor<8x32xf32>) {
+  // expected-error @+1 {{'attn.pack_panels' op bf16 pairs must be [ceil(out / width), in / 2, width, 2] = [2, 4, 16, 2] of an even number of inputs}}
+  %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x32xf32> -> tensor<2x8x16x2xbf16>
+  return
+}
+
+// -----
+
+func.func @pack_panels_converts(%w: tensor<8x32xf32>) {
+  // expected-error @+1 {{'attn.pack_panels' op panels keep the element type}}
+  %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x32xf32> -> tensor<2x8x16xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_pairs_not_bf16(%x: tensor<?x8xf32>, %p: tensor<2x4x16x2xf32>) {
+  // expected-error @+1 {{'attn.linear' op a rank-4 panels weight is bf16 pairs of inputs}}
+  %y = attn.linear %x, %p layout(panels) : (tensor<?x8xf32>, tensor<2x4x16x2xf32>) -> tensor<?x32xf32>
   return
 }
 

@@ -3,6 +3,9 @@
 // copy kernels and embedded constants, and for both GPU APIs: the C compiler
 // that links these libraries is cc -Wall -Wextra -Werror. The build compiles
 // the glue alone the same way (glue/plan_check.c).
+// Not under ASan (docs/robustness.md): what it checks is the C compiler's
+// warnings, and gpu-run.mlir emits the CUDA and OpenCL plans under ASan.
+// UNSUPPORTED: asan
 // RUN: rm -rf %t && mkdir %t
 // RUN: attnc %s --init-weights=%t/w.safetensors
 // RUN: env ATTNC_CC=%S/Inputs/strict-cc.sh attnc %s --weights %t/w.safetensors -o %t/copies.so

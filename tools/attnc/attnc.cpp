@@ -111,17 +111,6 @@ cl::opt<std::string>
 const std::string autoScheduleHelp =
     std::string("Halide's ") + attnc::codegen::autoschedulerName() +
     " autoscheduler: a reference for the hand schedules";
-// Its values (schedules::precisionNames) are added in main.
-cl::opt<attnc::schedules::Precision, false,
-        ListingParser<attnc::schedules::Precision>>
-    precision("precision",
-              cl::desc("How linears multiply: f32 (default: i8 and 4-bit "
-                       "weights widened to f32 as they load) or int8 "
-                       "(linears with i8 or 4-bit weights also quantize "
-                       "their input rows to int8, a scale per block of 32 "
-                       "inputs, and sum integer products; CPU targets)"),
-              cl::init(attnc::schedules::Precision::F32),
-              cl::cat(attncCategory));
 cl::opt<attnc::codegen::ScheduleKind, false,
         ListingParser<attnc::codegen::ScheduleKind>>
     schedule("schedule", cl::desc("Kernel schedules"),
@@ -133,6 +122,14 @@ cl::opt<attnc::codegen::ScheduleKind, false,
                                    "everything at root, serial: a baseline")),
              cl::init(attnc::codegen::ScheduleKind::Hand),
              cl::cat(attncCategory));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("What the linears' GEMMs multiply: 'f32' (default), 'bf16' "
+             "(inputs rounded to bf16, bf16 weights, f32 sums; needs "
+             "AVX512_BF16) or 'int8' (linears with i8 or 4-bit weights "
+             "quantize their input rows to int8, a scale per block of 32, "
+             "and sum integer products)"),
+    cl::value_desc("f32|bf16|int8"), cl::init("f32"), cl::cat(attncCategory));
 cl::opt<Emit, false, ListingParser<Emit>> emit(
     "emit", cl::desc("What to produce"),
     cl::values(clEnumValN(Emit::Attn, "attn",
@@ -360,7 +357,7 @@ int runImport() {
                 llvm::Twine(" needs a Hugging Face model directory; '") +
                 inputPath + "' is not a directory");
   for (cl::Option *option : std::initializer_list<cl::Option *>{
-           &weightsPath, &initWeights, &targetName, &schedule})
+           &weightsPath, &initWeights, &targetName, &schedule, &precision})
     if (option->getNumOccurrences())
       return fail("--" + option->ArgStr +
                   " applies to a compile; the import writes .attn source");
@@ -384,8 +381,8 @@ int runQuantize() {
   if (outputPath.empty())
     return fail("no output file: give -o <out.safetensors>");
   for (cl::Option *option : std::initializer_list<cl::Option *>{
-           &weightsPath, &initWeights, &targetName, &schedule, &emit,
-           &maxContext, &head, &kvCache})
+           &weightsPath, &initWeights, &targetName, &schedule, &precision,
+           &emit, &maxContext, &head, &kvCache})
     if (option->getNumOccurrences())
       return fail("--" + option->ArgStr +
                   " applies to a compile or an import, not to attnc quantize");
@@ -426,15 +423,25 @@ int run() {
       return fail("--" + option->ArgStr +
                   " applies to a Hugging Face model directory; '" + inputPath +
                   "' is a model already");
+  std::optional<attnc::schedules::Precision> gemmPrecision =
+      attnc::schedules::parsePrecision(precision);
+  if (!gemmPrecision) {
+    std::string names;
+    const std::vector<attnc::schedules::Precision> &all =
+        attnc::schedules::allPrecisions();
+    for (size_t i = 0; i < all.size(); ++i)
+      names += std::string(i == 0                ? ""
+                           : i + 1 == all.size() ? " or "
+                                                 : ", ") +
+               attnc::schedules::precisionName(all[i]);
+    return fail("--precision is '" + precision +
+                "', but the linears compute in " + names);
+  }
   llvm::Expected<attnc::schedules::BuildTarget> target =
       attnc::codegen::parseTarget(targetName, schedule);
   if (!target)
     return fail(llvm::toString(target.takeError()));
-  if (precision != attnc::schedules::Precision::F32 &&
-      target->baseline().isGpu())
-    return fail("--precision=int8 is for CPU targets; '" + targetName +
-                "' is a GPU: leave --precision out (f32)");
-  *target = target->withPrecision(precision);
+  *target = target->withPrecision(*gemmPrecision);
   DialectRegistry registry;
   registry.insert<attn::AttnDialect, func::FuncDialect>();
   MLIRContext context(registry);
@@ -475,11 +482,14 @@ int run() {
 
   if (llvm::Error error = attnc::codegen::checkSchedule(*target))
     return fail(llvm::toString(std::move(error)));
+  if (llvm::Error error = attnc::codegen::checkPrecision(*target))
+    return fail(llvm::toString(std::move(error)));
   PassManager pm(&context);
   attn::buildAttnPipeline(
       pm, {target->weightPanelWidth(),
            /*formKernels=*/emit != Emit::MLIROpt,
-           /*quantizedOutIn=*/precision == attnc::schedules::Precision::Int8});
+           target->precision() == attnc::schedules::Precision::BF16,
+           target->precision() == attnc::schedules::Precision::Int8});
   if (failed(pm.run(*module)))
     return 1;
   if (emit == Emit::MLIROpt || emit == Emit::Kernels)
@@ -575,8 +585,6 @@ int main(int argc, char **argv) {
     quantizeCommand = true;
     args.erase(args.begin() + 1);
   }
-  for (const auto &[value, name] : attnc::schedules::precisionNames())
-    precision.getParser().addLiteralOption(name, value, "");
   if (!parseCommandLine(args.size(), args.data()))
     return 1;
   return run();

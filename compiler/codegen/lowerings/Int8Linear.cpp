@@ -41,8 +41,10 @@ static int laneInputs(LinearOp op) {
 bool usesInt8Dot(LinearOp op, const schedules::TargetDesc &target) {
   mlir::Type element = op.getWeight().getType().getElementType();
   bool int4 = element.isUnsignedInteger(8);
-  if (target.precision() != schedules::Precision::Int8 || target.isGpu() ||
-      !(int4 || element.isSignlessInteger(8)) ||
+  // [out, in] after the pipeline only where attn-pack-weights kept it so
+  // (quantized-out-in, --precision=int8): at f32 every matrix is turned
+  // [in, out] or into panels.
+  if (target.isGpu() || !(int4 || element.isSignlessInteger(8)) ||
       op.getLayout() != WeightLayout::out_in)
     return false;
   int64_t k = op.getInFeatures();

@@ -15,11 +15,11 @@ namespace attnc::codegen {
 /// Inputs per activation block: each block of a row has one scale.
 constexpr int kActivationBlock = 32;
 
-/// Whether `op` is lowered by lowerInt8Linear on `target`: Precision::Int8,
-/// a CPU, i8 or 4-bit weights stored [out, in] (attn-pack-weights keeps
-/// them so at that precision), and input features whole dot-product
-/// chunks (TargetDesc::int8DotLanes lanes of 4 bytes) and whole 4-bit
-/// groups per lane. Other linears take the f32 path.
+/// Whether `op` is lowered by lowerInt8Linear on `target`: a CPU, i8 or
+/// 4-bit weights read [out, in] (which attn-pack-weights leaves only at
+/// --precision=int8, its quantized-out-in), and input features whole
+/// dot-product chunks (TargetDesc::int8DotLanes lanes of 4 bytes) and whole
+/// 4-bit groups per lane. Other linears take the f32 path.
 bool usesInt8Dot(mlir::attn::LinearOp op, const schedules::TargetDesc &target);
 
 /// Lowers `op` (usesInt8Dot) and records its QuantDotStage.

@@ -1,4 +1,5 @@
 //===- compiler/codegen/lowerings/Linear.cpp - attn.linear ----------------===//
+#include "compiler/codegen/HalfBits.h"
 #include "compiler/codegen/Int4Bits.h"
 #include "compiler/codegen/Lowering.h"
 #include "compiler/codegen/lowerings/Int8Linear.h"
@@ -9,7 +10,51 @@ using namespace Halide;
 
 namespace attnc::codegen {
 
+/// bf16 pairs of inputs (attnc --precision=bf16): the weight is [out / p,
+/// in / 2, p, 2] bf16 (w(t, n % p, q, n / p) holds input 2q + t of output
+/// n), the input is rounded to bf16 as the weights were at load (to nearest,
+/// ties to even; HalfBits.h), and each pair's two products are summed in
+/// f32 (the pattern of AVX512_BF16's vdpbf16ps once a schedule vectorizes
+/// the pair, `t`, under a vector of outputs).
+static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  Func w = b.get(op.getWeight()).func;
+  size_t rank = in.extents.size();
+  int64_t k = op.getInFeatures(), n = op.getOutFeatures();
+  auto wtype = op.getWeight().getType();
+  int p = int(wtype.getDimSize(2)), panels = int(wtype.getDimSize(0));
+  int64_t padded = int64_t(panels) * p;
+  std::vector<Var> v = b.vars(rank);
+  // Past the last panel (tiles of whole panels over padded ones) the last
+  // panel is read again and the bias clamped; those outputs are never
+  // stored.
+  Expr panel = padded == n ? v[0] / p : min(v[0] / p, panels - 1);
+  Expr biasAt = padded == n ? Expr(v[0]) : min(v[0], int(n) - 1);
+  RDom r(0, 2, 0, int(k / 2), b.name("k"));
+  std::vector<Expr> clamped(v.begin(), v.end());
+  clamped[1] = min(v[1], in.extents[1] - 1);
+  Func lhs(b.name("gemm_in")), rhs(b.name("gemm_w")), gemm(b.name("gemm"));
+  lhs(v) = narrowToHalf(in.func(clamped), BFloat(16), true);
+  Var t(b.name("t")), q(b.name("q"));
+  // A panel's pairs are 2p consecutive values; indexed as such, a vector
+  // of outputs' pairs is one dense ramp Halide's simplifier sees whole.
+  Expr flat = (2 * v[0] + t) % (2 * p);
+  rhs(v[0], t, q) = w(flat % 2, flat / 2, q, panel);
+  gemm(v) = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
+  gemm(v) += cast(Float(32), lhs(b.args(rank, 0, 2 * r.y + r.x))) *
+             cast(Float(32), rhs(v[0], r.x, r.y));
+  schedules::GemmStage stage{gemm, r, k, n, padded, lhs, rhs};
+  stage.bf16Pairs = true;
+  b.stages.stages.push_back(stage);
+  std::vector<Expr> extents = in.extents;
+  extents[0] = int(n);
+  b.define(op.getResult(), {gemm, extents});
+  return success();
+}
+
 static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
+  if (op.getWeight().getType().getRank() == 4)
+    return lowerLinearBf16(op, b);
   if (usesInt8Dot(op, b.target))
     return lowerInt8Linear(op, b);
   const Tensor &in = b.get(op.getInput());

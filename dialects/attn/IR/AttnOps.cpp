@@ -72,6 +72,26 @@ LogicalResult PackPanelsOp::verify() {
   if (width <= 0)
     return emitOpError("width ") << width << " must be positive";
   int64_t panels = (in.getDimSize(1) + width - 1) / width;
+  if (out.getRank() == 4) {
+    Type element = in.getElementType();
+    if (!out.getElementType().isBF16() ||
+        !(element.isF32() || element.isBF16()))
+      return emitOpError("bf16 pairs of inputs (a rank-4 result) are bf16, "
+                         "packed from f32 or bf16, not ")
+             << element << " to " << out.getElementType();
+    int64_t inputs = in.getDimSize(0);
+    if (inputs % 2 != 0 || out.getDimSize(0) != panels ||
+        out.getDimSize(1) != inputs / 2 || out.getDimSize(2) != width ||
+        out.getDimSize(3) != 2)
+      return emitOpError("bf16 pairs must be [ceil(out / width), in / 2, "
+                         "width, 2] = [")
+             << panels << ", " << inputs / 2 << ", " << width
+             << ", 2] of an even number of inputs, got " << out;
+    return success();
+  }
+  if (out.getElementType() != in.getElementType())
+    return emitOpError("panels keep the element type ")
+           << in.getElementType() << ", got " << out.getElementType();
   if (out.getDimSize(0) != panels || out.getDimSize(1) != in.getDimSize(0) ||
       out.getDimSize(2) != width)
     return emitOpError("result must be [ceil(out / width), in, width] = [")
@@ -315,6 +335,9 @@ int64_t LinearOp::getInFeatures() {
   case WeightLayout::in_out:
     return perByte * w.getDimSize(0);
   case WeightLayout::panels:
+    // bf16 pairs of inputs: [panels, in / 2, width, 2].
+    if (w.getRank() == 4)
+      return 2 * w.getDimSize(1);
     return w.getRank() == 3 ? perByte * w.getDimSize(1) : ShapedType::kDynamic;
   }
   llvm_unreachable("unknown weight layout");
@@ -407,10 +430,18 @@ static LogicalResult verifyFeatureMap(Operation *op, RankedTensorType input,
 
 LogicalResult LinearOp::verify() {
   int64_t weightRank = getLayout() == WeightLayout::panels ? 3 : 2;
-  if (getWeight().getType().getRank() != weightRank)
-    return emitOpError("layout ")
-           << stringifyWeightLayout(getLayout()) << " needs a rank-"
-           << weightRank << " weight";
+  auto wtype = getWeight().getType();
+  bool pairs = getLayout() == WeightLayout::panels && wtype.getRank() == 4;
+  if (wtype.getRank() != weightRank && !pairs)
+    return emitOpError("layout ") << stringifyWeightLayout(getLayout())
+                                  << " needs a rank-" << weightRank << " weight"
+                                  << (getLayout() == WeightLayout::panels
+                                          ? " (or rank 4: bf16 pairs of inputs)"
+                                          : "");
+  if (pairs && (!wtype.getElementType().isBF16() || wtype.getDimSize(3) != 2))
+    return emitOpError("a rank-4 panels weight is bf16 pairs of inputs, "
+                       "[panels, in / 2, width, 2] of bf16, got ")
+           << wtype;
   auto input = getInput().getType();
   if (input.getRank() < 1)
     return emitOpError("input must have at least one dim");

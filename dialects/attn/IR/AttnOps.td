@@ -29,8 +29,10 @@ def Attn_WeightPanels : 3DTensorOf<Attn_WeightTypes>;
 defvar Attn_StoredWeightTypes = [F32, BF16, F16, I8, UI8];
 def Attn_StoredWeightTensor : RankedTensorOf<Attn_StoredWeightTypes>;
 def Attn_StoredWeightMatrix : 2DTensorOf<Attn_StoredWeightTypes>;
-def Attn_StoredWeightPanels : 3DTensorOf<Attn_StoredWeightTypes>;
-def Attn_LinearWeight : TensorRankOf<Attn_StoredWeightTypes, [2, 3]>;
+/// Panels, `[panels, in, width]`, or bf16 pairs of inputs, `[panels, in / 2,
+/// width, 2]` (attnc --precision=bf16).
+def Attn_StoredWeightPanels : TensorRankOf<Attn_StoredWeightTypes, [3, 4]>;
+def Attn_LinearWeight : TensorRankOf<Attn_StoredWeightTypes, [2, 3, 4]>;
 /// What a kernel takes and returns: activations, weights (quantized ones
 /// too) and i32 inputs (key lengths, token ids).
 def Attn_AnyTensor : RankedTensorOf<[F32, I32, BF16, F16, I8, UI8]>;
@@ -110,18 +112,24 @@ def Attn_TransposeOp : Attn_Op<"transpose", [Pure,
   let extraClassDefinition = Attn_FusionRole<"Anchor">.definition;
 }
 
-def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr,
-    SameOperandsAndResultElementType]> {
+def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr]> {
   let summary = "an [in, out] matrix cut into panels of `width` outputs";
   let description = [{
     Rearranges an `[in, out]` weight into `[ceil(out / width), in, width]`:
     `result[p, k, j] = input[k, p * width + j]`, and 0 past `out` in the last
     panel. Each panel is the contiguous `in x width` block one GEMM register
     tile reads, so a kernel streams it without striding across the whole
-    matrix (no TLB or cache-set thrash).
+    matrix (no TLB or cache-set thrash). The element type is the input's.
+
+    A rank-4 result holds bf16 pairs of inputs, `[ceil(out / width), in / 2,
+    width, 2]`: `result[p, q, j, t] = bf16(input[2q + t, p * width + j])`,
+    rounded to nearest (ties to even) from an f32 or bf16 input with an even
+    `in`. Each pair is the operand of a bf16 dot product (AVX512_BF16's
+    vdpbf16ps) into one f32 output.
 
     ```mlir
     %p = attn.pack_panels %w {width = 64 : i64} : tensor<768x2304xf32> -> tensor<36x768x64xf32>
+    %q = attn.pack_panels %w {width = 64 : i64} : tensor<768x2304xf32> -> tensor<36x384x64x2xbf16>
     ```
   }];
   let arguments = (ins Attn_StoredWeightMatrix:$input, I64Attr:$width);
@@ -291,7 +299,10 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure, AttrSizedOperandSegments,
     `result = input @ W^T + bias` for `layout = out_in` (W is `[out, in]`, as
     PyTorch stores it) and `input @ W + bias` for `layout = in_out`. With
     `layout = panels` the weight is `attn.pack_panels` of an `[in, out]`
-    matrix, `[out / width, in, width]`.
+    matrix, `[out / width, in, width]`, or its bf16 pairs of inputs, `[out /
+    width, in / 2, width, 2]`: then the input is rounded to bf16 (to nearest,
+    ties to even) and each pair's products summed in f32 (attnc
+    --precision=bf16).
 
     An i8 weight is quantized per output channel: its `scales` (f32, one per
     output) give `W[o, :] = scales[o] * q[o, :]`, so `result[o] = scales[o] *

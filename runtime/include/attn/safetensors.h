@@ -57,6 +57,11 @@ std::optional<int32_t> attnDType(DType dtype);
 /// attn_dtype_lookup does not know.
 std::optional<DType> fromAttnDType(int32_t code);
 
+/// The "__metadata__" key under which `attnc quantize` records how it read
+/// the matrix `tensor`: "out, in" (scaled per row) or "in, out" (per
+/// column), since a square matrix's shape cannot say.
+std::string quantizedLayoutKey(std::string_view tensor);
+
 /// Success, or a failure with a message for the user.
 class [[nodiscard]] Status {
 public:
@@ -160,7 +165,8 @@ public:
   /// The tensor called `name`, or nullptr.
   const Tensor *find(std::string_view name) const;
   /// The file `t` (one of tensors()) is in.
-  const std::string &pathOf(const Tensor &t) const;
+  const File &fileOf(const Tensor &t) const;
+  const std::string &pathOf(const Tensor &t) const { return fileOf(t).path(); }
   std::string tensorNames() const;
 
 private:
@@ -169,7 +175,7 @@ private:
   std::vector<File> fileList;
   std::vector<Tensor> tensorList;
   /// Per tensor of tensorList, its file's index in fileList.
-  std::vector<std::size_t> fileOf;
+  std::vector<std::size_t> fileIndex;
   std::map<std::string, std::size_t, std::less<>> byName;
 };
 

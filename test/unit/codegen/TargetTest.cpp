@@ -113,6 +113,37 @@ TEST(Target, GpuTargets) {
       cuda.baseline().halide().has_feature(Halide::Target::CUDACapability75));
 }
 
+TEST(Target, Bf16PrecisionNeedsAvx512Bf16Everywhere) {
+  using schedules::Precision;
+  EXPECT_EQ(schedules::parsePrecision("f32"), Precision::F32);
+  EXPECT_EQ(schedules::parsePrecision("bf16"), Precision::BF16);
+  EXPECT_EQ(schedules::parsePrecision("BF16"), std::nullopt);
+  EXPECT_EQ(schedules::parsePrecision("fp16"), std::nullopt);
+  if (!hostIsX86Linux())
+    GTEST_SKIP() << "not an x86-64 Linux host";
+  auto check = [](llvm::StringRef name, ScheduleKind schedule) {
+    BuildTarget target = parse(name, schedule).withPrecision(Precision::BF16);
+    EXPECT_EQ(target.precision(), Precision::BF16);
+    // The precision survives a change of schedule.
+    EXPECT_EQ(target.withSchedule(ScheduleKind::Layout).precision(),
+              Precision::BF16);
+    llvm::Error error = codegen::checkPrecision(target);
+    return error ? llvm::toString(std::move(error)) : std::string();
+  };
+  EXPECT_EQ(check("x86-64-linux-avx512_zen4", ScheduleKind::Hand), "");
+  EXPECT_EQ(check("x86-64-linux-avx512_sapphirerapids", ScheduleKind::Hand),
+            "");
+  EXPECT_NE(check("x86-64-linux-avx512_skylake", ScheduleKind::Hand), "");
+  // Every variant, not only the first.
+  EXPECT_NE(check("x86-64-linux-avx512_zen4,x86-64-linux-avx2-fma",
+                  ScheduleKind::Hand)
+                .find("'x86-64-linux-avx2-fma' lacks it"),
+            std::string::npos);
+  EXPECT_NE(check("x86-64-linux-avx512_zen4", ScheduleKind::Naive), "");
+  // f32, the default, asks nothing of the target.
+  EXPECT_FALSE(bool(codegen::checkPrecision(parse("x86-64-linux-avx2"))));
+}
+
 TEST(Target, BadTargetsSayWhy) {
   EXPECT_NE(parseError("foo").find("unknown target 'foo': not a Halide "
                                    "target string"),
