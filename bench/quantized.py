@@ -47,7 +47,7 @@ from gpt2_source import gpt2_decode_text
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-D, LAYERS, FFN, VOCAB = 768, 12, 3072, 50257
+D, LAYERS, FFN, VOCAB, HEADS = 768, 12, 3072, 50257, 12
 MATRICES_RE = r"h\.[0-9]+\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj))"
 # The layers' Conv1D matrices are stored [in, out]; the token table is
 # [rows, features], an [out, in] matrix of the head.
@@ -57,7 +57,7 @@ GROUP = 32  # the 4-bit model's inputs per scale
 MATRICES = (("attn.c_attn", D, 3 * D), ("attn.c_proj", D, D), ("mlp.c_fc", D, FFN),
             ("mlp.c_proj", FFN, D))
 KINDS = ("f32", "int8", "q4", "int8-f32head", "q4-f32head")
-CACHES = ("f32", "f16", "bf16")
+CACHES = ("f32", "f16", "bf16", "i8")
 
 
 def bits_of(kind):
@@ -85,6 +85,11 @@ def model_text(n_positions, kind, kv_cache="f32"):
     [50257, 768 / GROUP] for the table); "-f32head": the table f32."""
     extra = [(rf"state past\.\{{i\}}\.{kv}( +): f32\[", rf"state past.{{i}}.{kv}\1: {kv_cache}[")
              for kv in ("key", "value")]
+    if kv_cache == "i8":
+        # An i8 cache's scales: one per row and head.
+        extra.append((r"(    state past\.\{i\}\.value : i8\[B, L, 768\]\n)",
+                      rf"\1    state past.{{i}}.key_scale : f32[B, L, {HEADS}]\n"
+                      rf"    state past.{{i}}.value_scale : f32[B, L, {HEADS}]\n"))
     if quantized_head(kind):
         dtype, scale = (("i8", f"{VOCAB}") if kind == "int8"
                         else ("i4", f"{VOCAB}, {D // GROUP}"))
@@ -126,6 +131,10 @@ def weight_bytes(kind):
 
 
 def cache_bytes(cache, C):
+    """Bytes of the keys and values a step at context C reads (an i8
+    cache's: a byte a feature and an f32 scale a head)."""
+    if cache == "i8":
+        return LAYERS * 2 * C * (D + 4 * HEADS)
     return LAYERS * 2 * C * D * (4 if cache == "f32" else 2)
 
 

@@ -702,7 +702,7 @@ def compile(model, output, target="host", schedule="hand", weights=None, kv_cach
     "host" or a Halide target (e.g. "x86-64-linux-avx2"); schedule: "hand",
     "auto" or "naive"; weights: a safetensors file to embed (None: the
     library reads them at load); kv_cache: a directory's caches' dtype
-    (attnc --kv-cache: "f32", "f16" or "bf16"). Raises CompileError with
+    (attnc --kv-cache: "f32", "f16", "bf16" or "i8"). Raises CompileError with
     attnc's messages. Returns `output`."""
     args = [os.fspath(model), "-o", os.fspath(output), f"--target={target}",
             f"--schedule={schedule}"]
