@@ -260,7 +260,7 @@ Expr normalise(Expr out, Expr sum) {
 LogicalResult lowerFlash(AttentionParts &a) {
   using schedules::AttentionStage;
   const int tq = a.b.target.attentionQueryTile(a.queryOffsets.defined());
-  const int tk = a.b.target.attentionKeyTile();
+  const int tk = a.b.target.attentionKeyTile(a.keyScales.defined());
   KernelBuilder &b = a.b;
   Var c("c"), e("e"), ii("ii"), jj("jj"), it("it"), kt("kt"), h("h");
   Expr row = it * tq + ii, key = kt * tk + jj;
