@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Decode of a GPT-2-small-size model with int8 and 4-bit weights against f32
-(issue 25, item 2), and with its KV caches in f16 or bf16 against f32 (item
-3): ms per token at one context, the weight and KV-cache bytes a step reads,
+(issue 25, item 2), and with its KV caches in f16, bf16 or i8 against f32
+(item 3): ms per token at one context, the weight and KV-cache bytes a step reads,
 the effective bandwidth (those bytes over its time), and each variant's
 logit error against f32 weights with f32 caches.
 
@@ -19,8 +19,9 @@ group of 32 features in q4), so the head tied to it reads it quantized too;
 the position table, the norms and the biases stay f32. "int8-f32head" and
 "q4-f32head" keep the token table (and so the head) f32, as before the
 tables could be quantized. --kv-cache lists the caches' dtypes to run
-each weight kind with (`state past.{i}.key : f16[B, L, 768]`); a step reads
-the cache's first C rows of keys and values in every layer.
+each weight kind with (`state past.{i}.key : f16[B, L, 768]`; i8 with its
+scales per row and head, `past.{i}.key_scale : f32[B, L, 12]`); a step
+reads the cache's first C rows of keys and values in every layer.
 
 Decode at context C (B = 1): a prefill of C - 1 random ids, then one token at
 position C - 1; that step is timed (median of --reps after a warm-up); the
