@@ -468,27 +468,32 @@ def systems(a, what="decode"):
             continue
         lib, weights, wbytes, bits, cache = v
         # An f16 cache rounds keys and values: f16's tolerance at least (as
-        # llama.cpp's f32 row, whose cache is f16).
-        tol = max(peers_tol(bits), peers_tol("f16")) if cache == "f16" else peers_tol(bits)
+        # llama.cpp's f32 row, whose cache is f16); an i8 one int8's.
+        tol = max(peers_tol(bits), peers_tol(CACHE_TOL[cache]))
         rows.append((f"attnc {kind}", "attnc", ["--lib", lib, "--weights", weights],
                      {"precision": {"q4": "Q4_0"}.get(bits, bits), "weight_bytes": wbytes,
-                      "cache": "attnc" if cache == "f32" else "attnc-f16", "tol": tol}))
+                      "cache": "attnc" if cache == "f32" else f"attnc-{cache}", "tol": tol}))
     rows += [(f"PyTorch {impl}", "torch", ["--impl", impl], f32) for impl in a.impl_list]
     if a.onnx:
         rows.append(("ONNX Runtime", "ort", ["--onnx", a.onnx], f32))
     if what != "decode":
         return rows
     for p, path in a.llama_files.items():
-        label = f"llama.cpp {p}"
-        if not isinstance(path, str):
-            rows.append((label, None, [], {"detail": str(path)}))
-            continue
-        import peers
-        wbytes, _ = peers.gguf_bytes(path)
-        rows.append((label, "llama", ["--model-file", path] + (["--flash-attn"] if a.flash_attn
-                                                                else []),
-                     {"precision": peers.PRECISION_OF[p], "weight_bytes": wbytes,
-                      "cache": "llama", "tol": peers.tol("llama", p)}))
+        for kv in a.llama_kv_list:
+            # q8_0 caches: llama.cpp's 8-bit K and V (V needs flash attention).
+            label = f"llama.cpp {p}" + ("" if kv == "f16" else f" {kv} cache")
+            if not isinstance(path, str):
+                rows.append((label, None, [], {"detail": str(path)}))
+                continue
+            import peers
+            wbytes, _ = peers.gguf_bytes(path)
+            flash = a.flash_attn or kv != "f16"
+            tol = peers.tol("llama", p) if kv == "f16" else max(peers.tol("llama", p),
+                                                               peers_tol("int8"))
+            rows.append((label, "llama", ["--model-file", path, "--llama-kv", kv]
+                         + (["--flash-attn"] if flash else []),
+                         {"precision": peers.PRECISION_OF[p], "weight_bytes": wbytes,
+                          "cache": "llama" if kv == "f16" else f"llama-{kv}", "tol": tol}))
     for p, path in a.ct2_dirs.items():
         label = f"CTranslate2 {p}"
         if not isinstance(path, str):
@@ -499,6 +504,20 @@ def systems(a, what="decode"):
                      {"precision": peers.PRECISION_OF[p], "weight_bytes": peers.ct2_bytes(p),
                       "cache": "ct2", "tol": peers.tol("ct2", p)}))
     return rows
+
+
+# The agreement tolerance an attnc cache of each dtype needs at least.
+CACHE_TOL = {"f32": "f32", "f16": "f16", "i8": "int8"}
+# --variants suffixes: the caches' dtype of KIND-kv16 and KIND-kv8.
+CACHE_SUFFIXES = {"-kv16": "f16", "-kv8": "i8"}
+
+
+def variant_cache(variant):
+    """(KIND, the caches' dtype) of a --variants entry."""
+    for suffix, cache in CACHE_SUFFIXES.items():
+        if variant.endswith(suffix):
+            return variant.removesuffix(suffix), cache
+    return variant, "f32"
 
 
 def peers_tol(precision):
@@ -537,15 +556,17 @@ def prepare_variants(a):
     bench/quantized.py's (attention and MLP matrices and the token table, so
     the head tied to it, i8 per output channel, or i4 with a scale per group
     of 32 inputs); f16:
-    F16_WEIGHTS in f16; "KIND-kv16": KIND's weights with f16 KV caches;
-    "int8-a8", "q4-a8" (also with -kv16): the same weights compiled with
-    attnc --precision=int8 (int8 activations, integer dot products).
+    F16_WEIGHTS in f16; "KIND-kv16": KIND's weights with f16 KV caches,
+    "KIND-kv8" with i8 ones (a scale per row and head); "int8-a8", "q4-a8"
+    (also with -kv16 or -kv8): the same weights compiled with attnc
+    --precision=int8 (int8 activations, integer dot products).
     a.variants maps each to (lib, weights, weight bytes per step, KIND, the
     caches' dtype) or to the reason it is not run."""
     a.variants = {}
     for variant in a.variant_list:
-        # "-kv16": the same weights with f16 KV caches (llama.cpp's default).
-        kind, cache = variant.removesuffix("-kv16"), "f16" if variant.endswith("-kv16") else "f32"
+        # "-kv16": the same weights with f16 KV caches (llama.cpp's default);
+        # "-kv8": with i8 ones.
+        kind, cache = variant_cache(variant)
         a8 = kind.endswith("-a8")
         kind = kind.removesuffix("-a8")
         source = os.path.join(a.workdir, f"gpt2_decode_{variant}.attn")
@@ -586,6 +607,14 @@ def with_cache(text, cache):
     text, n = re.subn(r"(state past\.\{i\}\.(key|value) +: )f32\[", rf"\1{cache}[", text)
     if n != 2:
         raise BenchError(f"models/gpt2.attn: {n} states rewritten to {cache}, expected 2")
+    if cache == "i8":
+        import quantized                            # bench/quantized.py
+        text, n = re.subn(r"(    state past\.\{i\}\.value : i8\[B, L, 768\]\n)",
+                          rf"\1    state past.{{i}}.key_scale : f32[B, L, {quantized.HEADS}]\n"
+                          rf"    state past.{{i}}.value_scale : f32[B, L, {quantized.HEADS}]\n",
+                          text)
+        if n != 1:
+            raise BenchError("models/gpt2.attn: the i8 caches' scales not declared")
     return text
 
 
@@ -892,7 +921,8 @@ def header(a, peaks, isa):
         "(bench/peers.py TOL: " + ", ".join(f"{k} {v:g}" for k, v in peers_tols().items())
         + "; llama.cpp's f32 row gets f16's: its KV cache is f16)",
         "- llama.cpp: llama_cpp.Llama(n_ctx=C, n_threads=n_threads_batch=T, n_batch=n_ubatch="
-        f"512, flash_attn={a.flash_attn}, f16 KV cache (the default)); decode = n_tokens = C-1 "
+        f"512, flash_attn={a.flash_attn}, f16 KV cache (the default); q8_0 cache rows: "
+        "type_k = type_v = GGML_TYPE_Q8_0 and flash_attn=True); decode = n_tokens = C-1 "
         "then eval([last id]): the cache rows from C-1 on are removed and row C-1 written again",
         "- CTranslate2: Generator(intra_threads=T, inter_threads=1); no rewindable decode call, "
         f"so the gaps between the step callbacks of a greedy generation of {a.ct2_steps} tokens "
@@ -953,9 +983,14 @@ def parse_args():
                         "0.32 at context 4096)")
     p.add_argument("--variants", default="f16,int8,q4",
                    help="attnc's rows besides f32: f16 (matrices and tables f16), int8 and q4 "
-                        "(bench/quantized.py's models), int8-a8 and q4-a8 (those compiled "
-                        "with --precision=int8), each with f16 KV caches as KIND-kv16 (also "
-                        "f32-kv16) (default f16,int8,q4; '' for none)")
+                        "(bench/quantized.py's models), int8-a8 and q4-a8 (those compiled with "
+                        "--precision=int8), each with f16 KV caches as "
+                        "KIND-kv16 (also f32-kv16), with i8 ones as KIND-kv8 (also f32-kv8) "
+                        "(default f16,int8,q4; '' for none)")
+    p.add_argument("--llama-kv", default="f16",
+                   help="llama.cpp's KV cache types, a row each: f16 (its default) and q8_0 "
+                        "(type_k = type_v = GGML_TYPE_Q8_0, with flash attention, which V "
+                        "needs) (default f16)")
     p.add_argument("--reuse", action="store_true",
                    help="reuse WORKDIR's compiled libraries when their source is unchanged")
     for opt in ("--system", "--impl", "--lib", "--weights", "--ref", "--save-out", "--what",
@@ -969,10 +1004,15 @@ def parse_args():
     a.peer_list = [x for x in a.peers.split(",") if x]
     a.variant_list = [x for x in a.variants.split(",") if x]
     for x in a.variant_list:
-        if (x.removesuffix("-kv16") not in ("f16", "int8", "q4", "int8-a8", "q4-a8")
-                and x != "f32-kv16"):
-            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4, int8-a8, q4-a8, each "
-                    "also with -kv16; f32-kv16)")
+        kind, cache = variant_cache(x)
+        if (kind not in ("f16", "int8", "q4", "int8-a8", "q4-a8")
+                and not (kind == "f32" and cache != "f32")):
+            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4, int8-a8, q4-a8, "
+                    "each also with -kv16 or -kv8; f32-kv16, f32-kv8)")
+    a.llama_kv_list = [x for x in a.llama_kv.split(",") if x]
+    for x in a.llama_kv_list:
+        if x not in ("f16", "q8_0"):
+            p.error(f"--llama-kv: '{x}' is not f16 or q8_0")
     for x in a.peer_list:
         if x not in ("llama.cpp", "ctranslate2"):
             p.error(f"--peers: unknown peer '{x}' (llama.cpp, ctranslate2)")

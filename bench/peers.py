@@ -306,7 +306,12 @@ def cache_bytes(system, c):
     """KV-cache bytes one decode step at context c reads: f32 caches for
     attnc, PyTorch and CTranslate2 (float32 compute in both of its
     precisions), f16 for llama.cpp (its default type_k / type_v) and attnc's
-    -kv16 models ("attnc-f16")."""
+    -kv16 models ("attnc-f16"); 8 bits for llama.cpp's q8_0 caches (34
+    bytes per block of 32: an f16 scale) and attnc's -kv8 models (a byte per
+    feature and an f32 scale per row and head of 64), 1.0625 bytes an
+    element both."""
+    if system in ("llama-q8_0", "attnc-i8"):
+        return LAYERS * 2 * c * D * 34 // 32
     size = 2 if system in ("llama", "attnc-f16") else 4
     return LAYERS * 2 * c * D * size
 
@@ -323,9 +328,11 @@ def system_llama(a, ids):
     from llama_cpp import Llama
 
     n = ids.shape[1]
+    # q8_0 caches: GGML_TYPE_Q8_0 keys and values (V needs flash attention).
+    kv = {} if a.llama_kv == "f16" else {"type_k": 8, "type_v": 8}
     llm = Llama(model_path=a.model_file, n_ctx=n, n_batch=512, n_ubatch=512,
                 n_threads=a.threads, n_threads_batch=a.threads, flash_attn=a.flash_attn,
-                logits_all=False, verbose=False, use_mmap=True)
+                logits_all=False, verbose=False, use_mmap=True, **kv)
     if llm.n_vocab() != VOCAB:
         raise PeerError(f"llama.cpp read {llm.n_vocab()} tokens, not {VOCAB}")
     prompt = [int(t) for t in ids[0]]

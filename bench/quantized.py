@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Decode of a GPT-2-small-size model with int8 and 4-bit weights against f32
-(issue 25, item 2), and with its KV caches in f16 or bf16 against f32 (item
-3): ms per token at one context, the weight and KV-cache bytes a step reads,
+(issue 25, item 2), and with its KV caches in f16, bf16 or i8 against f32
+(item 3): ms per token at one context, the weight and KV-cache bytes a step reads,
 the effective bandwidth (those bytes over its time), and each variant's
 logit error against f32 weights with f32 caches.
 
@@ -21,8 +21,9 @@ the position table, the norms and the biases stay f32. "int8-f32head" and
 tables could be quantized; "int8-a8" and "q4-a8" are "int8" and "q4"
 compiled with attnc --precision=int8 (int8 activations, integer dot
 products). --kv-cache lists the caches' dtypes to run
-each weight kind with (`state past.{i}.key : f16[B, L, 768]`); a step reads
-the cache's first C rows of keys and values in every layer.
+each weight kind with (`state past.{i}.key : f16[B, L, 768]`; i8 with its
+scales per row and head, `past.{i}.key_scale : f32[B, L, 12]`); a step
+reads the cache's first C rows of keys and values in every layer.
 
 Decode at context C (B = 1): a prefill of C - 1 random ids, then one token at
 position C - 1; that step is timed (median of --reps after a warm-up); the
@@ -49,7 +50,7 @@ from gpt2_source import gpt2_decode_text
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-D, LAYERS, FFN, VOCAB = 768, 12, 3072, 50257
+D, LAYERS, FFN, VOCAB, HEADS = 768, 12, 3072, 50257, 12
 MATRICES_RE = r"h\.[0-9]+\.(attn\.c_(attn|proj)|mlp\.c_(fc|proj))"
 # The layers' Conv1D matrices are stored [in, out]; the token table is
 # [rows, features], an [out, in] matrix of the head.
@@ -59,7 +60,7 @@ GROUP = 32  # the 4-bit model's inputs per scale
 MATRICES = (("attn.c_attn", D, 3 * D), ("attn.c_proj", D, D), ("mlp.c_fc", D, FFN),
             ("mlp.c_proj", FFN, D))
 KINDS = ("f32", "int8", "q4", "int8-f32head", "q4-f32head", "int8-a8", "q4-a8")
-CACHES = ("f32", "f16", "bf16")
+CACHES = ("f32", "f16", "bf16", "i8")
 
 
 def bits_of(kind):
@@ -93,6 +94,11 @@ def model_text(n_positions, kind, kv_cache="f32"):
     [50257, 768 / GROUP] for the table); "-f32head": the table f32."""
     extra = [(rf"state past\.\{{i\}}\.{kv}( +): f32\[", rf"state past.{{i}}.{kv}\1: {kv_cache}[")
              for kv in ("key", "value")]
+    if kv_cache == "i8":
+        # An i8 cache's scales: one per row and head.
+        extra.append((r"(    state past\.\{i\}\.value : i8\[B, L, 768\]\n)",
+                      rf"\1    state past.{{i}}.key_scale : f32[B, L, {HEADS}]\n"
+                      rf"    state past.{{i}}.value_scale : f32[B, L, {HEADS}]\n"))
     if quantized_head(kind):
         dtype, scale = (("i8", f"{VOCAB}") if weights_of(kind) == "int8"
                         else ("i4", f"{VOCAB}, {D // GROUP}"))
@@ -134,6 +140,10 @@ def weight_bytes(kind):
 
 
 def cache_bytes(cache, C):
+    """Bytes of the keys and values a step at context C reads (an i8
+    cache's: a byte a feature and an f32 scale a head)."""
+    if cache == "i8":
+        return LAYERS * 2 * C * (D + 4 * HEADS)
     return LAYERS * 2 * C * D * (4 if cache == "f32" else 2)
 
 

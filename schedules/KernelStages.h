@@ -134,10 +134,13 @@ struct AttentionWeightsStage {
 ///                           reduction over the batch when decoding)
 ///   result(c, p, batch)     undefined, then updated over `rows` (r.x the
 ///                           feature, r.y the new row) only
+///   scales(g, row, batch)   an i8 cache's scale per group of features of
+///                           each new row (undefined for other caches)
 struct CacheWriteStage {
   Halide::Func result, position;
   Halide::RDom rows;
   int64_t features;
+  Halide::Func scales;
 };
 
 /// One anchor of a kernel: what a schedule places as a unit.

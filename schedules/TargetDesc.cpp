@@ -100,7 +100,16 @@ int TargetDesc::attentionQueryTile(bool decoding) const {
   return 32;
 }
 
-int TargetDesc::attentionKeyTile() const { return 64; }
+int TargetDesc::attentionKeyTile(bool quantizedCache) const {
+  // An i8 cache's tile of 64 keys is 48 KiB of GPT-2's rows: its two
+  // streams (keys, then values) restart every tile, and the decode
+  // attention read it at 11 GB/s. 256 keys (192 KiB, an f32 tile's bytes):
+  // 13.1 GB/s, 512: 15.1, 1024: 13.2 (GPT-2 small at context 4096, 1
+  // thread, the shared 2-core Zen 4, in turns; docs/performance.md, "KV
+  // caches in 8 bits"). 256 rather than 512: a decode computes its last
+  // tile whole, so a longer tile wastes more keys at short contexts.
+  return quantizedCache && !isGpu() ? 256 : 64;
+}
 
 int TargetDesc::attentionKeyChunks(bool decoding) const {
   // CPU: 8 runs are enough for 2 to 8 cores and keep the merge small (a

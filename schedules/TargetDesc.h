@@ -89,8 +89,9 @@ public:
 
   /// Keys per flash-attention key tile: the keys whose scores, maximum, sum
   /// and output are computed together before they are folded into a query
-  /// row's state.
-  int attentionKeyTile() const;
+  /// row's state. A CPU decode over an i8 KV cache (`quantizedCache`) takes
+  /// 4x the keys, as many bytes of rows per tile as an f32 cache's.
+  int attentionKeyTile(bool quantizedCache = false) const;
 
   /// Runs of key tiles a decode's attention is cut into (flash decoding):
   /// independent states merged at the end, so one query's keys spread over

@@ -166,9 +166,9 @@ private:
       return failure();
     PlanBuffer &b = run.buffers[*buffer];
     if (b.dtype != ATTN_MODEL_F32 && b.dtype != ATTN_MODEL_F16 &&
-        b.dtype != ATTN_MODEL_BF16)
+        b.dtype != ATTN_MODEL_BF16 && b.dtype != ATTN_MODEL_I8)
       return func.emitOpError("state '")
-             << name << "' must be f32, f16 or bf16";
+             << name << "' must be f32, f16, bf16 or i8";
     auto it = llvm::find_if(plan.states,
                             [&](const PlanState &s) { return s.name == name; });
     if (it == plan.states.end()) {

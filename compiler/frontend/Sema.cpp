@@ -149,8 +149,8 @@ void Sema::checkWeights() {
 }
 
 /// States are `[B, L, F]`: a batch dim, a capacity dim bound at run time by
-/// the caller's buffer, and fixed features; f32, or f16 / bf16 for a KV
-/// cache kept in half the bytes.
+/// the caller's buffer, and fixed features; f32, or f16 / bf16 / i8 for a
+/// KV cache kept in fewer bytes (an i8 cache's scales are f32 states).
 void Sema::checkStates() {
   for (auto &state : model.states) {
     auto [it, inserted] = states.try_emplace(state->name, state.get());
@@ -163,11 +163,11 @@ void Sema::checkStates() {
       continue;
     ElementType element = state->type.elementType;
     if (element != ElementType::f32 && element != ElementType::f16 &&
-        element != ElementType::bf16) {
+        element != ElementType::bf16 && element != ElementType::i8) {
       error(state->type.loc.Start,
             "state '" + state->name + "' is " + getElementTypeName(element) +
-                ", but a state is f32, f16 or bf16 (a KV cache in half "
-                "precision is f16 or bf16)",
+                ", but a state is f32, f16, bf16 or i8 (a KV cache in half "
+                "precision is f16 or bf16, in 8 bits i8 with its scales)",
             state->type.loc);
       continue;
     }

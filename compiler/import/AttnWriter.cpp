@@ -267,11 +267,23 @@ void AttnWriter::quantizationScales(const WeightSpec &spec, int64_t layers,
 }
 
 void AttnWriter::kvCache(llvm::StringRef prefix, llvm::StringRef rows,
-                         const llvm::Twine &features) {
-  std::string type =
-      ctx.options().kvCache + "[B, " + rows.str() + ", " + features.str() + "]";
+                         const llvm::Twine &features, int64_t kvHeads) {
+  const std::string &dtype = ctx.options().kvCache;
+  if (dtype == "i8" && kvHeads == 0) {
+    ctx.error("--kv-cache i8: the cross-attention caches '" + prefix.str() +
+              "' of an encoder-decoder are f32, f16 or bf16 (i8 caches are a "
+              "self-attention's); import it with --kv-cache f16 or bf16");
+    return;
+  }
+  std::string type = dtype + "[B, " + rows.str() + ", " + features.str() + "]";
   line("state " + prefix + ".key   : " + type);
   line("state " + prefix + ".value : " + type);
+  if (dtype != "i8")
+    return;
+  std::string scales =
+      "f32[B, " + rows.str() + ", " + std::to_string(kvHeads) + "]";
+  line("state " + prefix + ".key_scale   : " + scales);
+  line("state " + prefix + ".value_scale : " + scales);
 }
 
 } // namespace attnc::import

@@ -62,9 +62,11 @@ public:
 
   /// The key and value caches `P.key` and `P.value`, [B, `rows`,
   /// `features`] (one declaration per layer inside a repeat), in the
-  /// element type --kv-cache chose.
+  /// element type --kv-cache chose; i8 ones with their scales `P.key_scale`
+  /// and `P.value_scale`, f32 [B, `rows`, `kvHeads`]. A cross-attention's
+  /// caches (`kvHeads` 0) cannot be i8: an error.
   void kvCache(llvm::StringRef prefix, llvm::StringRef rows,
-               const llvm::Twine &features);
+               const llvm::Twine &features, int64_t kvHeads);
 
   /// A decoder's entries comment, its dims (S and the caches' L bounded by
   /// `context`, from `contextNote`) and its input `ids`.

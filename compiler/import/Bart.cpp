@@ -143,8 +143,8 @@ static void importBart(ImportContext &ctx, AttnWriter &w) {
   L = "model.decoder.layers.{i}.";
   w.open("repeat " + std::to_string(dec.layers) + " as i", "decoder_layers");
   w.weights(layerSpecs(L, dec, {"self_attn", "encoder_attn"}), dec.layers);
-  w.kvCache("cache.{i}", "L", dText);
-  w.kvCache("cross.{i}", "T", dText);
+  w.kvCache("cache.{i}", "L", dText, dec.heads);
+  w.kvCache("cross.{i}", "T", dText, /*kvHeads=*/0);
   w.blank();
   std::string heads = std::to_string(dec.heads);
   postNorm(w, "x",

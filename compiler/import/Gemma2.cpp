@@ -135,7 +135,7 @@ static void importGemma2(ImportContext &ctx, AttnWriter &w) {
              {L + "mlp.down_proj.weight", {D, I}},
              {L + "post_feedforward_layernorm.weight", {D}}},
             layers);
-  w.kvCache("cache.{i}", "L", kvText);
+  w.kvCache("cache.{i}", "L", kvText, kvHeads);
   w.close();
 
   std::string norm = ", eps = " + formatReal(eps) + ", offset = 1)";

@@ -63,7 +63,7 @@ static void importGpt2(ImportContext &ctx, AttnWriter &w) {
              {L + "mlp.c_proj.weight", {inner, D}, true},
              {L + "mlp.c_proj.bias", {D}}},
             layers);
-  w.kvCache("cache.{i}", "L", std::to_string(d));
+  w.kvCache("cache.{i}", "L", std::to_string(d), heads);
   w.blank();
   std::string epsText = formatReal(eps);
   w.line("h = layer_norm(x, " + L + "ln_1, eps = " + epsText + ")",

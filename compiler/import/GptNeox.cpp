@@ -89,7 +89,7 @@ static void importGptNeox(ImportContext &ctx, AttnWriter &w) {
              {L + "mlp.dense_4h_to_h.weight", {D, I}},
              {L + "mlp.dense_4h_to_h.bias", {D}}},
             layers);
-  w.kvCache("cache.{i}", "L", dText);
+  w.kvCache("cache.{i}", "L", dText, heads);
   w.blank();
   std::string epsText = formatReal(eps);
   std::string indent(19, ' ');

@@ -121,7 +121,7 @@ static void importLlamaFamily(ImportContext &ctx, AttnWriter &w,
   if (mlpBias)
     specs.push_back({L + "mlp.down_proj.bias", {D}});
   w.weights(specs, layers);
-  w.kvCache("cache.{i}", "L", kvText);
+  w.kvCache("cache.{i}", "L", kvText, kvHeads);
   w.blank();
 
   std::string epsText = formatReal(eps);

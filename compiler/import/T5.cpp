@@ -249,8 +249,8 @@ static void importT5Conditional(ImportContext &ctx, AttnWriter &w) {
   attentionSpecs(specs, s, L, 1, "EncDecAttention");
   feedForwardSpecs(specs, s, L, 2);
   w.weights(specs, decoderLayers);
-  w.kvCache("cache.{i}", "L", dText);
-  w.kvCache("cross.{i}", "T", dText);
+  w.kvCache("cache.{i}", "L", dText, s.heads);
+  w.kvCache("cross.{i}", "T", dText, /*kvHeads=*/0);
   w.blank();
   writeAttention(w, s, L, 0, "self_attention(h", "SelfAttention",
                  "mask = causal & self_bias, cache = cache.{i}");

@@ -109,16 +109,31 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     }
     // The caches hold rotated keys, as Hugging Face's do.
     Value position = op.getPosition();
+    Value keyScale, valueScale;
     if (Value cache = op.getKeyCache()) {
       // Keys and values go into the caches; a decode attends over the
-      // caches, a prefill over its own keys (the same rows).
-      Value keys = rewriter.create<CacheWriteOp>(loc, cache.getType(), cache, k,
-                                                 position);
-      Value values = rewriter.create<CacheWriteOp>(
-          loc, op.getValueCache().getType(), op.getValueCache(), v, position);
+      // caches, a prefill over its own keys (the same rows). An i8 cache's
+      // rows are quantized per key/value head, and their scales written
+      // into the scale states.
+      IntegerAttr groups;
+      if (op.getKeyCacheScale())
+        groups = rewriter.getI64IntegerAttr(op.getNumKvHeads());
+      auto write = [&](Value into, Value rows, bool scales) -> Value {
+        return rewriter.create<CacheWriteOp>(
+            loc, into.getType(), into, rows, position, groups,
+            scales ? rewriter.getUnitAttr() : UnitAttr());
+      };
+      Value keys = write(cache, k, false);
+      Value values = write(op.getValueCache(), v, false);
+      if (groups) {
+        keyScale = write(op.getKeyCacheScale(), k, true);
+        valueScale = write(op.getValueCacheScale(), v, true);
+      }
       if (position) {
         k = keys;
         v = values;
+      } else {
+        keyScale = valueScale = Value();
       }
     }
     Type weights = op.getWeights() ? op.getWeights().getType() : Type();
@@ -131,9 +146,9 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
     auto sdpa = rewriter.create<SdpaOp>(
         loc, RankedTensorType::get(heads, xt.getElementType()), weights, q, k,
         v, op.getKeyLengths(), op.getBias(), /*score=*/Value(),
-        /*query_offsets=*/position, op.getHeadsAttr(), kvHeads,
-        op.getMaskAttr(), rewriter.getF32FloatAttr(op.getEffectiveScale()),
-        op.getSoftcapAttr());
+        /*query_offsets=*/position, keyScale, valueScale, op.getHeadsAttr(),
+        kvHeads, op.getMaskAttr(),
+        rewriter.getF32FloatAttr(op.getEffectiveScale()), op.getSoftcapAttr());
     SmallVector<Value, 2> results{
         buildLinear(rewriter, loc, sdpa.getResult(), op.getOutWeight(),
                     op.getOutBias(), layout, 0, op.getOutScales())};

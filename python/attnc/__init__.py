@@ -704,10 +704,10 @@ def compile(model, output, target="host", schedule="hand", weights=None, kv_cach
     "host" or a Halide target (e.g. "x86-64-linux-avx2"); schedule: "hand",
     "auto" or "naive"; weights: a safetensors file to embed (None: the
     library reads them at load); kv_cache: a directory's caches' dtype
-    (attnc --kv-cache: "f32", "f16" or "bf16"); precision: what the linears'
-    GEMMs multiply (attnc --precision: "f32", the default, "bf16", or
-    "int8": linears over i8 or 4-bit weights quantize their inputs). Raises
-    CompileError with attnc's messages. Returns `output`."""
+    (attnc --kv-cache: "f32", "f16", "bf16" or "i8"); precision: what the
+    linears' GEMMs multiply (attnc --precision: "f32", the default, "bf16",
+    or "int8": linears over i8 or 4-bit weights quantize their inputs).
+    Raises CompileError with attnc's messages. Returns `output`."""
     args = [os.fspath(model), "-o", os.fspath(output), f"--target={target}",
             f"--schedule={schedule}"]
     if precision is not None:

@@ -290,10 +290,11 @@ def from_pretrained(directory, threads=None, max_context=None, cache_dir=None,
     `directory` with its tokenizer. `threads`: the thread pool's size;
     `max_context`: attnc's --max-context (the KV caches' rows); `kv_cache`:
     attnc's --kv-cache, the caches' dtype ("f32", the default; "f16" or
-    "bf16": half the bytes a decode step reads); `precision`: attnc's
-    --precision, what the linears' GEMMs multiply ("f32", the default,
-    "bf16", or "int8": the i8 and 4-bit linears of a quantized checkpoint
-    also quantize their inputs); `cache_dir`:
+    "bf16": half the bytes a decode step reads; "i8": about a quarter, a
+    decoder's only); `precision`: attnc's --precision, what the linears'
+    GEMMs multiply ("f32", the default, "bf16", or "int8": the i8 and 4-bit
+    linears of a quantized checkpoint also quantize their inputs);
+    `cache_dir`:
     where compiled libraries are kept (default $ATTNC_CACHE_DIR, else
     ~/.cache/attnc). Raises FileError for a missing file, CompileError with
     attnc's message for a model it cannot import, ArgumentError for a

@@ -720,7 +720,7 @@ def main(argv=None):
                    help="sequences decoded at once, tensor requests run at once, per replica")
     p.add_argument("--max-context", type=int, default=None,
                    help="KV cache rows (a directory: attnc --max-context)")
-    p.add_argument("--kv-cache", choices=["f32", "f16", "bf16"], default=None,
+    p.add_argument("--kv-cache", choices=["f32", "f16", "bf16", "i8"], default=None,
                    help="a directory's KV caches' dtype (attnc --kv-cache; default f32)")
     p.add_argument("--cache-dir", default=None, help="where compiled libraries are kept")
     p.add_argument("--host", default="127.0.0.1")

@@ -76,6 +76,7 @@ constexpr DtypeEntry kDtypes[] = {
     {ATTN_I32, static_cast<uint8_t>(nb::dlpack::dtype_code::Int), 32},
     {ATTN_F16, static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16},
     {ATTN_BF16, static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat), 16},
+    {ATTN_I8, static_cast<uint8_t>(nb::dlpack::dtype_code::Int), 8},
 };
 
 std::optional<int32_t> attnDtype(nb::dlpack::dtype t) {
@@ -116,7 +117,7 @@ void fillSlot(Slot &slot, const std::string &name, const char *what,
     raiseStatus(ATTN_ERROR_DTYPE_MISMATCH,
                 std::string(what) + " '" + name +
                     "' has an element type the runtime does not know "
-                    "(f32, i32, f16, bf16)");
+                    "(f32, i32, f16, bf16, i8)");
   slot.name = name;
   slot.dims.assign(a.shape_ptr(), a.shape_ptr() + a.ndim());
   slot.tensor.dtype = *dtype;

@@ -577,6 +577,9 @@ void scheduleAttentionWeights(Func f, const std::vector<Var> &v,
 /// features in vectors (the rows are too few to spread over threads).
 void scheduleCacheWrite(CacheWriteStage &c, int width) {
   c.position.compute_root();
+  // An i8 cache's scales: once per group of each new row, not per feature.
+  if (c.scales.defined())
+    c.scales.compute_root();
   if (width > 1)
     c.result.update().vectorize(c.rows.x, width);
 }
@@ -678,7 +681,11 @@ void scheduleNaive(KernelStages &s) {
                      if (a.keyLengths.defined())
                        a.keyLengths.compute_root();
                    },
-                   [](CacheWriteStage &c) { c.position.compute_root(); },
+                   [](CacheWriteStage &c) {
+                     c.position.compute_root();
+                     if (c.scales.defined())
+                       c.scales.compute_root();
+                   },
                    [](QuantDotStage &d) { scheduleQuantDotNaive(d); },
                },
                stage);

@@ -1267,11 +1267,78 @@ func.func @self_attention_decode_bias(%x: tensor<?x?x8xf32>, %qkv: tensor<24x8xf
 
 // -----
 
-// A KV cache is f32, f16 or bf16 (the generic form: the type constraint).
-func.func @cache_write_i8(%c: tensor<?x?x8xi8>, %k: tensor<?x?x8xf32>) -> tensor<?x?x8xi8> {
-  // expected-error @+1 {{'attn.cache_write' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x?x8xi8>'}}
-  %r = "attn.cache_write"(%c, %k) : (tensor<?x?x8xi8>, tensor<?x?x8xf32>) -> tensor<?x?x8xi8>
+// A KV cache is f32, f16, bf16 or i8 (the generic form: the type constraint).
+func.func @cache_write_i32(%c: tensor<?x?x8xi32>, %k: tensor<?x?x8xf32>) -> tensor<?x?x8xi32> {
+  // expected-error @+1 {{'attn.cache_write' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float or 8-bit signless integer values, but got 'tensor<?x?x8xi32>'}}
+  %r = "attn.cache_write"(%c, %k) : (tensor<?x?x8xi32>, tensor<?x?x8xf32>) -> tensor<?x?x8xi32>
+  return %r : tensor<?x?x8xi32>
+}
+
+// -----
+
+// An i8 cache is quantized per group of features: it needs 'groups'.
+func.func @cache_write_i8_groups(%c: tensor<?x?x8xi8>, %k: tensor<?x?x8xf32>) -> tensor<?x?x8xi8> {
+  // expected-error @+1 {{'attn.cache_write' op an i8 cache and its scales need 'groups'}}
+  %r = attn.cache_write %c, %k : (tensor<?x?x8xi8>, tensor<?x?x8xf32>) -> tensor<?x?x8xi8>
   return %r : tensor<?x?x8xi8>
+}
+
+// -----
+
+func.func @cache_write_i8_odd_groups(%c: tensor<?x?x8xi8>, %k: tensor<?x?x8xf32>) -> tensor<?x?x8xi8> {
+  // expected-error @+1 {{'attn.cache_write' op 'groups' = 3 must divide the rows' 8 features}}
+  %r = attn.cache_write %c, %k {groups = 3 : i64} : (tensor<?x?x8xi8>, tensor<?x?x8xf32>) -> tensor<?x?x8xi8>
+  return %r : tensor<?x?x8xi8>
+}
+
+// -----
+
+func.func @cache_write_f32_groups(%c: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.cache_write' op 'groups' is for an i8 cache and its scales}}
+  %r = attn.cache_write %c, %k {groups = 2 : i64} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  return %r : tensor<?x?x8xf32>
+}
+
+// -----
+
+// The scales' state has one scale per group of each row.
+func.func @cache_write_scales(%c: tensor<?x?x4xf32>, %k: tensor<?x?x8xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{'attn.cache_write' op the scales of an i8 cache must be f32 with 2 ('groups') scales a row, got 'tensor<?x?x4xf32>'}}
+  %r = attn.cache_write %c, %k {groups = 2 : i64, scales} : (tensor<?x?x4xf32>, tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
+  return %r : tensor<?x?x4xf32>
+}
+
+// -----
+
+// An i8 cache's attention needs the scales of its keys and values.
+func.func @sdpa_i8_without_scales(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xi8>, %pos: tensor<?xi32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op an i8 KV cache needs its key_scale}}
+  %o = attn.sdpa %q, %k, %k heads(2) mask<causal> query_offsets(%pos : tensor<?xi32>) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xi8>, tensor<?x?x8xi8> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_i8_scales_per_row(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xi8>, %s: tensor<?x?x1xf32>, %pos: tensor<?xi32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op key_scale must be f32 with the cache's batch and row dims and 2 scales a row (one per key/value head), got 'tensor<?x?x1xf32>'}}
+  %o = attn.sdpa %q, %k, %k heads(2) mask<causal> query_offsets(%pos : tensor<?xi32>) key_scale(%s : tensor<?x?x1xf32>) value_scale(%s : tensor<?x?x1xf32>) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xi8>, tensor<?x?x8xi8> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_scales_without_i8(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %s: tensor<?x?x2xf32>, %pos: tensor<?xi32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op key and value scales are for i8 keys and values}}
+  %o = attn.sdpa %q, %k, %k heads(2) mask<causal> query_offsets(%pos : tensor<?xi32>) key_scale(%s : tensor<?x?x2xf32>) value_scale(%s : tensor<?x?x2xf32>) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @self_attention_i8_without_scales(%x: tensor<?x?x8xf32>, %qkv: tensor<24x8xf32>, %o: tensor<8x8xf32>, %kc: tensor<?x?x8xi8>, %vc: tensor<?x?x8xi8>, %pos: tensor<?xi32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'attn.self_attention' op an i8 KV cache needs its key_cache_scale}}
+  %a = attn.self_attention %x heads(2) mask<causal> qkv(%qkv) out(%o) key_cache(%kc) value_cache(%vc) position(%pos) : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>, tensor<?x?x8xi8>, tensor<?x?x8xi8>, tensor<?xi32>) -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
 }
 
 // -----

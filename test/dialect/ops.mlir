@@ -252,3 +252,16 @@ func.func @half_precision_caches(%kc: tensor<?x?x8xf16>, %vc: tensor<?x?x8xbf16>
   %o = attn.sdpa %q, %keys, %values heads(2) mask<causal> query_offsets(%pos : tensor<?xi32>) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xf16>, tensor<?x?x8xbf16> -> tensor<?x?x8xf32>
   return %o : tensor<?x?x8xf32>
 }
+
+// An i8 KV cache: rows quantized per group (kv head) as written, their scales
+// into their own state, both read by the attention.
+// CHECK-LABEL: func.func @int8_caches
+func.func @int8_caches(%kc: tensor<?x?x8xi8>, %ks: tensor<?x?x2xf32>, %k: tensor<?x?x8xf32>, %q: tensor<?x?x8xf32>, %pos: tensor<?xi32>) -> tensor<?x?x8xf32> {
+  // CHECK-NEXT: attn.cache_write %{{.*}}, %{{.*}} at(%{{.*}}) {groups = 2 : i64} : (tensor<?x?x8xi8>, tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x8xi8>
+  %keys = attn.cache_write %kc, %k at(%pos) {groups = 2 : i64} : (tensor<?x?x8xi8>, tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x8xi8>
+  // CHECK-NEXT: attn.cache_write %{{.*}}, %{{.*}} at(%{{.*}}) {groups = 2 : i64, scales} : (tensor<?x?x2xf32>, tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x2xf32>
+  %scales = attn.cache_write %ks, %k at(%pos) {groups = 2 : i64, scales} : (tensor<?x?x2xf32>, tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x2xf32>
+  // CHECK-NEXT: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} heads(2) mask<causal> query_offsets(%{{.*}} : tensor<?xi32>) key_scale(%{{.*}} : tensor<?x?x2xf32>) value_scale(%{{.*}} : tensor<?x?x2xf32>) {scale = 5.000000e-01 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xi8>, tensor<?x?x8xi8> -> tensor<?x?x8xf32>
+  %o = attn.sdpa %q, %keys, %keys heads(2) mask<causal> query_offsets(%pos : tensor<?xi32>) key_scale(%scales : tensor<?x?x2xf32>) value_scale(%scales : tensor<?x?x2xf32>) {scale = 0.5 : f32} : tensor<?x?x8xf32>, tensor<?x?x8xi8>, tensor<?x?x8xi8> -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}

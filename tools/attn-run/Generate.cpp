@@ -89,10 +89,10 @@ std::vector<float> call(attn_model *model, const Shape &shape,
 }
 
 /// The model's KV caches for `batch` sequences of `capacity` rows, zeroed
-/// (bytes of the state's dtype: f32, or f16 / bf16); on a GPU in its memory,
-/// where prefill and decode update them in place: the caches never cross to the
-/// host, except when a prompt is prefilled into its row (toDevice) and when a
-/// sequence leaves the batch (keep).
+/// (bytes of the state's dtype: f32, f16 / bf16, or i8 with f32 scales); on a
+/// GPU in its memory, where prefill and decode update them in place: the caches
+/// never cross to the host, except when a prompt is prefilled into its row
+/// (toDevice) and when a sequence leaves the batch (keep).
 class States {
 public:
   States(attn_model *model, int64_t batch, int64_t capacity) : model(model) {
@@ -318,7 +318,8 @@ void checkSameStepInputs(const attn_model *model) {
 }
 
 /// The relative rounding of the coarsest KV cache: 0 for f32 caches,
-/// 2^-11 for f16 and 2^-8 for bf16.
+/// 2^-11 for f16 and 2^-8 for bf16; an i8 cache's values are within half a
+/// step, 1/254, of their head's largest.
 double cacheRoundoff(const attn_model *model) {
   double roundoff = 0;
   for (int32_t i = 0; i < attn_model_num_states(model); ++i) {
@@ -328,6 +329,8 @@ double cacheRoundoff(const attn_model *model) {
       roundoff = std::max(roundoff, std::ldexp(1.0, -11));
     else if (info.dtype == ATTN_BF16)
       roundoff = std::max(roundoff, std::ldexp(1.0, -8));
+    else if (info.dtype == ATTN_I8)
+      roundoff = std::max(roundoff, 1.0 / 254);
   }
   return roundoff;
 }
@@ -482,8 +485,8 @@ int generate(attn_model *model, const GenerateOptions &o) {
     }
     // Both sides compute in f32; they differ in the order of the
     // attention's sums (key tiles of the cache against those of one pass):
-    // rounding only. An f16 or bf16 cache also rounds the keys and values
-    // the decodes read, by up to its unit roundoff.
+    // rounding only. An f16, bf16 or i8 cache also rounds the keys and
+    // values the decodes read, by up to its unit roundoff.
     double tolerance =
         std::max(1e-4, 4 * cacheRoundoff(model)) * std::max(1.0, scale);
     bool close = worst <= tolerance;

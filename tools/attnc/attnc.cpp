@@ -175,8 +175,10 @@ cl::opt<std::string>
     kvCache("kv-cache",
             cl::desc("Import: the element type of a decoder's KV caches, "
                      "'f32' (default), 'f16' or 'bf16' (half the bytes a "
-                     "decode step reads; keys and values are rounded to it)"),
-            cl::value_desc("f32|f16|bf16"), cl::init("f32"),
+                     "decode step reads; keys and values are rounded to it) "
+                     "or 'i8' (a quarter, with a scale per row and head; "
+                     "decoders only)"),
+            cl::value_desc("f32|f16|bf16|i8"), cl::init("f32"),
             cl::cat(attncCategory));
 
 cl::opt<std::string> quantizeOnly(
@@ -412,9 +414,10 @@ int run() {
       return fail("--" + option->ArgStr + " applies to attnc quantize");
   if (maxContext.getNumOccurrences() && maxContext <= 0)
     return fail("--max-context must be a positive number of tokens");
-  if (kvCache != "f32" && kvCache != "f16" && kvCache != "bf16")
+  if (kvCache != "f32" && kvCache != "f16" && kvCache != "bf16" &&
+      kvCache != "i8")
     return fail("--kv-cache is '" + kvCache +
-                "', but a KV cache is f32, f16 or bf16");
+                "', but a KV cache is f32, f16, bf16 or i8");
   if (importCommand || emit == Emit::Attn)
     return runImport();
   for (cl::Option *option :

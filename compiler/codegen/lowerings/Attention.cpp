@@ -49,6 +49,12 @@ public:
     // offset + Sq rows (`visible`); the key tiles past them are skipped.
     if (Value offsets = op.getQueryOffsets())
       queryOffsets = b.get(offsets).func;
+    // An i8 cache: its keys and values come as their integers (widened to
+    // f32, exactly), the scales folded in per key and head below.
+    if (Value scales = op.getKeyScale()) {
+      keyScales = b.get(scales).func;
+      valueScales = b.get(op.getValueScale()).func;
+    }
     if (Value bias = op.getBias()) {
       biasFunc = b.get(bias).func;
       biasRank = cast<RankedTensorType>(bias.getType()).getRank();
@@ -173,6 +179,24 @@ public:
     return query * k;
   }
 
+  /// `dot`, the product of query head `h` with the key at `key`, as the
+  /// score's product: an i8 cache's key scale is applied to the sum, once
+  /// per key and head (score = scale_k * sum_e q[e] k_i8[e]).
+  Expr scaledDot(Expr dot, Expr h, Expr key) const {
+    if (!keyScales.defined())
+      return dot;
+    return dot * keyScales(with({h / group, min(key, keyLength - 1)}));
+  }
+
+  /// `prob`, the weight of the value at `key` for query head `h`, as it
+  /// multiplies the stored values: with an i8 cache times the value's
+  /// scale, once per key and head rather than per feature.
+  Expr valueWeight(Expr prob, Expr h, Expr key) const {
+    if (!valueScales.defined())
+      return prob;
+    return prob * valueScales(with({h / group, min(key, keyLength - 1)}));
+  }
+
   /// The value feature `c` of head `h` at `key`.
   Expr value(Expr h, Expr c, Expr key) const {
     return values(with({(h / group) * dv + c, min(key, keyLength - 1)}));
@@ -192,7 +216,7 @@ public:
   size_t rank;
   std::vector<Var> v, batch;
   Func queries, keys, values, checkedLengths, biasFunc, scoreVector,
-      queryOffsets;
+      queryOffsets, keyScales, valueScales;
   int biasRank = 0;
   /// The soft cap of the scores, 0 for none; ALiBi's slope per query head.
   float softcap = 0.0f;
@@ -236,7 +260,7 @@ Expr normalise(Expr out, Expr sum) {
 LogicalResult lowerFlash(AttentionParts &a) {
   using schedules::AttentionStage;
   const int tq = a.b.target.attentionQueryTile(a.queryOffsets.defined());
-  const int tk = a.b.target.attentionKeyTile();
+  const int tk = a.b.target.attentionKeyTile(a.keyScales.defined());
   KernelBuilder &b = a.b;
   Var c("c"), e("e"), ii("ii"), jj("jj"), it("it"), kt("kt"), h("h");
   Expr row = it * tq + ii, key = kt * tk + jj;
@@ -263,7 +287,9 @@ LogicalResult lowerFlash(AttentionParts &a) {
       a.scoreTerm(queries(a.with({ii, r.x, it, h})), h, r.x, key);
 
   auto score = [&](Expr j) {
-    return a.finish(dot(a.with({ii, j, kt, it, h})), row, kt * tk + j, h);
+    Expr key = kt * tk + j;
+    return a.finish(a.scaledDot(dot(a.with({ii, j, kt, it, h})), h, key), row,
+                    key, h);
   };
   Expr visibleAt = substitute(jj.name(), kr.x, visible);
   Func tileMax(b.name("tile_max")), probs(b.name("probs")),
@@ -286,8 +312,10 @@ LogicalResult lowerFlash(AttentionParts &a) {
   tileSum(a.with({ii, kt, it, h})) += probs(a.with({ii, kr.x, kt, it, h}));
   Func tileOut(b.name("tile_out"));
   tileOut(a.with({c, ii, kt, it, h})) = 0.0f;
+  Expr at = kt * tk + kr.x;
   tileOut(a.with({c, ii, kt, it, h})) +=
-      probs(a.with({ii, kr.x, kt, it, h})) * a.value(h, c, kt * tk + kr.x);
+      a.valueWeight(probs(a.with({ii, kr.x, kt, it, h})), h, at) *
+      a.value(h, c, at);
 
   // Online softmax over the key tiles that may be seen, in order. A decode
   // splits them into `chunks` runs, each with its own state (flash
@@ -356,7 +384,7 @@ LogicalResult lowerWithWeights(AttentionParts &a) {
   Expr q = a.queries(a.with({h * a.dk + r.x, i}));
   scores(at(j, i, h)) = 0.0f;
   scores(at(j, i, h)) += a.scoreTerm(q, h, r.x, j);
-  Expr s = a.finish(scores(at(j, i, h)) * scale, i, j, h);
+  Expr s = a.finish(a.scaledDot(scores(at(j, i, h)), h, j) * scale, i, j, h);
   RDom kr(0, a.keyLength, b.name("key"));
   Expr sAt = substitute(j.name(), kr.x, s);
   Func rowMax(b.name("row_max")), rowSum(b.name("row_sum"));
@@ -374,7 +402,8 @@ LogicalResult lowerWithWeights(AttentionParts &a) {
   const std::vector<Var> &v = a.v;
   Func out(b.name("attention"));
   out(v) = 0.0f;
-  out(v) += probs(a.with({kr.x, v[1], v[0] / a.dv})) *
+  out(v) += a.valueWeight(probs(a.with({kr.x, v[1], v[0] / a.dv})), v[0] / a.dv,
+                          kr.x) *
             a.value(v[0] / a.dv, v[0] % a.dv, kr.x);
   b.stages.stages.push_back(schedules::AttentionWeightsStage{
       out, scores, rowMax, rowSum, probs, a.checkedLengths, kr, a.heads, a.dv});

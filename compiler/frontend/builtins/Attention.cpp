@@ -312,7 +312,8 @@ static ExprPtr checkCrossAttention(CheckContext &ctx, CallExpr &call,
   // every decode (the memory is not evaluated then). The mask terms still
   // apply: they mask the memory, whose tokens the cache's rows are.
   if (Argument *cache = args.get("cache"); cache && x && memory && qDim > 0)
-    ok &= resolveCache(ctx, *cache, *x, qDim, *attn, memory.get());
+    ok &=
+        resolveCache(ctx, *cache, *x, qDim, *attn, /*kvHeads=*/0, memory.get());
   if (!ok)
     return nullptr;
   attn->shape = x->shape;
@@ -423,7 +424,8 @@ static ExprPtr checkSelfAttention(CheckContext &ctx, CallExpr &call,
     ok &= checkRope(ctx, args, *attn, headDim);
   if (Argument *cache = args.get("cache"); cache && x) {
     // With kv_heads the cache rows hold kv_heads heads of keys.
-    ok &= resolveCache(ctx, *cache, *x, kvDim > 0 ? kvDim : modelDim, *attn);
+    ok &= resolveCache(ctx, *cache, *x, kvDim > 0 ? kvDim : modelDim, *attn,
+                       kvHeads);
     // A decode's keys are the cache's rows: a term computed from positions
     // is recomputed over them, a tensor [.., S, S] has no entries for them.
     const Expr *bias = attn->getNamedOperand("bias");
@@ -525,10 +527,14 @@ static Value emitSelfAttention(EmitContext &ctx, const BuiltinExpr &e,
     rope = attn::RopeStyleAttr::get(
         builder.getContext(),
         *attn::symbolizeRopeStyle(llvm::StringRef(style->enumerator)));
-  Value keyCache, valueCache, at;
+  Value keyCache, valueCache, keyScale, valueScale, at;
   if (ctx.getEntry() != Entry::run && e.getState("key")) {
     keyCache = ctx.state(e.getState("key"));
     valueCache = ctx.state(e.getState("value"));
+    if (const StateDecl *scales = e.getState("key_scale")) {
+      keyScale = ctx.state(scales);
+      valueScale = ctx.state(e.getState("value_scale"));
+    }
     at = ctx.getPosition();
   }
   if (bias && at) {
@@ -558,8 +564,9 @@ static Value emitSelfAttention(EmitContext &ctx, const BuiltinExpr &e,
         *attn::symbolizeRopeScaling(llvm::StringRef(type->enumerator)));
   auto op = builder.create<attn::SelfAttentionOp>(
       ctx.loc(e.getLoc()), input.getType(), weights, input, wq, bq, wk, bk, wv,
-      bv, wqkv, bqkv, wo, bo, lengths, bias, keyCache, valueCache, at, sq, sk,
-      sv, sqkv, so, builder.getI64IntegerAttr(e.getAttr("heads")->integer),
+      bv, wqkv, bqkv, wo, bo, lengths, bias, keyCache, valueCache, at, keyScale,
+      valueScale, sq, sk, sv, sqkv, so,
+      builder.getI64IntegerAttr(e.getAttr("heads")->integer),
       emitMaskAttr(ctx, e), ctx.realAttr(e, "scale"), emitKvHeadsAttr(ctx, e),
       rope, ctx.realAttr(e, "rope_theta"), ctx.realAttr(e, "softcap"),
       integer("head_dim"), integer("rope_dims"), scaling,
@@ -603,7 +610,8 @@ static attn::SdpaOp buildSdpa(EmitContext &ctx, const BuiltinExpr &e, Value q,
       ctx.loc(e.getLoc()),
       mlir::RankedTensorType::get(result, queries.getElementType()), weights, q,
       k, v, lengths, bias, scoreVector,
-      /*query_offsets=*/Value(), builder.getI64IntegerAttr(heads), kvHeads,
+      /*query_offsets=*/Value(), /*key_scale=*/Value(),
+      /*value_scale=*/Value(), builder.getI64IntegerAttr(heads), kvHeads,
       emitMaskAttr(ctx, e), builder.getF32FloatAttr(scale),
       ctx.realAttr(e, "softcap"));
 }
@@ -671,9 +679,10 @@ static Value emitCrossAttention(EmitContext &ctx, const BuiltinExpr &e,
   } else if (keyState && ctx.getEntry() == Entry::prefill) {
     // Rows 0 .. T-1: the states' row dim is the memory's T, so they fill it.
     Value keys = ctx.state(keyState), values = ctx.state(e.getState("value"));
-    builder.create<attn::CacheWriteOp>(where, keys.getType(), keys, k, Value());
-    builder.create<attn::CacheWriteOp>(where, values.getType(), values, v,
-                                       Value());
+    for (auto [cache, rows] : {std::pair(keys, k), std::pair(values, v)})
+      builder.create<attn::CacheWriteOp>(where, cache.getType(), cache, rows,
+                                         Value(), mlir::IntegerAttr(),
+                                         mlir::UnitAttr());
   }
   attn::SdpaOp sdpa = buildSdpa(ctx, e, q, k, v, Value(), /*dotScore=*/true);
   Value out = project(sdpa.getResult(), "out");

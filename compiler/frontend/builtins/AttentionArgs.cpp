@@ -217,8 +217,61 @@ bool attnc::checkRope(CheckContext &ctx, CallArgs &args, BuiltinExpr &attn,
   return ok;
 }
 
+/// The scales of the i8 caches `found` (key, value) of `cache = P`: the f32
+/// states `P.key_scale` and `P.value_scale`, the caches' `[B, L]` and one
+/// scale per key/value head, as an i8 weight `N` has its `N_scale`. A
+/// cross-attention's caches (`kvHeads` 0) stay f32, f16 or bf16.
+static bool resolveCacheScales(CheckContext &ctx, Argument &arg,
+                               const std::string &prefix,
+                               const StateDecl *const found[2], int64_t kvHeads,
+                               BuiltinExpr &attn) {
+  if (kvHeads == 0) {
+    ctx.errorAt(*arg.value, "the caches of cross-attention '" + prefix +
+                                "' are i8, but a cross-attention's caches are "
+                                "f32, f16 or bf16 (i8 caches are "
+                                "self-attention's)");
+    return false;
+  }
+  bool ok = true;
+  for (int i = 0; i < 2; ++i) {
+    const Shape &cache = found[i]->type.shape;
+    std::string full = found[i]->name + "_scale";
+    auto extentName = [](const Extent &e) {
+      return e.isSymbolic() ? e.name : std::to_string(e.size);
+    };
+    std::string expected = "f32[" + extentName(cache[0]) + ", " +
+                           extentName(cache[1]) + ", " +
+                           std::to_string(kvHeads) + "]";
+    StateDecl *state = ctx.getState(full);
+    if (!state) {
+      ctx.errorAt(*arg.value, "the i8 cache '" + found[i]->name +
+                                  "' needs its scales: declare 'state " + full +
+                                  " : " + expected +
+                                  "' (one per row and key/value head)");
+      ok = false;
+      continue;
+    }
+    state->used = true;
+    const Shape &shape = state->type.shape;
+    if (state->type.elementType != ElementType::f32 || shape.size() != 3 ||
+        !(shape[0] == cache[0]) || !(shape[1] == cache[1]) ||
+        !(shape[2] == Extent::fixed(kvHeads))) {
+      ctx.errorAt(*arg.value, "the scales '" + full + "' of the i8 cache '" +
+                                  found[i]->name + "' must be " + expected +
+                                  " (one per row and key/value head), but "
+                                  "they are " +
+                                  getElementTypeName(state->type.elementType) +
+                                  shapeToString(shape));
+      ok = false;
+      continue;
+    }
+    attn.states.push_back({i == 0 ? "key_scale" : "value_scale", state});
+  }
+  return ok;
+}
+
 bool attnc::resolveCache(CheckContext &ctx, Argument &arg, const Expr &x,
-                         int64_t features, BuiltinExpr &attn,
+                         int64_t features, BuiltinExpr &attn, int64_t kvHeads,
                          const Expr *memory) {
   const auto *name = llvm::cast<NameExpr>(arg.value.get());
   bool ok = true;
@@ -298,6 +351,8 @@ bool attnc::resolveCache(CheckContext &ctx, Argument &arg, const Expr &x,
     attn.states.push_back({"key", found[0]});
     attn.states.push_back({"value", found[1]});
   }
+  if (ok && found[0]->type.elementType == ElementType::i8)
+    ok = resolveCacheScales(ctx, arg, name->name, found, kvHeads, attn);
   return ok;
 }
 

@@ -69,9 +69,11 @@ bool checkRope(CheckContext &ctx, CallArgs &args, BuiltinExpr &attn,
 /// `cache = P`: the states `P.key` and `P.value`, `[B, L, features]` with the
 /// input's batch dim and a capacity dim of their own; for a cross-attention
 /// (`memory` given, `[B, T, Dm]`) `[B, T, features]`, the memory's keys and
-/// values, one row per memory token.
+/// values, one row per memory token. i8 caches (a self-attention's, of
+/// `kvHeads` key/value heads) need the f32 states `P.key_scale` and
+/// `P.value_scale`, `[B, L, kvHeads]`.
 bool resolveCache(CheckContext &ctx, Argument &arg, const Expr &x,
-                  int64_t features, BuiltinExpr &attn,
+                  int64_t features, BuiltinExpr &attn, int64_t kvHeads,
                   const Expr *memory = nullptr);
 
 /// `mask = TERM & TERM ...` of an attention of `query` [.., S, D] over keys

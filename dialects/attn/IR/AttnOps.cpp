@@ -558,6 +558,27 @@ void PositionsOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
     groups.push_back({{getResult(), 0}, {getOffset(), 0}});
 }
 
+/// The scales of an i8 KV cache `cache`: f32 `[batch..., rows, groups]`
+/// with the cache's batch and row dims (one scale per row and key/value
+/// head).
+static LogicalResult verifyCacheScales(Operation *op, StringRef what,
+                                       Type cacheType, Value scales,
+                                       int64_t groups) {
+  auto cache = cast<RankedTensorType>(cacheType);
+  if (!scales)
+    return op->emitOpError("an i8 KV cache needs its ") << what;
+  auto type = cast<RankedTensorType>(scales.getType());
+  int64_t rank = cache.getRank();
+  bool same = type.getRank() == rank && type.getShape().back() == groups;
+  for (int64_t d = 0; same && d + 1 < rank; ++d)
+    same = extentsAgree(type.getDimSize(d), cache.getDimSize(d));
+  if (!same)
+    return op->emitOpError()
+           << what << " must be f32 with the cache's batch and row dims and "
+           << groups << " scales a row (one per key/value head), got " << type;
+  return success();
+}
+
 LogicalResult CacheWriteOp::verify() {
   auto cache = getCache().getType(), update = getRows().getType();
   int64_t rank = cache.getRank();
@@ -566,9 +587,25 @@ LogicalResult CacheWriteOp::verify() {
   for (int64_t d = 0; d + 2 < rank; ++d)
     if (!extentsAgree(cache.getDimSize(d), update.getDimSize(d)))
       return emitOpError("cache and new rows differ in batch dim ") << d;
-  if (cache.getShape().back() != update.getShape().back() ||
-      ShapedType::isDynamic(cache.getShape().back()))
+  int64_t features = update.getShape().back();
+  bool quantized = cache.getElementType().isSignlessInteger(8);
+  std::optional<uint64_t> groups = getGroups();
+  if ((quantized || getScales()) && !groups)
+    return emitOpError("an i8 cache and its scales need 'groups'");
+  if (!quantized && !getScales() && groups)
+    return emitOpError("'groups' is for an i8 cache and its scales");
+  if (groups && (ShapedType::isDynamic(features) || features % *groups != 0))
+    return emitOpError("'groups' = ")
+           << *groups << " must divide the rows' " << features << " features";
+  if (getScales()) {
+    if (!cache.getElementType().isF32() ||
+        cache.getShape().back() != int64_t(*groups))
+      return emitOpError("the scales of an i8 cache must be f32 with ")
+             << *groups << " ('groups') scales a row, got " << cache;
+  } else if (cache.getShape().back() != features ||
+             ShapedType::isDynamic(cache.getShape().back())) {
     return emitOpError("cache and new rows must have one static feature dim");
+  }
   if (getPosition() && rank < 3)
     return emitOpError("a position needs a batch dim");
   return success();
@@ -583,6 +620,12 @@ void CacheWriteOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
     groups.push_back(std::move(group));
   }
   groups.push_back({{getResult(), rank - 2}, {getCache(), rank - 2}});
+  if (getScales()) {
+    // One scale per group of the rows' features.
+    groups.push_back({{getResult(), rank - 1}, {getCache(), rank - 1}});
+    groups.push_back({{getRows(), rank - 1}});
+    return;
+  }
   groups.push_back(
       {{getResult(), rank - 1}, {getCache(), rank - 1}, {getRows(), rank - 1}});
 }
@@ -955,6 +998,20 @@ LogicalResult SelfAttentionOp::verifyCaches() {
              << getKeyFeatures() << " features (the keys'), got "
              << type.getShape().back();
   }
+  bool quantized =
+      cast<RankedTensorType>(k.getType()).getElementType().isSignlessInteger(8);
+  if (quantized !=
+      cast<RankedTensorType>(v.getType()).getElementType().isSignlessInteger(8))
+    return emitOpError("the key and value caches must both be i8, or neither");
+  if (quantized) {
+    if (failed(verifyCacheScales(*this, "key_cache_scale", k.getType(),
+                                 getKeyCacheScale(), getNumKvHeads())) ||
+        failed(verifyCacheScales(*this, "value_cache_scale", v.getType(),
+                                 getValueCacheScale(), getNumKvHeads())))
+      return failure();
+  } else if (getKeyCacheScale() || getValueCacheScale()) {
+    return emitOpError("cache scales are for i8 caches");
+  }
   if (getPosition() && getWeights())
     return emitOpError("cannot decode with a weights result");
   return success();
@@ -1024,7 +1081,8 @@ void SelfAttentionOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
       group.push_back({bias, 0});
     if (d == 0 && rank > 2 && getPosition())
       group.push_back({getPosition(), 0});
-    for (Value cache : {getKeyCache(), getValueCache()})
+    for (Value cache : {getKeyCache(), getValueCache(), getKeyCacheScale(),
+                        getValueCacheScale()})
       if (cache && d + 2 < rank)
         group.push_back({cache, d});
     if (d == rank - 2) {
@@ -1042,6 +1100,12 @@ void SelfAttentionOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
     DimGroup rows{{getKeyCache(), rank - 2}, {getValueCache(), rank - 2}};
     if (bias && getPosition())
       rows.push_back({bias, br - 1});
+    if (getKeyCacheScale()) {
+      rows.append(
+          {{getKeyCacheScale(), rank - 2}, {getValueCacheScale(), rank - 2}});
+      groups.push_back(
+          {{getKeyCacheScale(), rank - 1}, {getValueCacheScale(), rank - 1}});
+    }
     groups.push_back(std::move(rows));
   }
 }
@@ -1210,6 +1274,20 @@ LogicalResult SdpaOp::verify() {
   if (getQueryOffsets() && (getMask().getOffset() != 0 || rank < 3))
     return emitOpError("query offsets need a batch dim and a mask without "
                        "an offset");
+  bool quantized = k.getElementType().isSignlessInteger(8);
+  if (quantized != v.getElementType().isSignlessInteger(8))
+    return emitOpError("keys and values must both be i8, or neither");
+  if (quantized) {
+    if (getScore())
+      return emitOpError("an i8 KV cache takes dot-product scores only");
+    if (failed(
+            verifyCacheScales(*this, "key_scale", k, getKeyScale(), kvHeads)) ||
+        failed(verifyCacheScales(*this, "value_scale", v, getValueScale(),
+                                 kvHeads)))
+      return failure();
+  } else if (getKeyScale() || getValueScale()) {
+    return emitOpError("key and value scales are for i8 keys and values");
+  }
   return verifyAttentionExtras(*this, q, k, heads, getKeyLengths(), getBias(),
                                getWeights());
 }
@@ -1243,10 +1321,17 @@ void SdpaOp::getDimGroups(SmallVectorImpl<DimGroup> &groups) {
       group.push_back({getKeyLengths(), 0});
     if (d == 0 && getQueryOffsets())
       group.push_back({getQueryOffsets(), 0});
+    for (Value scales : {getKeyScale(), getValueScale()})
+      if (scales)
+        group.push_back({scales, d});
     groups.push_back(std::move(group));
   }
   DimGroup queries{{out, rank - 2}, {q, rank - 2}};
   DimGroup keys{{k, rank - 2}, {v, rank - 2}};
+  if (getKeyScale()) {
+    keys.append({{getKeyScale(), rank - 2}, {getValueScale(), rank - 2}});
+    groups.push_back({{getKeyScale(), rank - 1}, {getValueScale(), rank - 1}});
+  }
   if (weights) {
     queries.push_back({weights, rank - 1});
     keys.push_back({weights, rank});

@@ -40,9 +40,11 @@ def Attn_AnyTensor : RankedTensorOf<[F32, I32, BF16, F16, I8, UI8]>;
 /// of inputs of each output (4-bit, ui8).
 def Attn_ScalesTensor : TensorRankOf<[F32], [1, 2]>;
 /// A KV cache (a state buffer): f32, or f16 / bf16 (half the bytes a decode
-/// reads). Rows are rounded to the cache's type as they are written and
-/// widened to f32 as they are read, so attention computes in f32.
-def Attn_CacheTensor : RankedTensorOf<[F32, BF16, F16]>;
+/// reads), or i8 with a scale per (sequence, row, key/value head) beside it
+/// (a quarter). Rows are rounded or quantized to the cache's type as they
+/// are written and widened to f32 as they are read (an i8 cache's scales
+/// folded into the scores and probabilities), so attention computes in f32.
+def Attn_CacheTensor : RankedTensorOf<[F32, BF16, F16, I8]>;
 def Attn_I32Vector : 1DTensorOf<[I32]>;
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
@@ -851,7 +853,11 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     A decode's additive `bias` is then over the cache's rows, `[B, heads, S,
     L]` (T5's relative position bias at the decode's positions). The caches
     may be f16 or bf16 (both of one type): the rows written are rounded to
-    it, and a decode reads them widened to f32.
+    it, and a decode reads them widened to f32. They may be i8 (both), with
+    `key_cache_scale` and `value_cache_scale` (f32 states `[B, L, kv_heads]`,
+    one scale per row and head): the rows are quantized per head as they
+    are written (`attn.cache_write`'s `groups`), and a decode folds the
+    scales into its scores and probabilities (`attn.sdpa`'s `key_scale`).
 
     ```mlir
     %a = attn.self_attention %x heads(12) mask<causal> qkv(%wqkv, %bqkv) out(%wo, %bo)
@@ -872,6 +878,8 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
       Optional<Attn_I32Vector>:$key_lengths, Optional<Attn_F32Tensor>:$bias,
       Optional<Attn_CacheTensor>:$key_cache, Optional<Attn_CacheTensor>:$value_cache,
       Optional<Attn_I32Vector>:$position,
+      Optional<Attn_F32Tensor>:$key_cache_scale,
+      Optional<Attn_F32Tensor>:$value_cache_scale,
       Optional<Attn_ScalesTensor>:$q_scales, Optional<Attn_ScalesTensor>:$k_scales,
       Optional<Attn_ScalesTensor>:$v_scales, Optional<Attn_ScalesTensor>:$qkv_scales,
       Optional<Attn_ScalesTensor>:$out_scales,
@@ -903,6 +911,8 @@ def Attn_SelfAttentionOp : Attn_Op<"self_attention",
     (`key_cache` `(` $key_cache^ `)`)?
     (`value_cache` `(` $value_cache^ `)`)?
     (`position` `(` $position^ `)`)?
+    (`key_cache_scale` `(` $key_cache_scale^ `)`)?
+    (`value_cache_scale` `(` $value_cache_scale^ `)`)?
     (`q_scales` `(` $q_scales^ `)`)?
     (`k_scales` `(` $k_scales^ `)`)?
     (`v_scales` `(` $v_scales^ `)`)?
@@ -964,7 +974,12 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     `query_offsets[b] + i`: it sees no key past `query_offsets[b] + Sq - 1`
     (rows of the cache not yet written), and the mask's terms compare
     against that position (the mask's `offset` must then be 0). Keys and
-    values may then be an f16 or bf16 cache, widened to f32 as they are read.
+    values may then be an f16 or bf16 cache, widened to f32 as they are read,
+    or an i8 cache with `key_scale` and `value_scale` (`[B, Sk, kv_heads]`,
+    f32): a key's score is `scale * key_scale[b, j, g] * sum_e q[e] k[e]`
+    over its i8 values, and a value's probability is multiplied by
+    `value_scale[b, j, g]` before it weights the i8 values (`g` the query
+    head's key/value head), so no element is scaled on its own.
 
     ```mlir
     %o = attn.sdpa %q, %k, %v heads(12) mask<causal> {scale = 1.250000e-01 : f32}
@@ -977,6 +992,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
       Attn_CacheTensor:$value, Optional<Attn_I32Vector>:$key_lengths,
       Optional<Attn_F32Tensor>:$bias, Optional<Attn_F32Tensor>:$score,
       Optional<Attn_I32Vector>:$query_offsets,
+      Optional<Attn_F32Tensor>:$key_scale, Optional<Attn_F32Tensor>:$value_scale,
       ConfinedAttr<I64Attr, [IntPositive]>:$heads,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$kv_heads,
       Attn_MaskAttr:$mask, F32Attr:$scale, OptionalAttr<F32Attr>:$softcap);
@@ -988,6 +1004,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`score` `(` $score^ `:` type($score) `)`)?
     (`query_offsets` `(` $query_offsets^ `:` type($query_offsets) `)`)?
+    (`key_scale` `(` $key_scale^ `:` type($key_scale) `)`)?
+    (`value_scale` `(` $value_scale^ `:` type($value_scale) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type(results)
   }];
   let hasVerifier = 1;
@@ -1016,13 +1034,27 @@ def Attn_CacheWriteOp : Attn_Op<"cache_write", [AllTypesMatch<["cache", "result"
     rounded to its type, to nearest even (as PyTorch's `.to(torch.float16)`:
     NaN stays NaN, an f16 overflow becomes infinity).
 
+    An i8 cache takes `groups` (`G`, the key/value heads): each row's
+    features are quantized per group of `F / G` (one head) with the scale
+    `s = max |x| / 127` of the group, `q = round(x / s)` to nearest even
+    (0 for an all-zero group). The scales go into their own state with the
+    same write marked `scales`: `cache` is then `[B, L, G]` f32 and gets `s`
+    (NaN for a group with an Inf or NaN, so its attention is NaN rather
+    than quietly wrong), computed by the same expression as the i8 write's.
+
     ```mlir
     %kc = attn.cache_write %cache, %k at(%pos)
         : (tensor<?x?x256xf32>, tensor<?x?x256xf32>, tensor<?xi32>) -> tensor<?x?x256xf32>
+    %kq = attn.cache_write %qcache, %k at(%pos) {groups = 4 : i64}
+        : (tensor<?x?x256xi8>, tensor<?x?x256xf32>, tensor<?xi32>) -> tensor<?x?x256xi8>
+    %ks = attn.cache_write %scales, %k at(%pos) {groups = 4 : i64, scales}
+        : (tensor<?x?x4xf32>, tensor<?x?x256xf32>, tensor<?xi32>) -> tensor<?x?x4xf32>
     ```
   }];
   let arguments = (ins Attn_CacheTensor:$cache, Attn_F32Tensor:$rows,
-                       Optional<Attn_I32Vector>:$position);
+                       Optional<Attn_I32Vector>:$position,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$groups,
+                       UnitAttr:$scales);
   let results = (outs Attn_CacheTensor:$result);
   let assemblyFormat = [{
     $cache `,` $rows (`at` `(` $position^ `)`)? attr-dict `:` functional-type(operands, results)

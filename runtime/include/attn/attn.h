@@ -57,7 +57,8 @@ typedef enum attn_dtype {
   ATTN_I32 = 1,
   ATTN_BF16 = 2,
   ATTN_F16 = 3,
-  ATTN_I8 = 4, /* quantized weights only, never an input or output */
+  ATTN_I8 = 4, /* quantized weights and i8 KV caches (states), never an input or
+                  output */
   ATTN_U8 = 5, /* 4-bit quantized weights, two per byte; weights only */
 } attn_dtype;
 

@@ -85,6 +85,7 @@ TEST(Target, AttentionTiles) {
   EXPECT_EQ(desc.attentionQueryTile(/*decoding=*/false), 32);
   EXPECT_EQ(desc.attentionQueryTile(/*decoding=*/true), 1);
   EXPECT_EQ(desc.attentionKeyTile(), 64);
+  EXPECT_EQ(desc.attentionKeyTile(/*quantizedCache=*/true), 256);
   EXPECT_EQ(desc.attentionKeyChunks(/*decoding=*/false), 1);
   EXPECT_EQ(desc.attentionKeyChunks(/*decoding=*/true), 8);
 }
