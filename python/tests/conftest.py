@@ -14,6 +14,7 @@ attnc --init-weights.
 import os
 import sys
 
+import numpy as np
 import pytest
 
 import attnc
@@ -68,3 +69,10 @@ def tiny(tmp_path_factory):
 @pytest.fixture(scope="session")
 def big(tmp_path_factory):
     return build(tmp_path_factory.mktemp("big"), "big", BIG)
+
+
+def sixty_fourths(rng, shape, limit):
+    """Multiples of 2^-6 in [-limit, limit]: products have 12 fractional
+    bits and sums of 32 of them stay below 2^11, so exact in f32."""
+    n = int(limit * 64)
+    return rng.integers(-n, n + 1, size=shape).astype(np.float64) / 64

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import attnc
+from conftest import sixty_fourths
 import safetensors_io  # test/e2e, put on sys.path by conftest.py
 
 D, HEADS, FF = 32, 4, 64
@@ -50,13 +51,6 @@ model block {{
 # (exp, sums over 32 features and up to 16 keys): against float64, relative
 # errors of a few 1e-7 of the outputs' magnitude.
 TOL = 2e-6
-
-
-def sixty_fourths(rng, shape, limit):
-    """Multiples of 2^-6 in [-limit, limit]: products have 12 fractional
-    bits and sums of 32 of them stay below 2^11, so exact in f32."""
-    n = int(limit * 64)
-    return rng.integers(-n, n + 1, size=shape).astype(np.float64) / 64
 
 
 @pytest.fixture(scope="module")

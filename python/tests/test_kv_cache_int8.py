@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import attnc
+from conftest import sixty_fourths
 import safetensors_io  # test/e2e, put on sys.path by conftest.py
 
 D, HEADS, FF = 32, 4, 64
@@ -48,13 +49,6 @@ model block {{
 # the outputs' magnitude. The quantization itself moves the outputs by ~1e-3
 # (an element's error is up to scale / 2 = max / 254).
 TOL = 2e-6
-
-
-def sixty_fourths(rng, shape, limit):
-    """Multiples of 2^-6 in [-limit, limit]: products have 12 fractional
-    bits and sums of 32 of them stay below 2^11, so exact in f32."""
-    n = int(limit * 64)
-    return rng.integers(-n, n + 1, size=shape).astype(np.float64) / 64
 
 
 @pytest.fixture(scope="module", params=[4, 2], ids=["mha", "gqa"])
