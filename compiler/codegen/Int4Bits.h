@@ -37,6 +37,19 @@ inline Halide::Expr int4At(Halide::Expr byte, Halide::Expr i) {
                        cast(UInt(8), 15));
 }
 
+/// 16 times a byte's even element's stored nibble q (0..240 as a uint8, q
+/// not yet less 8): its low nibble shifted up. With highNibbleTimes16, what
+/// an integer dot product multiplies, since a uint8 of 0..15 would be
+/// narrowed to an int8 x int8 product, which x86 has no dot product for.
+inline Halide::Expr lowNibbleTimes16(Halide::Expr byte) {
+  return byte << Halide::cast(Halide::UInt(8), 4);
+}
+
+/// 16 times a byte's odd element's stored nibble: its high nibble, masked.
+inline Halide::Expr highNibbleTimes16(Halide::Expr byte) {
+  return byte & Halide::cast(Halide::UInt(8), 0xf0);
+}
+
 } // namespace attnc::codegen
 
 #endif // ATTNC_COMPILER_CODEGEN_INT4BITS_H

@@ -171,18 +171,18 @@ llvm::Error checkSchedule(const BuildTarget &target) {
 }
 
 llvm::Error checkPrecision(const BuildTarget &target) {
-  if (target.precision() == schedules::Precision::Int8) {
-    // Every schedule computes int8's dot products; the GPU ones do not.
-    const schedules::TargetDesc &baseline = target.baseline();
-    if (baseline.isGpu())
+  if (target.precision() == schedules::Precision::F32)
+    return llvm::Error::success();
+  const char *precision = schedules::precisionName(target.precision());
+  // Only the CPU schedules compute bf16 pairs and int8 dot products.
+  for (const schedules::TargetDesc &variant : target.variants())
+    if (variant.isGpu())
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
-          "--precision=int8 is for CPU targets; target '%s' runs on %s: use "
+          "--precision=%s is for CPU targets; target '%s' runs on %s: use "
           "--precision=f32 there",
-          baseline.halide().to_string().c_str(),
-          schedules::deviceName(baseline.device()));
-    return llvm::Error::success();
-  }
+          precision, variant.halide().to_string().c_str(),
+          schedules::deviceName(variant.device()));
   if (target.precision() != schedules::Precision::BF16)
     return llvm::Error::success();
   if (target.schedule() != ScheduleKind::Hand)
@@ -191,14 +191,7 @@ llvm::Error checkPrecision(const BuildTarget &target) {
         "--precision=bf16 needs --schedule=hand (the default), whose GEMMs "
         "read the weights as bf16 pairs; --schedule=%s computes in f32 only",
         target.schedule() == ScheduleKind::Auto ? "auto" : "naive");
-  for (const schedules::TargetDesc &variant : target.variants()) {
-    std::string name = variant.halide().to_string();
-    if (variant.isGpu())
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "--precision=bf16 is for CPU targets; target '%s' runs on %s: use "
-          "--precision=f32 there",
-          name.c_str(), schedules::deviceName(variant.device()));
+  for (const schedules::TargetDesc &variant : target.variants())
     if (!variant.hasBf16Dot())
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
@@ -206,8 +199,7 @@ llvm::Error checkPrecision(const BuildTarget &target) {
           "and target '%s' lacks it: build for avx512_zen4, avx512_zen5 or "
           "avx512_sapphirerapids (--target=host on such a CPU), or use "
           "--precision=f32",
-          name.c_str());
-  }
+          variant.halide().to_string().c_str());
   return llvm::Error::success();
 }
 

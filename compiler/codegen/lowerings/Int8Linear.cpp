@@ -27,6 +27,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/lowerings/Int8Linear.h"
 
+#include "compiler/codegen/Int4Bits.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace Halide;
@@ -127,13 +129,12 @@ LogicalResult lowerInt8Linear(LinearOp op, KernelBuilder &b) {
     odd(v) = q(row(2 * v[0] + 1));
     activations.push_back(even);
     activations.push_back(odd);
-    // Each nibble times 16 (the low one shifted up, the high one masked),
-    // 0..240: Halide would narrow 0..15 to an i8 x i8 product, which x86
-    // has no 4-byte dot product for. The lane factor takes the 1/16 back.
+    // Each nibble times 16 (Int4Bits.h); the lane factor takes the 1/16
+    // back.
     Expr packed = w(byte, v[0]);
-    dots(dv) += Halide::cast<int32_t>(packed << Halide::cast<uint8_t>(4)) *
+    dots(dv) += Halide::cast<int32_t>(lowNibbleTimes16(packed)) *
                 Halide::cast<int32_t>(even(row(byte)));
-    dots(dv) += Halide::cast<int32_t>(packed & Halide::cast<uint8_t>(0xf0)) *
+    dots(dv) += Halide::cast<int32_t>(highNibbleTimes16(packed)) *
                 Halide::cast<int32_t>(odd(row(byte)));
   }
 
