@@ -236,12 +236,8 @@ static bool resolveCacheScales(CheckContext &ctx, Argument &arg,
   for (int i = 0; i < 2; ++i) {
     const Shape &cache = found[i]->type.shape;
     std::string full = found[i]->name + "_scale";
-    auto extentName = [](const Extent &e) {
-      return e.isSymbolic() ? e.name : std::to_string(e.size);
-    };
-    std::string expected = "f32[" + extentName(cache[0]) + ", " +
-                           extentName(cache[1]) + ", " +
-                           std::to_string(kvHeads) + "]";
+    std::string expected =
+        "f32" + shapeToString({cache[0], cache[1], Extent::fixed(kvHeads)});
     StateDecl *state = ctx.getState(full);
     if (!state) {
       ctx.errorAt(*arg.value, "the i8 cache '" + found[i]->name +
