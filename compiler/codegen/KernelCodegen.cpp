@@ -305,17 +305,17 @@ const std::string &compilerDigest() {
 
 /// "kernels/halide-X.Y.Z/<2 hex>/<32 hex>": XXH3-128 of everything the
 /// objects' bytes are made from: attnc's executable, the function's name,
-/// each variant's target, the schedule and precision, the kernel op (its
-/// body, attributes and types, printed in generic form), and what its
-/// lowering reads outside the op: the attributes of the model function's
-/// arguments it takes (a KV cache's state name in its errors) and, for
-/// Halide's autoscheduler, the dims' estimates. A lowering that comes to
-/// read anything else outside its kernel must add it here. None when this
-/// executable cannot be read.
+/// each variant's target, the schedule and precision, and the kernel op
+/// (its structural key: body, attributes and types, by which the library's
+/// identical kernels share one function). A lowering that comes to read
+/// anything outside its kernel must add it here and to the structural key.
+/// None, so nothing is cached, when this executable cannot be read, and for
+/// Halide's autoscheduler, whose schedules come from a plugin
+/// ($ATTNC_AUTOSCHEDULER_PLUGIN) and the model function's dims.
 std::optional<std::string> kernelEntryName(attn::KernelOp kernel,
                                            const BuildTarget &target,
                                            llvm::StringRef fnName) {
-  if (compilerDigest().empty())
+  if (compilerDigest().empty() || target.schedule() == ScheduleKind::Auto)
     return std::nullopt;
   std::string key;
   llvm::raw_string_ostream os(key);
@@ -327,35 +327,8 @@ std::optional<std::string> kernelEntryName(attn::KernelOp kernel,
   for (const schedules::TargetDesc &variant : target.variants())
     field(kernelTarget(variant).to_string());
   os << int(target.schedule()) << ':' << int(target.precision()) << ':';
-  std::string op;
-  llvm::raw_string_ostream opStream(op);
-  kernel->print(opStream,
-                OpPrintingFlags().printGenericOpForm().useLocalScope());
-  field(op);
-  auto func = kernel->getParentOfType<func::FuncOp>();
-  for (Value input : kernel.getInputs()) {
-    auto arg = dyn_cast<BlockArgument>(input);
-    DictionaryAttr attrs =
-        arg && func && arg.getOwner() == &func.getBody().front()
-            ? func.getArgAttrDict(arg.getArgNumber())
-            : DictionaryAttr();
-    std::string printed;
-    llvm::raw_string_ostream attrStream(printed);
-    if (attrs)
-      attrs.print(attrStream);
-    field(printed);
-  }
-  if (target.schedule() == ScheduleKind::Auto) {
-    FailureOr<KernelEstimates> estimates = estimateKernel(kernel);
-    if (failed(estimates))
-      return std::nullopt;
-    for (const auto *list : {&estimates->inputs, &estimates->outputs})
-      for (const schedules::Extents &extents : *list) {
-        for (int64_t e : extents)
-          os << e << ',';
-        os << ';';
-      }
-  }
+  field(kernel.getStructuralKey());
+  os.flush();
   XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
   std::string hex = llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +
                     llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);
