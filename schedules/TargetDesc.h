@@ -128,6 +128,27 @@ public:
   /// one weight row.
   int int8DotLanes() const { return halide_.natural_vector_size<int32_t>(); }
 
+  /// AVX512-VNNI's vpdpbusd (u8 x s8 quads summed into i32 lanes): Halide's
+  /// avx512_sapphirerapids, avx512_zen4 and avx512_zen5 targets.
+  bool hasInt8Dot() const;
+
+  /// Outputs per panel of an i8 matrix packed into quads of inputs for
+  /// Precision::Int8's GEMM (attn.pack_panels, [out / W, in / 4, W, 4]):
+  /// one vector of i32 lanes (int8DotLanes), each summing one output's 4
+  /// inputs per vpdpbusd. 0 without VNNI (hasInt8Dot): the matrices stay
+  /// [out, in] for the dot products of lowerings/Int8Linear.cpp.
+  int int8PanelWidth() const { return hasInt8Dot() ? int8DotLanes() : 0; }
+
+  /// The int8 GEMM's register tile (schedules/cpu/QuantGemmSchedule.cpp):
+  /// `int8GemmVectors` panels of outputs by `int8GemmRowTile` rows, each
+  /// (vector, row) holding a block's i32 sums and its f32 total: 2 x 6 x 2
+  /// = 24 of AVX-512's 32 registers, beside 2 weight vectors, a broadcast
+  /// quad of inputs and the weights' offset. A single row (a GEMV) takes
+  /// int8GemvVectors panels, for that many independent sums per row.
+  int int8GemmVectors() const { return 2; }
+  int int8GemmRowTile() const { return 6; }
+  int int8GemvVectors() const { return 4; }
+
 private:
   Halide::Target halide_;
 };
@@ -165,6 +186,11 @@ public:
   /// variant read (the pass pipeline's panel width): the baseline's, for
   /// the hand schedule; 0 (plain [in, out] weights) for the others.
   int weightPanelWidth() const;
+
+  /// Outputs per panel of i8 quads (TargetDesc::int8PanelWidth) that the
+  /// pass pipeline packs i8 matrices into: the baseline's, for the hand
+  /// schedule at Precision::Int8; 0 (kept [out, in]) otherwise.
+  int int8PanelWidth() const;
 
 private:
   std::vector<TargetDesc> variants_;
