@@ -59,14 +59,7 @@ LogicalResult lowerInt8Gemm(LinearOp op, KernelBuilder &b) {
   activations.push_back(corr);
   activations.push_back(factor);
 
-  // Rows are read clamped to the last one, so a schedule may compute whole
-  // row tiles past it (those rows are never stored).
-  auto clamped = [&](Expr index) {
-    std::vector<Expr> a = {std::move(index)};
-    for (size_t d = 1; d < rank; ++d)
-      a.push_back(min(v[d], in.extents[d] - 1));
-    return a;
-  };
+  auto at = [&](Expr index) { return b.args(rank, 0, std::move(index)); };
   auto withRow = [&](std::vector<Expr> head) {
     head.insert(head.end(), v.begin() + 1, v.end());
     return head;
@@ -87,17 +80,17 @@ LogicalResult lowerInt8Gemm(LinearOp op, KernelBuilder &b) {
   Expr weight = w(flat % 4, flat / 4, blk * quads + r.y, panel);
   Expr offset = Halide::cast<uint8_t>(weight) ^ Halide::cast<uint8_t>(128);
   Func dots(b.name("int8_dots"));
-  dots(dv) = corr(clamped(blk));
+  dots(dv) = corr(at(blk));
   dots(dv) += Halide::cast<int32_t>(offset) *
               Halide::cast<int32_t>(
-                  rows.q(clamped(blk * kActivationBlock + 4 * r.y + r.x)));
+                  rows.q(at(blk * kActivationBlock + 4 * r.y + r.x)));
 
   // The f32 total over the blocks.
   RDom blocks(0, int(k / kActivationBlock), b.name("b"));
   Func total(b.name("int8_gemm"));
   total(v) = 0.0f;
   total(v) += Halide::cast<float>(dots(withRow({v[0], blocks.x}))) *
-              factor(clamped(blocks.x));
+              factor(at(blocks.x));
   b.stages.stages.push_back(schedules::QuantGemmStage{
       total, dots, activations, blocks, r, k, n, padded,
       std::vector<Expr>(in.extents.begin() + 1, in.extents.end())});
