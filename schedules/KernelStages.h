@@ -78,7 +78,8 @@ struct QuantDotStage {
 ///                        lane of an int8 dot product; quads.y: the quads)
 ///   result(n, rows)      f32: each block's dots times its factor, over
 ///                        `blocks` (before the output scale and the bias)
-/// Rows are read clamped to the last, so tiles of rows may run past it.
+/// Rows are read as they are (not clamped): a tile of rows must lie within
+/// them.
 struct QuantGemmStage {
   Halide::Func result, dots;
   std::vector<Halide::Func> activations;
@@ -86,8 +87,8 @@ struct QuantGemmStage {
   int64_t inFeatures, outFeatures;
   /// Outputs the packed panels hold (outFeatures rounded up to whole ones).
   int64_t paddedFeatures;
-  /// The extents of the rows' dims (vars 1...), which tiles of rows may
-  /// outgrow.
+  /// The extents of the rows' dims (vars 1...), which decide whether a
+  /// tile of rows fits.
   std::vector<Halide::Expr> rowExtents;
 };
 
