@@ -10,7 +10,7 @@
 // vectorized atomically under the outputs: Halide's VectorReduce, vpdpbusd
 // with AVX512-VNNI); then each sum is converted and added, times its row's
 // block factor, to the tile's f32 totals. Sums and totals stay in registers
-// (2 x 6 x 2 = 24 zmm on AVX-512) and every weight vector serves the
+// (3 x 4 x 2 = 24 zmm on AVX-512) and every weight vector serves the
 // tile's rows. Fewer rows than a tile (a decode of few sequences, a short
 // prefill) run row by row over int8GemvVectors vectors of outputs.
 //
@@ -24,10 +24,9 @@ namespace attnc::schedules {
 /// The widest multiple of `width`, at most `vectors` of them, that `features`
 /// hold (tiles are shifted inwards, never past the last output).
 static int outputTile(int64_t features, int width, int vectors) {
-  int tile = vectors * width;
-  while (tile > width && tile > features)
-    tile /= 2;
-  return tile;
+  while (vectors > 1 && vectors * width > features)
+    --vectors;
+  return vectors * width;
 }
 
 void scheduleQuantGemm(Func out, const std::vector<Var> &v, QuantGemmStage &d,
