@@ -1,6 +1,7 @@
 //===- compiler/codegen/lowerings/Int8Linear.cpp - int8 x int8 linears ----===//
 //
-// attn.linear with i8 or 4-bit weights at --precision=int8. Each input row
+// attn.linear with i8 or 4-bit weights [out, in] at --precision=int8 (i8
+// ones packed into quads, on VNNI targets, are Int8Gemm.cpp's). Each input row
 // is quantized per block of kActivationBlock inputs: the block's scale is
 // absmax / 127 (f32), each input's integer round(x / scale), nearest even,
 // in -127..127; an all-zero block has scale 0 and integers 0. A block with
