@@ -7,8 +7,12 @@
 #include "schedules/AutoSchedule.h"
 #include "schedules/cpu/CpuSchedules.h"
 #include "schedules/gpu/GpuSchedules.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+
+#include <xxhash.h>
 
 #include <algorithm>
 
@@ -262,9 +266,76 @@ scheduleKernel(attn::KernelOp kernel, ScheduleKind schedule,
 }
 
 namespace {
-/// Thrown out of Halide's module factory when scheduling failed; the
-/// diagnostic is already reported.
-struct ScheduleFailed {};
+#define ATTNC_STR2(x) #x
+#define ATTNC_STR(x) ATTNC_STR2(x)
+/// Cache entries are Halide's output: named by its version.
+constexpr const char *kHalideVersion =
+    "halide-" ATTNC_STR(HALIDE_VERSION_MAJOR) "." ATTNC_STR(
+        HALIDE_VERSION_MINOR) "." ATTNC_STR(HALIDE_VERSION_PATCH);
+#undef ATTNC_STR
+#undef ATTNC_STR2
+
+/// "halide-runtime/halide-X.Y.Z/<target>": the runtime depends on nothing
+/// else. Target strings are letters, digits, '-' and '_'.
+std::string runtimeEntryName(const Halide::Target &t) {
+  std::string name = t.to_string();
+  for (char &c : name)
+    if (!llvm::isAlnum(c) && c != '-' && c != '_')
+      c = '_';
+  return (llvm::Twine("halide-runtime/") + kHalideVersion + "/" + name).str();
+}
+
+/// XXH3-128 of this program's own executable: the lowerings, the
+/// schedules and everything else attnc decides a kernel's code with. Read
+/// once (attnc is a few MB); empty when it cannot be read (nothing is cached
+/// then).
+const std::string &compilerDigest() {
+  static const std::string digest = [] {
+    auto exe = llvm::MemoryBuffer::getFile("/proc/self/exe", /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+    if (!exe)
+      return std::string();
+    XXH128_hash_t h =
+        XXH3_128bits((*exe)->getBufferStart(), (*exe)->getBufferSize());
+    return llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +
+           llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);
+  }();
+  return digest;
+}
+
+/// "kernels/halide-X.Y.Z/<2 hex>/<32 hex>": XXH3-128 of everything the
+/// objects' bytes are made from: attnc's executable, the function's name,
+/// each variant's target, the schedule and precision, and the kernel op
+/// (its structural key: body, attributes and types, by which the library's
+/// identical kernels share one function). A lowering that comes to read
+/// anything outside its kernel must add it here and to the structural key.
+/// None, so nothing is cached, when this executable cannot be read, and for
+/// Halide's autoscheduler, whose schedules come from a plugin
+/// ($ATTNC_AUTOSCHEDULER_PLUGIN) and the model function's dims.
+std::optional<std::string> kernelEntryName(attn::KernelOp kernel,
+                                           const BuildTarget &target,
+                                           llvm::StringRef fnName) {
+  if (compilerDigest().empty() || target.schedule() == ScheduleKind::Auto)
+    return std::nullopt;
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  auto field = [&](llvm::StringRef bytes) {
+    os << bytes.size() << ':' << bytes;
+  };
+  field(compilerDigest());
+  field(fnName);
+  for (const schedules::TargetDesc &variant : target.variants())
+    field(kernelTarget(variant).to_string());
+  os << int(target.schedule()) << ':' << int(target.precision()) << ':';
+  field(kernel.getStructuralKey());
+  os.flush();
+  XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
+  std::string hex = llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +
+                    llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);
+  return (llvm::Twine("kernels/") + kHalideVersion + "/" + hex.substr(0, 2) +
+          "/" + hex)
+      .str();
+}
 
 /// Halide's warnings, less the one it gives for every kernel that reads bf16
 /// or f16 weights on a CPU without native half floats: attnc widens them in
@@ -291,24 +362,17 @@ void installCompileReporter() {
 
 FailureOr<std::vector<std::string>>
 compileKernel(attn::KernelOp kernel, const BuildTarget &target,
-              llvm::StringRef fnName, llvm::StringRef objectPath) {
+              llvm::StringRef fnName, llvm::StringRef objectPath,
+              const ObjectCache &cache, CacheOutcome &outcome) {
   installCompileReporter();
   const std::vector<schedules::TargetDesc> &variants = target.variants();
-  try {
-    if (variants.size() == 1) {
-      FailureOr<ScheduledKernel> k =
-          scheduleKernel(kernel, target.schedule(), target.baseline());
-      if (failed(k))
-        return failure();
-      k->pipeline.compile_to(
-          {{Halide::OutputFileType::object, objectPath.str()}}, k->args,
-          fnName.str(), k->target);
-      return std::vector<std::string>{objectPath.str()};
-    }
-    // One object per target ("<object>-v<i>.o") and a wrapper choosing one
-    // by the CPU's features ("<object>_wrapper.o").
-    std::vector<Halide::Target> targets;
-    std::vector<std::string> suffixes, objects;
+  // One object, or one per target ("<object>-v<i>.o") and a wrapper
+  // choosing one by the CPU's features ("<object>_wrapper.o").
+  std::vector<std::string> objects, suffixes;
+  std::vector<Halide::Target> targets;
+  if (variants.size() == 1) {
+    objects.push_back(objectPath.str());
+  } else {
     llvm::StringRef stem = objectPath.drop_back(
         llvm::sys::path::extension(objectPath).size());
     for (auto [i, variant] : llvm::enumerate(variants)) {
@@ -317,24 +381,45 @@ compileKernel(attn::KernelOp kernel, const BuildTarget &target,
       objects.push_back((stem + "-" + suffixes.back() + ".o").str());
     }
     objects.push_back((stem + "_wrapper.o").str());
-    Halide::compile_multitarget(
-        fnName.str(), {{Halide::OutputFileType::object, objectPath.str()}},
-        targets, suffixes,
-        [&](const std::string &name, const Halide::Target &t) {
-          // Halide asks for the targets it was given (`t` is one of them).
-          auto at = llvm::find(targets, t);
-          if (at == targets.end())
-            throw Halide::CompileError("no variant has target " +
-                                       t.to_string());
-          FailureOr<ScheduledKernel> k = scheduleKernel(
-              kernel, target.schedule(), variants[at - targets.begin()]);
-          if (failed(k))
-            throw ScheduleFailed();
-          return k->pipeline.compile_to_module(k->args, name, t);
-        });
+  }
+  std::optional<std::string> entry =
+      cache.enabled() ? kernelEntryName(kernel, target, fnName) : std::nullopt;
+  if (entry && cache.fetch(*entry, objects, outcome.damaged)) {
+    outcome.hit = true;
     return objects;
-  } catch (const ScheduleFailed &) {
-    return failure();
+  }
+  try {
+    std::vector<ScheduledKernel> scheduled;
+    for (const schedules::TargetDesc &variant : variants) {
+      FailureOr<ScheduledKernel> k =
+          scheduleKernel(kernel, target.schedule(), variant);
+      if (failed(k))
+        return failure();
+      scheduled.push_back(std::move(*k));
+    }
+    if (variants.size() == 1) {
+      ScheduledKernel &k = scheduled.front();
+      k.pipeline.compile_to(
+          {{Halide::OutputFileType::object, objectPath.str()}}, k.args,
+          fnName.str(), k.target);
+    } else {
+      Halide::compile_multitarget(
+          fnName.str(), {{Halide::OutputFileType::object, objectPath.str()}},
+          targets, suffixes,
+          [&](const std::string &name, const Halide::Target &t) {
+            // Halide asks for the targets it was given (`t` is one of them).
+            auto at = llvm::find(targets, t);
+            if (at == targets.end())
+              throw Halide::CompileError("no variant has target " +
+                                         t.to_string());
+            ScheduledKernel &k = scheduled[at - targets.begin()];
+            return k.pipeline.compile_to_module(k.args, name, t);
+          });
+    }
+    if (entry)
+      if (llvm::Error err = cache.store(*entry, objects))
+        outcome.notStored = llvm::toString(std::move(err));
+    return objects;
   } catch (const Halide::Error &e) {
     return kernel.emitError("Halide failed to compile kernel ")
            << kernel.getSymName() << ": " << e.what();
@@ -363,15 +448,26 @@ LogicalResult emitKernelText(attn::KernelOp kernel, const BuildTarget &target,
 }
 
 llvm::Error compileHalideRuntime(const BuildTarget &target,
-                                 llvm::StringRef objectPath) {
+                                 llvm::StringRef objectPath,
+                                 const ObjectCache &cache,
+                                 CacheOutcome &outcome) {
+  const Halide::Target &t = target.baseline().halide();
+  std::string entry = runtimeEntryName(t);
+  std::vector<std::string> files{objectPath.str()};
+  if (cache.fetch(entry, files, outcome.damaged)) {
+    outcome.hit = true;
+    return llvm::Error::success();
+  }
   try {
-    Halide::compile_standalone_runtime(objectPath.str(),
-                                       target.baseline().halide());
+    Halide::compile_standalone_runtime(objectPath.str(), t);
   } catch (const Halide::Error &e) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "Halide failed to compile its runtime: %s",
                                    e.what());
   }
+  if (cache.enabled())
+    if (llvm::Error err = cache.store(entry, files))
+      outcome.notStored = llvm::toString(std::move(err));
   return llvm::Error::success();
 }
 

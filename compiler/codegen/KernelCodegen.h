@@ -14,6 +14,7 @@
 #ifndef ATTNC_COMPILER_CODEGEN_KERNELCODEGEN_H
 #define ATTNC_COMPILER_CODEGEN_KERNELCODEGEN_H
 
+#include "compiler/codegen/ObjectCache.h"
 #include "dialects/attn/IR/AttnOps.h"
 #include "schedules/TargetDesc.h"
 #include "llvm/Support/Error.h"
@@ -57,11 +58,14 @@ llvm::Error checkPrecision(const BuildTarget &target);
 
 /// Compiles `kernel` into object files beside `objectPath` (one per target
 /// and a dispatching wrapper when there are several), defining `fnName` and
-/// `fnName_argv`; returns the files. Errors (including Halide's) are
-/// reported as diagnostics at the kernel.
+/// `fnName_argv`; returns the files. They come from `cache` when it holds
+/// the same scheduled pipelines compiled by this Halide for these targets,
+/// and go into it otherwise (`outcome` says which). Errors (including
+/// Halide's) are reported as diagnostics at the kernel.
 mlir::FailureOr<std::vector<std::string>>
 compileKernel(mlir::attn::KernelOp kernel, const BuildTarget &target,
-              llvm::StringRef fnName, llvm::StringRef objectPath);
+              llvm::StringRef fnName, llvm::StringRef objectPath,
+              const ObjectCache &cache, CacheOutcome &outcome);
 
 /// What emitKernelText writes.
 enum class KernelText {
@@ -78,9 +82,11 @@ mlir::LogicalResult emitKernelText(mlir::attn::KernelOp kernel,
                                    llvm::StringRef path);
 
 /// Compiles the one Halide runtime the kernels of a model share, for the
-/// baseline target.
+/// baseline target, or takes it from `cache` (`outcome` says which).
 llvm::Error compileHalideRuntime(const BuildTarget &target,
-                                 llvm::StringRef objectPath);
+                                 llvm::StringRef objectPath,
+                                 const ObjectCache &cache,
+                                 CacheOutcome &outcome);
 
 } // namespace attnc::codegen
 

@@ -96,7 +96,7 @@ static FailureOr<Plan> planEmbedded(ArrayRef<func::FuncOp> funcs,
     return failure();
   FailureOr<EmbeddedWeights> weights =
       embedWeights(func::FuncOp(funcs.front()).getContext(), *init,
-                   options.weightsPath, getVersionString());
+                   options.weightsPath, getVersionString(), options.cache);
   if (failed(weights))
     return failure();
   if (options.verbose)
@@ -121,7 +121,7 @@ static LogicalResult build(ArrayRef<func::FuncOp> funcs,
   if (failed(plan))
     return failure();
   LinkOptions link{options.target, options.outputPath, getVersionString().str(),
-                   options.verbose};
+                   options.verbose, options.cache};
   func::FuncOp model = funcs.front();
   return linkModel(model.getContext(), *plan, blob, link);
 }

@@ -39,6 +39,9 @@ struct CompileOptions {
   std::string defaultModelName;
   /// Report what was compiled on stderr (attnc --verbose).
   bool verbose = false;
+  /// Where compiled kernels and Halide's runtime are kept between builds
+  /// (none by default).
+  codegen::ObjectCache cache;
 };
 
 /// Plans and links `module` (after the attn pipeline) into

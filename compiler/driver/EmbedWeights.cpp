@@ -222,7 +222,8 @@ FailureOr<WeightsFileUse> checkWeightsFile(ArrayRef<func::FuncOp> funcs,
 FailureOr<EmbeddedWeights> embedWeights(MLIRContext *context,
                                         const WeightInit &init,
                                         StringRef weightsPath,
-                                        StringRef compilerVersion) {
+                                        StringRef compilerVersion,
+                                        const codegen::ObjectCache &cache) {
   Location loc = UnknownLoc::get(context);
   ConstantsLibrary lib = ConstantsPlanner(init).plan();
   EmbeddedWeights result;
@@ -247,7 +248,7 @@ FailureOr<EmbeddedWeights> embedWeights(MLIRContext *context,
     return emitError(loc) << "cannot create a temporary directory: "
                           << ec.message() << ": check TMPDIR";
   LinkOptions link{*host, tmp.file("embedded_weights.so"),
-                   compilerVersion.str(), /*verbose=*/false};
+                   compilerVersion.str(), /*verbose=*/false, cache};
   if (failed(linkModel(context, lib.plan, {}, link)) ||
       failed(runConstantsLibrary(loc, link.outputPath, weightsPath.str(), lib,
                                  result.blob)))

@@ -13,6 +13,7 @@
 #ifndef ATTNC_COMPILER_DRIVER_EMBEDWEIGHTS_H
 #define ATTNC_COMPILER_DRIVER_EMBEDWEIGHTS_H
 
+#include "compiler/codegen/ObjectCache.h"
 #include "compiler/driver/WeightInit.h"
 
 #include <cstdint>
@@ -47,11 +48,12 @@ struct EmbeddedWeights {
 
 /// Runs `init` (outlined from the model's entries) on the checked file at
 /// `weightsPath` and lays out the constants block. Errors are reported at an
-/// unknown location in `context`; `compilerVersion` as for linkModel.
-mlir::FailureOr<EmbeddedWeights> embedWeights(mlir::MLIRContext *context,
-                                              const WeightInit &init,
-                                              llvm::StringRef weightsPath,
-                                              llvm::StringRef compilerVersion);
+/// unknown location in `context`; `compilerVersion` and `cache` as
+/// LinkOptions' (Link.h).
+mlir::FailureOr<EmbeddedWeights>
+embedWeights(mlir::MLIRContext *context, const WeightInit &init,
+             llvm::StringRef weightsPath, llvm::StringRef compilerVersion,
+             const codegen::ObjectCache &cache);
 
 } // namespace attnc::driver
 

@@ -85,37 +85,72 @@ private:
       if (kernel.op)
         distinct.insert(kernel.fnName);
     llvm::StringSet<> compiled;
+    int64_t cached = 0;
     for (const PlanKernel &kernel : plan.kernels) {
       if (!kernel.op || !compiled.insert(kernel.fnName).second)
         continue;
+      llvm::StringRef name = mlir::attn::KernelOp(kernel.op).getSymName();
       if (progress)
         llvm::errs() << "[" << compiled.size() << "/" << distinct.size()
-                     << "] kernel "
-                     << mlir::attn::KernelOp(kernel.op).getSymName() << "\n";
+                     << "] kernel " << name << "\n";
+      codegen::CacheOutcome outcome;
       FailureOr<std::vector<std::string>> written = codegen::compileKernel(
           kernel.op,
           kernel.forInit
               ? options.target.withSchedule(schedules::ScheduleKind::Layout)
               : options.target,
-          kernel.fnName, tmp.file(kernel.fnName + ".o"));
+          kernel.fnName, tmp.file(kernel.fnName + ".o"), options.cache,
+          outcome);
       if (failed(written))
         return failure();
+      cached += outcome.hit;
+      reportCacheUse(outcome, ("kernel " + name).str());
       objects.insert(objects.end(), written->begin(), written->end());
     }
-    if (options.verbose)
+    if (options.verbose) {
       llvm::errs() << "attnc: compiled " << compiled.size()
                    << " distinct kernels for the model's "
-                   << llvm::count_if(
-                          plan.kernels,
-                          [](const PlanKernel &k) { return bool(k.op); })
-                   << "\n";
+                   << llvm::count_if(plan.kernels, [](const PlanKernel &k) {
+                        return bool(k.op);
+                      });
+      if (options.cache.enabled())
+        llvm::errs() << "; " << cached << " of them came from the cache in "
+                     << options.cache.dir();
+      llvm::errs() << "\n";
+    }
     objects.push_back(tmp.file("halide_runtime.o"));
-    if (llvm::Error err =
-            codegen::compileHalideRuntime(options.target, objects.back()))
-      return emitError(loc) << "cannot compile the Halide runtime for target '"
-                            << options.target.baseline().halide().to_string()
-                            << "': " << llvm::toString(std::move(err));
+    std::string runtime = options.target.baseline().halide().to_string();
+    codegen::CacheOutcome outcome;
+    if (llvm::Error err = codegen::compileHalideRuntime(
+            options.target, objects.back(), options.cache, outcome))
+      return emitError(loc)
+             << "cannot compile the Halide runtime for target '" << runtime
+             << "': " << llvm::toString(std::move(err));
+    if (options.verbose && options.cache.enabled())
+      llvm::errs() << "attnc: Halide's runtime for " << runtime
+                   << (outcome.hit ? " came from the cache\n"
+                                   : " was compiled\n");
+    reportCacheUse(outcome, "Halide's runtime");
     return success();
+  }
+
+  /// With --verbose: a damaged entry replaced, and (once) why nothing could
+  /// be stored.
+  void reportCacheUse(const codegen::CacheOutcome &outcome,
+                      llvm::StringRef what) {
+    if (!options.verbose)
+      return;
+    if (outcome.damaged)
+      llvm::errs() << "attnc: the cache's entry for " << what
+                   << " did not match its digest; compiled afresh and "
+                      "replaced\n";
+    if (!outcome.notStored.empty() && !reportedNotStored) {
+      reportedNotStored = true;
+      llvm::errs() << "attnc: cannot store compiled objects in the cache: "
+                   << outcome.notStored
+                   << " (set ATTNC_CACHE_DIR to a writable directory, or "
+                      "pass --no-cache)\n";
+    }
   }
 
   LogicalResult writeFile(llvm::StringRef file, llvm::StringRef contents) {
@@ -294,6 +329,7 @@ private:
   const LinkOptions &options;
   TempDir tmp;
   std::string exportsMap;
+  bool reportedNotStored = false;
 };
 
 } // namespace

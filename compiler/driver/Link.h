@@ -21,6 +21,8 @@ struct LinkOptions {
   std::string compilerVersion;
   /// Say on stderr how many distinct kernels were compiled.
   bool verbose = false;
+  /// Where compiled kernels and Halide's runtime are kept between builds.
+  codegen::ObjectCache cache;
 };
 
 /// Builds the library; `constants` is the embedded constants block, empty

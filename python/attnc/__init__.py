@@ -686,10 +686,13 @@ def find_attnc():
                        f"{sys.prefix}), or build it (./scripts/setup.sh builds build/bin/attnc)")
 
 
-def _run_attnc(args, what):
+def _run_attnc(args, what, cache_dir=None):
+    """Runs attnc with `args`; `cache_dir`: its ATTNC_CACHE_DIR (where it keeps
+    compiled kernels), else the environment's."""
     exe = find_attnc()
+    env = dict(os.environ, ATTNC_CACHE_DIR=os.fspath(cache_dir)) if cache_dir else None
     try:
-        r = subprocess.run([exe] + args, capture_output=True, text=True)
+        r = subprocess.run([exe] + args, capture_output=True, text=True, env=env)
     except OSError as e:
         raise CompileError(f"cannot run {exe}: {e.strerror}") from None
     if r.returncode != 0:

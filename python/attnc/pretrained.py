@@ -100,7 +100,9 @@ def _compiled(directory, cache_dir, options):
             args.append(f"--kv-cache={options['kv_cache']}")
         if options.get("precision"):
             args.append(f"--precision={options['precision']}")
-        _run_attnc(args, "attnc")      # writes the library atomically
+        # attnc writes the library atomically, and keeps the compiled kernels
+        # it reuses in the same directory.
+        _run_attnc(args, "attnc", cache_dir=cache_dir)
     return lib
 
 
@@ -295,8 +297,8 @@ def from_pretrained(directory, threads=None, max_context=None, cache_dir=None,
     GEMMs multiply ("f32", the default, "bf16", or "int8": the i8 and 4-bit
     linears of a quantized checkpoint also quantize their inputs);
     `cache_dir`:
-    where compiled libraries are kept (default $ATTNC_CACHE_DIR, else
-    ~/.cache/attnc). Raises FileError for a missing file, CompileError with
+    where compiled libraries are kept, and the compiled kernels attnc reuses
+    (default $ATTNC_CACHE_DIR, else ~/.cache/attnc). Raises FileError for a missing file, CompileError with
     attnc's message for a model it cannot import, ArgumentError for a
     tokenizer that does not fit the model."""
     directory = os.path.abspath(os.fspath(directory))

@@ -157,6 +157,12 @@ cl::opt<bool> verbose("verbose", cl::desc("Report what was compiled on stderr"),
                       cl::cat(attncCategory));
 cl::alias verboseShort("v", cl::aliasopt(verbose),
                        cl::desc("Alias for --verbose"), cl::cat(attncCategory));
+cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Compile every kernel and Halide's runtime afresh and keep "
+             "nothing (by default compiled objects are kept in "
+             "$ATTNC_CACHE_DIR, else ~/.cache/attnc, and reused)"),
+    cl::cat(attncCategory));
 cl::opt<uint64_t> seed("seed", cl::init(0),
                        cl::desc("Seed of --init-weights (default 0)"),
                        cl::cat(attncCategory));
@@ -515,6 +521,8 @@ int run() {
   options.outputPath = outputPath;
   options.defaultModelName = llvm::sys::path::stem(inputPath).str();
   options.verbose = verbose;
+  if (!noCache)
+    options.cache = attnc::codegen::ObjectCache::fromEnvironment();
   return failed(attnc::driver::compileModel(*module, options));
 }
 
