@@ -415,7 +415,9 @@ def parse_args():
     p.add_argument("--profile", action="store_true",
                    help="attn-run --profile of attnc f32's decode at the largest B, each context")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    for opt in ("--system", "--impl", "--lib", "--weights", "--ref", "--save-out", "--model-file"):
+    # decode.systems() passes --llama-kv: this bench's llama.cpp caches are f16.
+    for opt in ("--system", "--impl", "--lib", "--weights", "--ref", "--save-out", "--model-file",
+                "--llama-kv"):
         p.add_argument(opt, help=argparse.SUPPRESS)
     for opt in ("--context", "--batch", "--seqs", "--n-positions"):
         p.add_argument(opt, type=int, help=argparse.SUPPRESS)
@@ -434,6 +436,7 @@ def parse_args():
     a.peer_list = [x for x in a.peers.split(",") if x]
     a.variant_list = [x for x in a.variants.split(",") if x]
     a.llama_precisions = [x for x in a.llama_precisions.split(",") if x]
+    a.llama_kv_list = ["f16"]
     a.ct2_precisions = [x for x in a.ct2_precisions.split(",") if x]
     import peers
     for x in a.peer_list:

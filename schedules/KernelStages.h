@@ -68,6 +68,30 @@ struct QuantDotStage {
   int dotLanes;
 };
 
+/// A GEMM of int8 activations and an i8 matrix packed into quads of inputs
+/// (Precision::Int8, lowerings/Int8Gemm.cpp), lanes over the outputs n:
+///   activations          Funcs of the rows' quantization (block scales and
+///                        factors, int8 values, block corrections), over
+///                        (index, rows...)
+///   dots(n, b, rows)     i32: block b's integer products, over `quads`
+///                        (quads.x: the 4 inputs of a quad, summed by one
+///                        lane of an int8 dot product; quads.y: the quads)
+///   result(n, rows)      f32: each block's dots times its factor, over
+///                        `blocks` (before the output scale and the bias)
+/// Rows are read as they are (not clamped): a tile of rows must lie within
+/// them.
+struct QuantGemmStage {
+  Halide::Func result, dots;
+  std::vector<Halide::Func> activations;
+  Halide::RDom blocks, quads;
+  int64_t inFeatures, outFeatures;
+  /// Outputs the packed panels hold (outFeatures rounded up to whole ones).
+  int64_t paddedFeatures;
+  /// The extents of the rows' dims (vars 1...), which decide whether a
+  /// tile of rows fits.
+  std::vector<Halide::Expr> rowExtents;
+};
+
 /// An op computed row by row from statistics of each row (a layer norm's
 /// sum and centred sum of squares, a softmax's maximum and sum of
 /// exponentials), each reduced over `k` (the `features` of a row) in order.
@@ -146,7 +170,7 @@ struct CacheWriteStage {
 /// One anchor of a kernel: what a schedule places as a unit.
 using Stage =
     std::variant<GemmStage, NormStage, AttentionStage, AttentionWeightsStage,
-                 CacheWriteStage, QuantDotStage>;
+                 CacheWriteStage, QuantDotStage, QuantGemmStage>;
 
 /// std::visit over several lambdas, one per kind of stage.
 template <typename... Fs> struct Overloaded : Fs... {

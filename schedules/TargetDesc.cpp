@@ -77,6 +77,15 @@ bool TargetDesc::hasBf16Dot() const {
   return false;
 }
 
+bool TargetDesc::hasInt8Dot() const {
+  using T = Halide::Target;
+  for (T::Feature vnni :
+       {T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5})
+    if (halide_.has_feature(vnni))
+      return true;
+  return false;
+}
+
 int TargetDesc::gemmPanelWidth() const {
   if (isGpu())
     return 0;
@@ -131,6 +140,12 @@ std::string BuildTarget::names() const {
 
 int BuildTarget::weightPanelWidth() const {
   return schedule_ == ScheduleKind::Hand ? baseline().gemmPanelWidth() : 0;
+}
+
+int BuildTarget::int8PanelWidth() const {
+  return schedule_ == ScheduleKind::Hand && precision_ == Precision::Int8
+             ? baseline().int8PanelWidth()
+             : 0;
 }
 
 } // namespace attnc::schedules

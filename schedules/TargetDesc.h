@@ -128,6 +128,32 @@ public:
   /// one weight row.
   int int8DotLanes() const { return halide_.natural_vector_size<int32_t>(); }
 
+  /// AVX512-VNNI's vpdpbusd (u8 x s8 quads summed into i32 lanes): Halide's
+  /// avx512_sapphirerapids, avx512_zen4 and avx512_zen5 targets.
+  bool hasInt8Dot() const;
+
+  /// Outputs per panel of an i8 matrix packed into quads of inputs for
+  /// Precision::Int8's GEMM (attn.pack_panels, [out / W, in / 4, W, 4]):
+  /// one vector of i32 lanes (int8DotLanes), each summing one output's 4
+  /// inputs per vpdpbusd. 0 without VNNI (hasInt8Dot): the matrices stay
+  /// [out, in] for the dot products of lowerings/Int8Linear.cpp.
+  int int8PanelWidth() const { return hasInt8Dot() ? int8DotLanes() : 0; }
+
+  /// The int8 GEMM's register tile (schedules/cpu/QuantGemmSchedule.cpp):
+  /// `int8GemmVectors` panels of outputs by `int8GemmRowTile` rows, each
+  /// (vector, row) holding a block's i32 sums and its f32 total: 3 x 4 x 2
+  /// = 24 of AVX-512's 32 registers, beside 3 weight vectors, a broadcast
+  /// quad of inputs and the weights' offset. 4 rows divide a batch of 8 or
+  /// 32 sequences and a prefill of 128: a 768 -> 3072 i8 GEMM of 32 rows
+  /// (attn-run --bench, 1 thread, the shared 2-core AMD EPYC Zen 4, two
+  /// rounds) ran at 255 GFLOP/s against 235 with 2 x 6 (36 rows computed),
+  /// 4 x 3 and 1 x 8 as 3 x 4 within the noise; at 128 rows all alike. A
+  /// single row (a GEMV) takes int8GemvVectors panels, for that many
+  /// independent sums per row.
+  int int8GemmVectors() const { return 3; }
+  int int8GemmRowTile() const { return 4; }
+  int int8GemvVectors() const { return 4; }
+
 private:
   Halide::Target halide_;
 };
@@ -165,6 +191,11 @@ public:
   /// variant read (the pass pipeline's panel width): the baseline's, for
   /// the hand schedule; 0 (plain [in, out] weights) for the others.
   int weightPanelWidth() const;
+
+  /// Outputs per panel of i8 quads (TargetDesc::int8PanelWidth) that the
+  /// pass pipeline packs i8 matrices into: the baseline's, for the hand
+  /// schedule at Precision::Int8; 0 (kept [out, in]) otherwise.
+  int int8PanelWidth() const;
 
 private:
   std::vector<TargetDesc> variants_;

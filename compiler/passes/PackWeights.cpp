@@ -62,22 +62,71 @@ struct TransposeToInOut : OpRewritePattern<LinearOp> {
   bool quantizedOutIn;
 };
 
+/// Inputs per block of the int8 activations' quantization
+/// (codegen/lowerings/Int8Linear.h's kActivationBlock), which a packed i8
+/// matrix's inputs must fill whole.
+constexpr int64_t kActivationBlock = 32;
+
+/// `int8-panel-width` (`width` > 0): whether `op`'s i8 matrix is packed into
+/// quads of inputs, for the int8 GEMM (lowerings/Int8Gemm.cpp).
+bool packsIntoQuads(LinearOp op, int64_t width) {
+  return width > 0 && op.getLayout() != WeightLayout::panels &&
+         op.getWeight().getType().getElementType().isSignlessInteger(8) &&
+         !ShapedType::isDynamic(op.getInFeatures()) &&
+         op.getInFeatures() % kActivationBlock == 0;
+}
+
+/// `int8-panel-width`: an i8 matrix, [out, in] (transposed first) or [in,
+/// out], packed into quads of inputs, [ceil(out / W), in / 4, W, 4], its
+/// per-output scales unchanged.
+struct QuantizedToQuads : OpRewritePattern<LinearOp> {
+  QuantizedToQuads(MLIRContext *context, int64_t width)
+      : OpRewritePattern(context), width(width) {}
+
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!packsIntoQuads(op, width))
+      return rewriter.notifyMatchFailure(op, "not an i8 matrix of whole "
+                                             "activation blocks");
+    Value w = op.getWeight();
+    if (op.getLayout() == WeightLayout::out_in)
+      w = transposeWeight(op, rewriter).first;
+    int64_t in = op.getInFeatures(), out = op.getOutFeatures();
+    auto packed = RankedTensorType::get(
+        {(out + width - 1) / width, in / 4, width, 4}, rewriter.getI8Type());
+    Value quads = rewriter.create<PackPanelsOp>(
+        op.getLoc(), packed, w, rewriter.getI64IntegerAttr(width));
+    rewriter.replaceOp(op,
+                       buildLinear(rewriter, op.getLoc(), op.getInput(), quads,
+                                   op.getBias(), WeightLayout::panels, out,
+                                   op.getScales()));
+    return success();
+  }
+
+  int64_t width;
+};
+
 /// `quantized-out-in`: an [in, out] quantized matrix (GPT-2's Conv1D)
 /// transposed to [out, in], a row of bytes per output, as int8 dot
 /// products read it (lowerings/Int8Linear.cpp).
 struct QuantizedToOutIn : OpRewritePattern<LinearOp> {
-  using OpRewritePattern::OpRewritePattern;
+  QuantizedToOutIn(MLIRContext *context, int64_t quadWidth)
+      : OpRewritePattern(context), quadWidth(quadWidth) {}
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     if (op.getLayout() != WeightLayout::in_out || !isQuantized(op))
       return rewriter.notifyMatchFailure(op, "not a quantized [in, out]");
+    if (packsIntoQuads(op, quadWidth))
+      return rewriter.notifyMatchFailure(op, "packed into quads");
     auto [w, scales] = transposeWeight(op, rewriter);
     rewriter.replaceOp(op, buildLinear(rewriter, op.getLoc(), op.getInput(), w,
                                        op.getBias(), WeightLayout::out_in,
                                        /*panelOutputs=*/0, scales));
     return success();
   }
+
+  int64_t quadWidth;
 };
 
 struct InOutToPanels : OpRewritePattern<LinearOp> {
@@ -130,8 +179,15 @@ struct PackWeights : attn::impl::AttnPackWeightsPassBase<PackWeights> {
     }
     RewritePatternSet patterns(&getContext());
     patterns.add<TransposeToInOut>(&getContext(), quantizedOutIn);
-    if (quantizedOutIn)
-      patterns.add<QuantizedToOutIn>(&getContext());
+    if (int8PanelWidth < 0 || (int8PanelWidth > 0 && !quantizedOutIn)) {
+      getOperation().emitError("attn-pack-weights: int8-panel-width must be "
+                               ">= 0 and needs quantized-out-in");
+      return signalPassFailure();
+    }
+    if (quantizedOutIn) {
+      patterns.add<QuantizedToOutIn>(&getContext(), int8PanelWidth);
+      patterns.add<QuantizedToQuads>(&getContext(), int8PanelWidth);
+    }
     if (bf16Pairs && panelWidth == 0) {
       getOperation().emitError("attn-pack-weights: bf16-pairs needs a "
                                "panel-width");

@@ -28,6 +28,10 @@ struct AttnPipelineOptions {
   /// --precision=int8: i8 and 4-bit weights stay [out, in], read by int8 dot
   /// products (attn-pack-weights' quantized-out-in).
   bool quantizedOutIn = false;
+  /// --precision=int8 on a target with int8 dot products: i8 weights packed
+  /// into quads of inputs in panels of this many outputs (attn-pack-weights'
+  /// int8-panel-width; 0 keeps them [out, in]).
+  int64_t int8PanelWidth = 0;
 };
 
 /// The compiler's pipeline from frontend IR to attn.kernel groups.

@@ -137,6 +137,13 @@ def AttnPackWeightsPass : Pass<"attn-pack-weights", "func::FuncOp"> {
     are read `[out, in]` instead (an `[in, out]` one transposed, its 4-bit
     group scales with it), never in panels: the int8 dot products read a
     row of bytes per output.
+
+    With `int8-panel-width=W` as well (a target with int8 dot products over
+    vectors of W i32 lanes, VNNI), an i8 matrix whose inputs are whole
+    blocks of 32 (the activation quantization's block) is packed into i8
+    quads of inputs instead, `[ceil(out / W), in / 4, W, 4]` (`[out, in]`
+    ones transposed first): the int8 GEMM's lanes run over W outputs, each
+    summing 4 inputs per dot product. 4-bit matrices stay `[out, in]`.
   }];
   let options = [
     Option<"panelWidth", "panel-width", "int64_t", /*default=*/"0",
@@ -146,7 +153,10 @@ def AttnPackWeightsPass : Pass<"attn-pack-weights", "func::FuncOp"> {
            "panel-width)">,
     Option<"quantizedOutIn", "quantized-out-in", "bool", /*default=*/"false",
            "Keep i8 and 4-bit weights [out, in] (transposing [in, out] "
-           "ones): --precision=int8's dot products read a row per output">
+           "ones): --precision=int8's dot products read a row per output">,
+    Option<"int8PanelWidth", "int8-panel-width", "int64_t", /*default=*/"0",
+           "With quantized-out-in: pack i8 weights into quads of inputs in "
+           "panels of this many outputs (0: keep them [out, in])">
   ];
 }
 

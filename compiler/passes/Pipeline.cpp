@@ -15,8 +15,9 @@ void attn::buildAttnPipeline(OpPassManager &pm,
   fn.addPass(createAttnFoldScalePass());
   fn.addPass(createAttnFuseQKVPass());
   fn.addPass(createAttnFuseGatedLinearsPass());
-  fn.addPass(createAttnPackWeightsPass(
-      {options.panelWidth, options.bf16Pairs, options.quantizedOutIn}));
+  fn.addPass(createAttnPackWeightsPass({options.panelWidth, options.bf16Pairs,
+                                        options.quantizedOutIn,
+                                        options.int8PanelWidth}));
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
   // After dead code is gone: a decode's dead encoder leaves its inputs unread.

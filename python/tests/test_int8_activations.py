@@ -106,7 +106,7 @@ def reference(w, x, name, wrong=None):
     """float64 outputs [..., N] of linear `name` on f32 rows x; `wrong`
     names a deliberately wrong reading."""
     q, sw = weights_out_in(w, name)
-    bias = w.get(name + ".bias", np.zeros(N, np.float32)).astype(np.float64)
+    bias = w.get(name + ".bias", np.zeros(len(q), np.float32)).astype(np.float64)
     if wrong == "f32 activations":
         return x.astype(np.float64) @ (q * np.repeat(sw, BLOCK, axis=1)).T + bias
     if wrong == "no weight scale":
@@ -120,7 +120,7 @@ def reference(w, x, name, wrong=None):
         sa = np.ones_like(sa)
     # sum over blocks of sa[b] * sw[n, b] * (integer dot of the block).
     dots = np.einsum("...bk,nbk->...nb", xq.reshape(*x.shape[:-1], D // BLOCK, BLOCK),
-                     q.reshape(N, D // BLOCK, BLOCK))
+                     q.reshape(len(q), D // BLOCK, BLOCK))
     return np.einsum("...nb,...b,nb->...n", dots, sa, sw) + bias
 
 
@@ -129,7 +129,7 @@ def magnitude(w, x, name):
     q, sw = weights_out_in(w, name)
     xq, sa = quantize_rows(x)
     dots = np.einsum("...bk,nbk->...nb", np.abs(xq).reshape(*x.shape[:-1], D // BLOCK, BLOCK),
-                     np.abs(q).reshape(N, D // BLOCK, BLOCK))
+                     np.abs(q).reshape(len(q), D // BLOCK, BLOCK))
     return np.einsum("...nb,...b,nb->...n", dots, sa, sw) + 1e-30
 
 
@@ -264,3 +264,117 @@ def test_precision_is_checked(tmp_path):
     with pytest.raises(attnc.CompileError,
                        match="'int4', but the linears compute in f32, bf16 or int8"):
         attnc.compile(tmp_path / "lin.attn", tmp_path / "lin.so", precision="int4")
+
+
+# The int8 GEMM (lowerings/Int8Gemm.cpp): on a VNNI target i8 matrices of
+# whole blocks are packed into quads of inputs and their outputs run in
+# vectors, tiles of rows x outputs (schedules/cpu/QuantGemmSchedule.cpp):
+# fewer rows than a tile go row by row, more in tiles with the last one
+# shifted inwards; outputs not a multiple of 16 (44, 8) end in a tile
+# shifted inwards (or a narrower vector). The block sums are exact in i32
+# and each output adds K / 32 block terms in f32, fewer roundings than the
+# dot products' lanes: REL_TOL holds.
+GEMM = f"""\
+model gemm {{
+  dim B, S <= 96
+  input x : f32[B, S, {D}]
+  weight q8.weight : i8[{N}, {D}]
+  weight q8.weight_scale : f32[{N}]
+  weight q8.bias : f32[{N}]
+  weight t8.weight : i8[{D}, {N}] layout(in, out)
+  weight t8.weight_scale : f32[{N}]
+  weight s8.weight : i8[8, {D}]
+  weight s8.weight_scale : f32[8]
+  weight s8.bias : f32[8]
+  output a = linear(x, q8)
+  output b = linear(x, t8)
+  output e = linear(x, s8)
+}}
+"""
+GEMM_LINEARS = (("a", "q8"), ("b", "t8"), ("e", "s8"))
+
+
+@pytest.fixture(scope="module")
+def gemm_model(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("int8_gemm")
+    rng = np.random.default_rng(2509)
+    w = {k: v for k, v in random_weights(rng).items() if k.startswith(("q8.", "t8."))}
+    w["s8.weight"] = rng.integers(-127, 128, (8, D)).astype(np.int8)
+    w["s8.weight_scale"] = np.exp(rng.uniform(-6, -3, 8)).astype(np.float32)
+    w["s8.bias"] = rng.uniform(-0.1, 0.1, 8).astype(np.float32)
+    st.save(str(tmp / "w.safetensors"), w)
+    (tmp / "gemm.attn").write_text(GEMM)
+    lib = attnc.compile(tmp / "gemm.attn", tmp / "gemm.so", precision="int8")
+    with attnc.load(lib, weights=str(tmp / "w.safetensors"), threads=1) as m:
+        yield m, w, tmp
+
+
+def gemm_rows(rng, shape):
+    """f32 rows [..., D] whose blocks have very different ranges, a zero
+    block in each."""
+    x = rng.standard_normal((*shape, D)) * np.repeat(
+        np.exp(rng.uniform(-3, 1, (*shape, D // BLOCK))), BLOCK, axis=-1)
+    x[..., BLOCK:2 * BLOCK] = 0
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("batch,rows", [(1, 1), (1, 2), (1, 5), (1, 6), (1, 17),
+                                        (1, 70), (3, 17), (2, 96)])
+def test_gemm_rows(gemm_model, batch, rows):
+    model, w, _ = gemm_model
+    x = gemm_rows(np.random.default_rng(rows * 10 + batch), (batch, rows))
+    out = model(x=x)
+    worst = max(check(out[name], w, x, lin) for name, lin in GEMM_LINEARS)
+    print(f"B={batch} S={rows}: max error {worst:.3e} of the magnitude")
+
+
+def test_gemm_zero_nan_and_inf_rows(gemm_model):
+    """Zero, NaN and Inf rows in the first, a middle and the last (shifted)
+    tile of rows: NaN outputs for the rows with a non-finite input, the
+    bias for the zero rows, the other rows unaffected."""
+    model, w, _ = gemm_model
+    x = gemm_rows(np.random.default_rng(4), (1, 23))
+    bad = np.zeros((1, 23), bool)
+    for r in (0, 12, 22):
+        x[0, r] = 0
+    for r, value in ((1, np.nan), (9, np.inf), (21, -np.inf)):
+        x[0, r, 3 * r % D] = value
+        bad[0, r] = True
+    out = model(x=x)
+    for name, lin in GEMM_LINEARS:
+        assert np.isnan(out[name][bad]).all(), name
+        assert np.isfinite(out[name][~bad]).all(), name
+        bias = w.get(lin + ".bias", np.zeros(out[name].shape[-1], np.float32))
+        for r in (0, 12, 22):
+            np.testing.assert_array_equal(out[name][0, r], bias)
+        check(out[name][~bad], w, x[~bad], lin)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 5, 17, 33])
+def test_batched_decode_ragged_positions(a8model, batch):
+    """A decode step of B sequences at their own positions: the i8 linears
+    by the GEMM (tiles of sequences from 6 up), the 4-bit one as before."""
+    model, f32model, w = a8model
+    rng = np.random.default_rng(100 + batch)
+    ids = rng.integers(0, V, size=(batch, 1)).astype(np.int32)
+    position = rng.integers(0, S_MAX - 1, size=batch).astype(np.int32)
+    states = model.new_state(batch=batch, capacity=S_MAX)
+    out = model.decode({"ids": ids}, states, position=position)
+    x = w["wte.weight"][ids] + w["wpe.weight"][position][:, None, :]
+    worst = max(check(out[name], w, x, lin)
+                for name, lin in (("a", "q8"), ("b", "t8"), ("c", "q4")))
+    print(f"decode B={batch}: max error {worst:.3e} of the magnitude")
+
+
+def test_gemm_embedded_weights(gemm_model):
+    """Weights embedded in the library are packed into quads as at load:
+    the same outputs, bit for bit."""
+    model, w, tmp = gemm_model
+    lib = attnc.compile(tmp / "gemm.attn", tmp / "embedded.so", precision="int8",
+                        weights=tmp / "w.safetensors")
+    x = gemm_rows(np.random.default_rng(5), (2, 13))
+    want = model(x=x)
+    with attnc.load(lib, threads=1) as m:
+        got = m(x=x)
+    for name, _ in GEMM_LINEARS:
+        np.testing.assert_array_equal(got[name], want[name])

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "schedules/cpu/CpuSchedules.h"
 #include "schedules/cpu/QuantDotSchedule.h"
+#include "schedules/cpu/QuantGemmSchedule.h"
 
 #include <algorithm>
 
@@ -30,6 +31,7 @@ int64_t stageFeatures(const Stage &stage) {
           [](const AttentionWeightsStage &a) { return a.heads * a.headDim; },
           [](const CacheWriteStage &c) { return c.features; },
           [](const QuantDotStage &d) { return d.outFeatures; },
+          [](const QuantGemmStage &d) { return d.outFeatures; },
       },
       stage);
 }
@@ -627,6 +629,9 @@ void scheduleHand(KernelStages &s, const TargetDesc &desc) {
             },
             [&](CacheWriteStage &c) { scheduleCacheWrite(c, width); },
             [&](QuantDotStage &d) { scheduleQuantDot(out, vars, d, width); },
+            [&](QuantGemmStage &d) {
+              scheduleQuantGemm(out, vars, d, desc, features, width, s.fewRows);
+            },
         },
         s.stages[i]);
   }
@@ -687,6 +692,7 @@ void scheduleNaive(KernelStages &s) {
                        c.scales.compute_root();
                    },
                    [](QuantDotStage &d) { scheduleQuantDotNaive(d); },
+                   [](QuantGemmStage &d) { scheduleQuantGemmNaive(d); },
                },
                stage);
 }

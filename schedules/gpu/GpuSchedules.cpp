@@ -434,6 +434,10 @@ void scheduleGpu(KernelStages &s, const TargetDesc &target) {
                      // --precision=int8 there).
                      throw std::logic_error("int8 dot products on a GPU");
                    },
+                   [](QuantGemmStage &) {
+                     // i8 quads: packed for --precision=int8 only.
+                     throw std::logic_error("an int8 GEMM on a GPU");
+                   },
                },
                stage);
   }

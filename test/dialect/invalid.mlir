@@ -1012,6 +1012,22 @@ func.func @pack_pairs_bad_shape(%w: tensor<8x32xf32>) {
 
 // -----
 
+func.func @pack_quads_from_f32(%w: tensor<8x32xf32>) {
+  // expected-error @+1 {{'attn.pack_panels' op i8 quads of inputs (a rank-4 i8 result) are packed from i8, not 'f32'}}
+  %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x32xf32> -> tensor<2x2x16x4xi8>
+  return
+}
+
+// -----
+
+func.func @pack_quads_bad_shape(%w: tensor<6x32xi8>) {
+  // expected-error @+1 {{'attn.pack_panels' op i8 quads must be [ceil(out / width), in / 4, width, 4] = [2, 1, 16, 4] of a multiple of 4 inputs}}
+  %p = attn.pack_panels %w {width = 16 : i64} : tensor<6x32xi8> -> tensor<2x1x16x4xi8>
+  return
+}
+
+// -----
+
 func.func @pack_panels_converts(%w: tensor<8x32xf32>) {
   // expected-error @+1 {{'attn.pack_panels' op panels keep the element type}}
   %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x32xf32> -> tensor<2x8x16xbf16>
@@ -1023,6 +1039,14 @@ func.func @pack_panels_converts(%w: tensor<8x32xf32>) {
 func.func @linear_pairs_not_bf16(%x: tensor<?x8xf32>, %p: tensor<2x4x16x2xf32>) {
   // expected-error @+1 {{'attn.linear' op a rank-4 panels weight is bf16 pairs of inputs}}
   %y = attn.linear %x, %p layout(panels) : (tensor<?x8xf32>, tensor<2x4x16x2xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_quads_of_ui8(%x: tensor<?x16xf32>, %p: tensor<2x4x16x4xui8>, %s: tensor<32x2xf32>) {
+  // expected-error @+1 {{'attn.linear' op a rank-4 panels weight is bf16 pairs of inputs, [panels, in / 2, width, 2] of bf16, or i8 quads, [panels, in / 4, width, 4] of i8}}
+  %y = attn.linear %x, %p scales %s layout(panels) : (tensor<?x16xf32>, tensor<2x4x16x4xui8>, tensor<32x2xf32>) -> tensor<?x32xf32>
   return
 }
 

@@ -498,7 +498,8 @@ int run() {
       pm, {target->weightPanelWidth(),
            /*formKernels=*/emit != Emit::MLIROpt,
            target->precision() == attnc::schedules::Precision::BF16,
-           target->precision() == attnc::schedules::Precision::Int8});
+           target->precision() == attnc::schedules::Precision::Int8,
+           target->int8PanelWidth()});
   if (failed(pm.run(*module)))
     return 1;
   if (emit == Emit::MLIROpt || emit == Emit::Kernels)

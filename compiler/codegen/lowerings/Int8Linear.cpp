@@ -1,6 +1,7 @@
 //===- compiler/codegen/lowerings/Int8Linear.cpp - int8 x int8 linears ----===//
 //
-// attn.linear with i8 or 4-bit weights at --precision=int8. Each input row
+// attn.linear with i8 or 4-bit weights [out, in] at --precision=int8 (i8
+// ones packed into quads, on VNNI targets, are Int8Gemm.cpp's). Each input row
 // is quantized per block of kActivationBlock inputs: the block's scale is
 // absmax / 127 (f32), each input's integer round(x / scale), nearest even,
 // in -127..127; an all-zero block has scale 0 and integers 0. A block with
@@ -60,15 +61,9 @@ bool usesInt8Dot(LinearOp op, const schedules::TargetDesc &target) {
   return group % laneInputs(op) == 0;
 }
 
-LogicalResult lowerInt8Linear(LinearOp op, KernelBuilder &b) {
-  const Tensor &in = b.get(op.getInput());
-  Func w = b.get(op.getWeight()).func; // [out, in]: w(byte, n)
-  Func s = b.get(op.getScales()).func;
+Int8Rows quantizeRows(const Tensor &in, const std::vector<Var> &v,
+                      KernelBuilder &b) {
   size_t rank = in.extents.size();
-  std::vector<Var> v = b.vars(rank); // v[0]: an index; v[1..]: the row
-  int64_t k = op.getInFeatures(), n = op.getOutFeatures();
-  bool int4 = op.getWeight().getType().getElementType().isUnsignedInteger(8);
-  int lanes = b.target.int8DotLanes(), perLane = laneInputs(op);
   auto row = [&](Expr index) { return b.args(rank, 0, std::move(index)); };
   Func x(b.name("int8_in"));
   x(v) = in.func(v);
@@ -90,6 +85,21 @@ LogicalResult lowerInt8Linear(LinearOp op, KernelBuilder &b) {
   q(v) = Halide::cast<int8_t>(select(finite(row(block)) == 1 && sc > 0.0f,
                                      clamp(round(x(v) / sc), -127.0f, 127.0f),
                                      0.0f));
+  return {scale, finite, q, {absMax, finite, scale, q}};
+}
+
+LogicalResult lowerInt8Linear(LinearOp op, KernelBuilder &b) {
+  const Tensor &in = b.get(op.getInput());
+  Func w = b.get(op.getWeight()).func; // [out, in]: w(byte, n)
+  Func s = b.get(op.getScales()).func;
+  size_t rank = in.extents.size();
+  std::vector<Var> v = b.vars(rank); // v[0]: an index; v[1..]: the row
+  int64_t k = op.getInFeatures(), n = op.getOutFeatures();
+  bool int4 = op.getWeight().getType().getElementType().isUnsignedInteger(8);
+  int lanes = b.target.int8DotLanes(), perLane = laneInputs(op);
+  auto row = [&](Expr index) { return b.args(rank, 0, std::move(index)); };
+  Int8Rows rows = quantizeRows(in, v, b);
+  Func finite = rows.finite, scale = rows.scale, q = rows.q;
 
   // Per lane m (inputs perLane * m ...): its correction and its scale, NaN
   // for a block with a non-finite input (integer select and bitcast: the
@@ -102,7 +112,9 @@ LogicalResult lowerInt8Linear(LinearOp op, KernelBuilder &b) {
   laneScale(v) = reinterpret<float>(
       select(finite(row(laneBlock)) == 1,
              reinterpret<int32_t>(scale(row(laneBlock))), 0x7fc00000));
-  std::vector<Func> activations = {absMax, finite, scale, q, corr, laneScale};
+  std::vector<Func> activations = rows.funcs;
+  activations.push_back(corr);
+  activations.push_back(laneScale);
 
   // dots(l, n, c, row...) over the 4 bytes `quad` of lane m = c * L + l.
   Var l(b.name("lane")), c(b.name("chunk"));

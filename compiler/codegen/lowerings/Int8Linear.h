@@ -15,6 +15,18 @@ namespace attnc::codegen {
 /// Inputs per activation block: each block of a row has one scale.
 constexpr int kActivationBlock = 32;
 
+/// The int8 quantization of an input's rows (Int8Linear.cpp's header),
+/// over (index, rows...) of `in` as `v`: scale(block, rows) (absmax / 127),
+/// finite(block, rows) (1 where the block's inputs are all finite) and the
+/// integers q(input, rows) (i8; 0 in a zero or non-finite block). `funcs`
+/// are every Func of it, which a schedule computes (root, row by row).
+struct Int8Rows {
+  Halide::Func scale, finite, q;
+  std::vector<Halide::Func> funcs;
+};
+Int8Rows quantizeRows(const Tensor &in, const std::vector<Halide::Var> &v,
+                      KernelBuilder &b);
+
 /// Whether `op` is lowered by lowerInt8Linear on `target`: a CPU, i8 or
 /// 4-bit weights read [out, in] (which attn-pack-weights leaves only at
 /// --precision=int8, its quantized-out-in), and input features whole

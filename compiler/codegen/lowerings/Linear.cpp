@@ -2,6 +2,7 @@
 #include "compiler/codegen/HalfBits.h"
 #include "compiler/codegen/Int4Bits.h"
 #include "compiler/codegen/Lowering.h"
+#include "compiler/codegen/lowerings/Int8Gemm.h"
 #include "compiler/codegen/lowerings/Int8Linear.h"
 
 using namespace mlir;
@@ -54,7 +55,9 @@ static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
 
 static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
   if (op.getWeight().getType().getRank() == 4)
-    return lowerLinearBf16(op, b);
+    return op.getWeight().getType().getElementType().isSignlessInteger(8)
+               ? lowerInt8Gemm(op, b)
+               : lowerLinearBf16(op, b);
   if (usesInt8Dot(op, b.target))
     return lowerInt8Linear(op, b);
   const Tensor &in = b.get(op.getInput());

@@ -110,23 +110,25 @@ static LogicalResult lowerReduce(ReduceOp op, KernelBuilder &b) {
   return success();
 }
 
-/// [in, out] -> bf16 pairs [ceil(out / width), in / 2, width, 2]:
-/// out(t, j, q, p) = in(p * width + j, 2q + t), 0 past `out`, rounded to
-/// bf16 as the kernel stores it.
-static LogicalResult lowerPackPairs(PackPanelsOp op, KernelBuilder &b) {
+/// [in, out] -> g-tuples of inputs [ceil(out / width), in / g, width, g]:
+/// out(t, j, q, p) = in(p * width + j, g q + t), 0 past `out`. bf16 pairs
+/// (g = 2) are rounded to bf16 as the kernel stores them; i8 quads (g = 4)
+/// keep their bytes.
+static LogicalResult lowerPackTuples(PackPanelsOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
   int width = int(op.getWidth());
   int features = int(op.getInput().getType().getDimSize(1));
+  auto type = op.getResult().getType();
+  int g = int(type.getDimSize(3));
   std::vector<Var> v = b.vars(4);
-  Func out(b.name("pairs"));
-  Expr n = v[3] * width + v[1], k = 2 * v[2] + v[0];
+  Func out(b.name(g == 2 ? "pairs" : "quads"));
+  Expr n = v[3] * width + v[1], k = g * v[2] + v[0];
   Expr value = in.func(min(n, features - 1), k);
   if (features % width != 0)
-    value = select(n < features, value, 0.0f);
+    value = select(n < features, value, cast(value.type(), 0));
   out(v) = value;
-  auto type = op.getResult().getType();
   b.define(op.getResult(),
-           {out, {2, width, int(type.getDimSize(1)), int(type.getDimSize(0))}});
+           {out, {g, width, int(type.getDimSize(1)), int(type.getDimSize(0))}});
   return success();
 }
 
@@ -134,7 +136,7 @@ static LogicalResult lowerPackPairs(PackPanelsOp op, KernelBuilder &b) {
 /// in(p * width + j, k), 0 past `out`.
 static LogicalResult lowerPackPanels(PackPanelsOp op, KernelBuilder &b) {
   if (op.getType().getRank() == 4)
-    return lowerPackPairs(op, b);
+    return lowerPackTuples(op, b);
   const Tensor &in = b.get(op.getInput());
   int width = int(op.getWidth());
   int features = int(op.getInput().getType().getDimSize(1));

@@ -72,6 +72,21 @@ LogicalResult PackPanelsOp::verify() {
   if (width <= 0)
     return emitOpError("width ") << width << " must be positive";
   int64_t panels = (in.getDimSize(1) + width - 1) / width;
+  if (out.getRank() == 4 && out.getElementType().isSignlessInteger(8)) {
+    if (!in.getElementType().isSignlessInteger(8))
+      return emitOpError("i8 quads of inputs (a rank-4 i8 result) are packed "
+                         "from i8, not ")
+             << in.getElementType();
+    int64_t inputs = in.getDimSize(0);
+    if (inputs % 4 != 0 || out.getDimSize(0) != panels ||
+        out.getDimSize(1) != inputs / 4 || out.getDimSize(2) != width ||
+        out.getDimSize(3) != 4)
+      return emitOpError("i8 quads must be [ceil(out / width), in / 4, "
+                         "width, 4] = [")
+             << panels << ", " << inputs / 4 << ", " << width
+             << ", 4] of a multiple of 4 inputs, got " << out;
+    return success();
+  }
   if (out.getRank() == 4) {
     Type element = in.getElementType();
     if (!out.getElementType().isBF16() ||
@@ -335,9 +350,9 @@ int64_t LinearOp::getInFeatures() {
   case WeightLayout::in_out:
     return perByte * w.getDimSize(0);
   case WeightLayout::panels:
-    // bf16 pairs of inputs: [panels, in / 2, width, 2].
+    // bf16 pairs or i8 quads of inputs: [panels, in / g, width, g].
     if (w.getRank() == 4)
-      return 2 * w.getDimSize(1);
+      return w.getDimSize(3) * w.getDimSize(1);
     return w.getRank() == 3 ? perByte * w.getDimSize(1) : ShapedType::kDynamic;
   }
   llvm_unreachable("unknown weight layout");
@@ -436,11 +451,15 @@ LogicalResult LinearOp::verify() {
     return emitOpError("layout ") << stringifyWeightLayout(getLayout())
                                   << " needs a rank-" << weightRank << " weight"
                                   << (getLayout() == WeightLayout::panels
-                                          ? " (or rank 4: bf16 pairs of inputs)"
+                                          ? " (or rank 4: bf16 pairs or i8 "
+                                            "quads of inputs)"
                                           : "");
-  if (pairs && (!wtype.getElementType().isBF16() || wtype.getDimSize(3) != 2))
+  Type element = wtype.getElementType();
+  if (pairs && !(element.isBF16() && wtype.getDimSize(3) == 2) &&
+      !(element.isSignlessInteger(8) && wtype.getDimSize(3) == 4))
     return emitOpError("a rank-4 panels weight is bf16 pairs of inputs, "
-                       "[panels, in / 2, width, 2] of bf16, got ")
+                       "[panels, in / 2, width, 2] of bf16, or i8 quads, "
+                       "[panels, in / 4, width, 4] of i8, got ")
            << wtype;
   auto input = getInput().getType();
   if (input.getRank() < 1)

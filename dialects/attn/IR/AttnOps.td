@@ -29,8 +29,9 @@ def Attn_WeightPanels : 3DTensorOf<Attn_WeightTypes>;
 defvar Attn_StoredWeightTypes = [F32, BF16, F16, I8, UI8];
 def Attn_StoredWeightTensor : RankedTensorOf<Attn_StoredWeightTypes>;
 def Attn_StoredWeightMatrix : 2DTensorOf<Attn_StoredWeightTypes>;
-/// Panels, `[panels, in, width]`, or bf16 pairs of inputs, `[panels, in / 2,
-/// width, 2]` (attnc --precision=bf16).
+/// Panels, `[panels, in, width]`, bf16 pairs of inputs, `[panels, in / 2,
+/// width, 2]` (attnc --precision=bf16), or i8 quads of inputs, `[panels,
+/// in / 4, width, 4]` (--precision=int8).
 def Attn_StoredWeightPanels : TensorRankOf<Attn_StoredWeightTypes, [3, 4]>;
 def Attn_LinearWeight : TensorRankOf<Attn_StoredWeightTypes, [2, 3, 4]>;
 /// What a kernel takes and returns: activations, weights (quantized ones
@@ -129,9 +130,15 @@ def Attn_PackPanelsOp : Attn_Op<"pack_panels", [Pure, Attn_WeightExpr]> {
     `in`. Each pair is the operand of a bf16 dot product (AVX512_BF16's
     vdpbf16ps) into one f32 output.
 
+    An i8 input packs into quads of inputs instead, `[ceil(out / width),
+    in / 4, width, 4]` of i8: `result[p, q, j, t] = input[4q + t, p * width
+    + j]` (0 past `out`), 4 inputs of one output per 32-bit lane, the
+    operand of an int8 dot product (VNNI's vpdpbusd) into an i32 output.
+
     ```mlir
     %p = attn.pack_panels %w {width = 64 : i64} : tensor<768x2304xf32> -> tensor<36x768x64xf32>
     %q = attn.pack_panels %w {width = 64 : i64} : tensor<768x2304xf32> -> tensor<36x384x64x2xbf16>
+    %r = attn.pack_panels %v {width = 16 : i64} : tensor<768x2304xi8> -> tensor<144x192x16x4xi8>
     ```
   }];
   let arguments = (ins Attn_StoredWeightMatrix:$input, I64Attr:$width);

@@ -79,6 +79,35 @@ TEST(Target, OnlyTheHandScheduleReadsPanels) {
   EXPECT_EQ(hand.withSchedule(ScheduleKind::Layout).names(), hand.names());
 }
 
+TEST(Target, Int8QuadsOnlyWithVnni) {
+  using schedules::Precision;
+  if (!hostIsX86Linux())
+    GTEST_SKIP() << "not an x86-64 Linux host";
+  auto width = [](llvm::StringRef name, ScheduleKind schedule,
+                  Precision precision) {
+    return parse(name, schedule).withPrecision(precision).int8PanelWidth();
+  };
+  // i8 matrices are packed into quads for the int8 GEMM at --precision=int8
+  // with the hand schedule, on targets with VNNI's vpdpbusd: a panel of 16
+  // outputs, one zmm of i32 lanes.
+  for (const char *vnni :
+       {"x86-64-linux-avx512_zen4", "x86-64-linux-avx512_sapphirerapids"}) {
+    EXPECT_EQ(width(vnni, ScheduleKind::Hand, Precision::Int8), 16) << vnni;
+    EXPECT_EQ(width(vnni, ScheduleKind::Hand, Precision::F32), 0) << vnni;
+    EXPECT_EQ(width(vnni, ScheduleKind::Auto, Precision::Int8), 0) << vnni;
+  }
+  // Without VNNI, or a baseline without it, they stay [out, in].
+  for (const char *plain : {"x86-64-linux-avx512_skylake",
+                                "x86-64-linux-avx2-fma-f16c", "x86-64-multi"})
+    EXPECT_EQ(width(plain, ScheduleKind::Hand, Precision::Int8), 0) << plain;
+  // The GEMM's register tile fits: an i32 sum and an f32 total per (vector,
+  // row), the weight vectors, a broadcast quad and the weights' offset.
+  const schedules::TargetDesc &zen4 =
+      parse("x86-64-linux-avx512_zen4").baseline();
+  int vectors = zen4.int8GemmVectors(), rows = zen4.int8GemmRowTile();
+  EXPECT_LE(2 * vectors * rows + vectors + 2, zen4.vectorRegisters());
+}
+
 TEST(Target, AttentionTiles) {
   BuildTarget cpu = parse("host");
   const schedules::TargetDesc &desc = cpu.baseline();
