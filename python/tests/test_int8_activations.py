@@ -93,7 +93,7 @@ def weights_out_in(w, name):
     scales as [out, in / BLOCK] (i8: one per output, repeated)."""
     if name == "q4":
         b = w["q4.weight"].astype(np.int64)
-        q = np.empty((N, D))
+        q = np.empty((b.shape[0], D))
         q[:, 0::2], q[:, 1::2] = (b & 15) - 8, (b >> 4) - 8
         return q, w["q4.weight_scale"].astype(np.float64)
     q = w[name + ".weight"].astype(np.float64)
@@ -204,16 +204,17 @@ def test_f32_linears_unchanged(a8model):
     np.testing.assert_allclose(got["y"], want["y"], rtol=0, atol=1e-5)
 
 
-LINEAR = f"""\
+def linear_model(n=N):
+    return f"""\
 model lin {{
   dim B, S <= 8
   input x : f32[B, S, {D}]
-  weight q8.weight : i8[{N}, {D}]
-  weight q8.weight_scale : f32[{N}]
-  weight q8.bias : f32[{N}]
-  weight q4.weight : i4[{N}, {D}]
-  weight q4.weight_scale : f32[{N}, {D // BLOCK}]
-  weight q4.bias : f32[{N}]
+  weight q8.weight : i8[{n}, {D}]
+  weight q8.weight_scale : f32[{n}]
+  weight q8.bias : f32[{n}]
+  weight q4.weight : i4[{n}, {D}]
+  weight q4.weight_scale : f32[{n}, {D // BLOCK}]
+  weight q4.bias : f32[{n}]
   output a = linear(x, q8)
   output c = linear(x, q4)
 }}
@@ -232,7 +233,7 @@ def test_zero_nan_and_inf_rows(tmp_path, target):
     w = random_weights(rng)
     w = {k: v for k, v in w.items() if k.startswith(("q8.", "q4."))}
     st.save(str(tmp_path / "w.safetensors"), w)
-    (tmp_path / "lin.attn").write_text(LINEAR)
+    (tmp_path / "lin.attn").write_text(linear_model())
     lib = attnc.compile(tmp_path / "lin.attn", tmp_path / "lin.so", target=target,
                         precision="int8")
     x = rng.standard_normal((2, 5, D)).astype(np.float32)
@@ -251,6 +252,22 @@ def test_zero_nan_and_inf_rows(tmp_path, target):
         check(out[name][~bad], w, x[~bad], lin)
 
 
+def test_fewer_outputs_than_a_vector(tmp_path):
+    """8 outputs (half an AVX-512 vector of floats): the schedule reduces
+    the lane sums of a tile of 8 outputs together rather than 16 (44 takes
+    tiles of 16, the last shifted inwards)."""
+    rng = np.random.default_rng(4)
+    w = {k: v[:8] for k, v in random_weights(rng).items() if k.startswith(("q8.", "q4."))}
+    st.save(str(tmp_path / "w.safetensors"), w)
+    (tmp_path / "lin.attn").write_text(linear_model(8))
+    lib = attnc.compile(tmp_path / "lin.attn", tmp_path / "lin.so", precision="int8")
+    x = rng.standard_normal((2, 3, D)).astype(np.float32)
+    with attnc.load(lib, weights=str(tmp_path / "w.safetensors"), threads=1) as m:
+        out = m(x=x)
+    for name, lin in (("a", "q8"), ("c", "q4")):
+        check(out[name], w, x, lin)
+
+
 def _runs_avx2():
     try:
         with open("/proc/cpuinfo") as f:
@@ -260,7 +277,7 @@ def _runs_avx2():
 
 
 def test_precision_is_checked(tmp_path):
-    (tmp_path / "lin.attn").write_text(LINEAR)
+    (tmp_path / "lin.attn").write_text(linear_model())
     with pytest.raises(attnc.CompileError,
                        match="'int4', but the linears compute in f32, bf16 or int8"):
         attnc.compile(tmp_path / "lin.attn", tmp_path / "lin.so", precision="int4")

@@ -6,7 +6,7 @@
 // vector of lanes (atomic vectorization of the 4-byte reduction: Halide's
 // VectorReduce, which x86 lowers to vpdpbusd with AVX512-VNNI or AVX-VNNI,
 // to pmaddwd pairs on AVX2), converted and scaled into the row's f32 lane
-// sums in a register; the lanes summed horizontally at the end.
+// sums in a register; then the tile's outputs' lane sums reduced together.
 //
 //===----------------------------------------------------------------------===//
 #include "schedules/cpu/QuantDotSchedule.h"
@@ -41,12 +41,23 @@ void scheduleQuantDot(Func out, const std::vector<Var> &vars, QuantDotStage &d,
   // streams (768 bytes each in GPT-2's layers) and waited on memory: GPT-2
   // small int8, decode at context 128, 1 thread, the shared 2-core AMD
   // EPYC (Zen 4): 26 - 28 ms/token against 14 with one row (two: 40).
+  // The tile's `width` outputs' lane vectors (width x lanes floats in L1)
+  // reduced together, one VectorReduce to a vector of outputs: pairwise
+  // shuffles and adds (for 16 x 16, 30 vpermt2ps and 15 vaddps), where one
+  // horizontal sum per output was a chain of 16 scalar adds (ordered: a
+  // float reduction to one lane). One 768 -> 3072 4-bit GEMV at int8, B =
+  // S = 1, from L3, the shared 2-core Zen 4, 1 thread: 0.060 -> 0.047 ms.
   Func result = d.result;
-  Var v = result.args()[0];
-  result.compute_at(out, no).vectorize(v, width);
-  result.update().reorder(d.lanes.x, v).atomic().vectorize(d.lanes.x);
+  std::vector<Var> rv = result.args(); // n, rows...
+  result.compute_at(out, no).vectorize(rv[0], width);
+  result.update()
+      .reorder(d.lanes.x, rv[0])
+      .atomic()
+      .vectorize(d.lanes.x)
+      .vectorize(rv[0]);
   std::vector<Var> lv = d.laneSums.args(); // lane, n, rows...
-  d.laneSums.compute_at(result, v).vectorize(lv[0]);
+  // Per row (a linear's input has rank >= 2): the tile's lane sums.
+  d.laneSums.compute_at(result, rv[1]).vectorize(lv[0]);
   d.laneSums.update().reorder(lv[0], d.chunks.x).vectorize(lv[0]);
   std::vector<Var> dv = d.dots.args(); // lane, n, chunk, rows...
   d.dots.compute_at(d.laneSums, d.chunks.x).vectorize(dv[0]);

@@ -103,15 +103,20 @@ LogicalResult lowerInt8Linear(LinearOp op, KernelBuilder &b) {
 
   // Per lane m (inputs perLane * m ...): its correction and its scale, NaN
   // for a block with a non-finite input (integer select and bitcast: the
-  // float code may assume finite values).
+  // float code may assume finite values). A 4-bit lane's scale is divided
+  // by 16 here, once per row (exactly: a power of two), rather than in
+  // every step of every output.
   RDom t(0, perLane, b.name("t"));
   Func corr(b.name("lane_corr")), laneScale(b.name("lane_scale"));
   corr(v) = 0;
   corr(v) -= 128 * Halide::cast<int32_t>(q(row(v[0] * perLane + t.x)));
   Expr laneBlock = v[0] * perLane / kActivationBlock;
-  laneScale(v) = reinterpret<float>(
-      select(finite(row(laneBlock)) == 1,
-             reinterpret<int32_t>(scale(row(laneBlock))), 0x7fc00000));
+  Expr blockScale = scale(row(laneBlock));
+  if (int4)
+    blockScale *= 1.0f / 16;
+  laneScale(v) =
+      reinterpret<float>(select(finite(row(laneBlock)) == 1,
+                                reinterpret<int32_t>(blockScale), 0x7fc00000));
   std::vector<Func> activations = rows.funcs;
   activations.push_back(corr);
   activations.push_back(laneScale);
@@ -141,7 +146,7 @@ LogicalResult lowerInt8Linear(LinearOp op, KernelBuilder &b) {
     odd(v) = q(row(2 * v[0] + 1));
     activations.push_back(even);
     activations.push_back(odd);
-    // Each nibble times 16 (Int4Bits.h); the lane factor takes the 1/16
+    // Each nibble times 16 (Int4Bits.h); the lane's scale takes the 1/16
     // back.
     Expr packed = w(byte, v[0]);
     dots(dv) += Halide::cast<int32_t>(lowNibbleTimes16(packed)) *
@@ -157,7 +162,7 @@ LogicalResult lowerInt8Linear(LinearOp op, KernelBuilder &b) {
   if (int4) {
     auto stype = cast<RankedTensorType>(op.getScales().getType());
     int64_t group = k / stype.getDimSize(1);
-    laneFactor *= s(mc * perLane / int(group), v[0]) * (1.0f / 16);
+    laneFactor *= s(mc * perLane / int(group), v[0]);
   }
   Func laneSums(b.name("int8_lane_sums"));
   std::vector<Var> lv = {l, v[0]};
