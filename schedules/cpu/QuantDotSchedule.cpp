@@ -15,15 +15,19 @@ using namespace Halide;
 
 namespace attnc::schedules {
 
-void scheduleQuantDot(Func out, const std::vector<Var> &vars, QuantDotStage &d,
-                      int width) {
-  for (Func f : d.activations) {
+void scheduleQuantizedRows(const std::vector<Func> &activations) {
+  for (Func f : activations) {
     f.compute_root();
     Var rows = f.args().back();
     f.parallel(rows);
     for (int u = 0; u < f.num_update_definitions(); ++u)
       f.update(u).parallel(rows);
   }
+}
+
+void scheduleQuantDot(Func out, const std::vector<Var> &vars, QuantDotStage &d,
+                      int width) {
+  scheduleQuantizedRows(d.activations);
   // Each task owns a tile of outputs and runs every row over it: the
   // tile's weight rows (width x in bytes) stay in L1 while the rows (a
   // prefill's, or a batched decode's sequences) go by.

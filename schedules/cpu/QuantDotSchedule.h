@@ -12,6 +12,10 @@ namespace attnc::schedules {
 void scheduleQuantDot(Halide::Func out, const std::vector<Halide::Var> &vars,
                       QuantDotStage &d, int width);
 
+/// The quantized activation rows both int8 lowerings read (scales,
+/// integers, corrections): each computed once, in parallel over the rows.
+void scheduleQuantizedRows(const std::vector<Halide::Func> &activations);
+
 /// --schedule=naive: every Func of the stage at root.
 void scheduleQuantDotNaive(QuantDotStage &d);
 

@@ -17,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 #include "schedules/cpu/QuantGemmSchedule.h"
 
+#include "schedules/cpu/QuantDotSchedule.h"
+
 using namespace Halide;
 
 namespace attnc::schedules {
@@ -32,13 +34,7 @@ static int outputTile(int64_t features, int width, int vectors) {
 void scheduleQuantGemm(Func out, const std::vector<Var> &v, QuantGemmStage &d,
                        const TargetDesc &target, int64_t features, int width,
                        bool fewRows) {
-  for (Func f : d.activations) {
-    f.compute_root();
-    Var rows = f.args().back();
-    f.parallel(rows);
-    for (int u = 0; u < f.num_update_definitions(); ++u)
-      f.update(u).parallel(rows);
-  }
+  scheduleQuantizedRows(d.activations);
   Func total = d.result;
   Var n = v[0], no("no"), ni("ni");
   std::vector<Var> tv = total.args();
