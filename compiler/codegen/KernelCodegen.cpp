@@ -12,7 +12,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <xxhash.h>
 
 #include <algorithm>
 
@@ -295,10 +294,7 @@ const std::string &compilerDigest() {
                                            /*RequiresNullTerminator=*/false);
     if (!exe)
       return std::string();
-    XXH128_hash_t h =
-        XXH3_128bits((*exe)->getBufferStart(), (*exe)->getBufferSize());
-    return llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +
-           llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);
+    return xxh3Digest((*exe)->getBuffer());
   }();
   return digest;
 }
@@ -329,9 +325,7 @@ std::optional<std::string> kernelEntryName(attn::KernelOp kernel,
   os << int(target.schedule()) << ':' << int(target.precision()) << ':';
   field(kernel.getStructuralKey());
   os.flush();
-  XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
-  std::string hex = llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +
-                    llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);
+  std::string hex = xxh3Digest(key);
   return (llvm::Twine("kernels/") + kHalideVersion + "/" + hex.substr(0, 2) +
           "/" + hex)
       .str();

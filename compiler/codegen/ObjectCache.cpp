@@ -6,7 +6,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Chrono.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -26,15 +25,6 @@ constexpr llvm::StringLiteral kMagic = "attnc-cache-1";
 constexpr auto kUnusedFor = std::chrono::hours(24 * 30);
 constexpr auto kPruneEvery = std::chrono::hours(24);
 
-std::string digestOf(llvm::StringRef bytes) {
-  XXH128_hash_t h = XXH3_128bits(bytes.data(), bytes.size());
-  std::string hex;
-  llvm::raw_string_ostream os(hex);
-  os << llvm::format_hex_no_prefix(h.high64, 16)
-     << llvm::format_hex_no_prefix(h.low64, 16);
-  return hex;
-}
-
 /// A temporary file renamed into place: a reader sees all of it or none.
 llvm::Error writeFile(llvm::StringRef file, llvm::StringRef bytes) {
   return llvm::writeToOutput(file, [&](llvm::raw_ostream &os) {
@@ -52,7 +42,7 @@ std::optional<std::vector<llvm::StringRef>> parseEntry(llvm::StringRef bytes) {
   size_t count = 0;
   if (words.size() < 3 || words[0] != kMagic ||
       words[2].getAsInteger(10, count) || words.size() != 3 + count ||
-      digestOf(payload) != words[1])
+      xxh3Digest(payload) != words[1])
     return std::nullopt;
   std::vector<llvm::StringRef> objects;
   for (llvm::StringRef word : llvm::ArrayRef(words).drop_front(3)) {
@@ -68,6 +58,12 @@ std::optional<std::vector<llvm::StringRef>> parseEntry(llvm::StringRef bytes) {
 }
 
 } // namespace
+
+std::string xxh3Digest(llvm::StringRef bytes) {
+  XXH128_hash_t h = XXH3_128bits(bytes.data(), bytes.size());
+  return llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +
+         llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);
+}
 
 ObjectCache ObjectCache::fromEnvironment() {
   std::optional<std::string> dir =
@@ -129,7 +125,7 @@ llvm::Error ObjectCache::store(llvm::StringRef name,
     sizes += " " + std::to_string((*bytes)->getBufferSize());
     payload += (*bytes)->getBuffer();
   }
-  header += digestOf(payload) + " " + std::to_string(files.size()) + sizes;
+  header += xxh3Digest(payload) + " " + std::to_string(files.size()) + sizes;
   std::string file = entryPath(name);
   llvm::StringRef entryDir = path::parent_path(file);
   if (std::error_code ec = fs::create_directories(entryDir))

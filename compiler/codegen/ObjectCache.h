@@ -31,6 +31,10 @@
 
 namespace attnc::codegen {
 
+/// XXH3-128 of `bytes` as 32 lowercase hex digits: an entry's digest, and
+/// what entries are named by.
+std::string xxh3Digest(llvm::StringRef bytes);
+
 /// How one compile used the cache (attnc --verbose reports it).
 struct CacheOutcome {
   /// The objects came from the cache.
