@@ -110,6 +110,11 @@ int TargetDesc::attentionQueryTile(bool decoding) const {
 }
 
 int TargetDesc::attentionKeyTile(bool quantizedCache) const {
+  // GPU: 32, so a prefill block's shared memory (the tile's keys and
+  // values, its 32 rows' states) fits 48 KiB at head dim 64: 40 KiB, where
+  // 64 keys took 56 KiB and CUDA refused the launch (an H200, session 29).
+  if (isGpu())
+    return 32;
   // An i8 cache's tile of 64 keys is 48 KiB of GPT-2's rows: its two
   // streams (keys, then values) restart every tile, and the decode
   // attention read it at 11 GB/s. 256 keys (192 KiB, an f32 tile's bytes):
@@ -117,7 +122,7 @@ int TargetDesc::attentionKeyTile(bool quantizedCache) const {
   // thread, the shared 2-core Zen 4, in turns; docs/performance.md, "KV
   // caches in 8 bits"). 256 rather than 512: a decode computes its last
   // tile whole, so a longer tile wastes more keys at short contexts.
-  return quantizedCache && !isGpu() ? 256 : 64;
+  return quantizedCache ? 256 : 64;
 }
 
 int TargetDesc::attentionKeyChunks(bool decoding) const {

@@ -23,9 +23,6 @@ namespace {
 
 /// Threads of a 1-D block, and of a side of a 2-D one.
 constexpr int kThreads1D = 128, kThreads2D = 16;
-/// Shared memory a block may take: the 48 KiB every CUDA device (and
-/// OpenCL's usual local memory) gives without asking for more.
-constexpr int64_t kSharedBytes = 48 * 1024;
 /// Lanes of a warp.
 constexpr int kWarp = 32;
 /// A GEMM block is one warp: kWarp x kGemmLaneCols features by kGemmRows
@@ -283,6 +280,19 @@ void scheduleNorm(Func out, const std::vector<Var> &v, NormStage &n,
   }
 }
 
+/// A thread's scores and probabilities of one key tile: `keyTile` floats
+/// of its own (local memory). Bounds inference alone sizes them from the causal
+/// tile range, loosely enough that they went to a global buffer per block,
+/// past 2^31 elements at S = 4096.
+void boundRowTile(AttentionStage &a) {
+  for (Func g : {a.dot, a.probs}) {
+    std::vector<Var> gv = g.args(); // ii, jj, kt, it, h, batch...
+    for (size_t d = 0; d < gv.size(); ++d)
+      g.bound_storage(gv[d], d == 1 ? a.keyTile : 1);
+    g.store_in(MemoryType::Stack);
+  }
+}
+
 /// Flash attention over a prefill: one block per (query tile, head,
 /// batch), one thread per query row keeping its row's state (running max,
 /// sum and headDim outputs). The block walks the key tiles its rows may see
@@ -290,7 +300,7 @@ void scheduleNorm(Func out, const std::vector<Var> &v, NormStage &n,
 /// tile's keys and values into shared memory together, then each folds the
 /// tile into its row's state, so a key is read from global memory once per
 /// block instead of once per row. Where a tile's keys, values and the
-/// states do not fit kSharedBytes, each thread reads them itself.
+/// states do not fit kGpuSharedBytes, each thread reads them itself.
 void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   Var h("h"), c("c"), it("it"), ii("ii");
   out.split(v[0], h, c, a.headDim)
@@ -301,37 +311,42 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   else
     out.gpu_blocks(it, h);
   out.gpu_threads(ii);
-  int64_t shared =
-      int64_t(sizeof(float)) *
-      (a.keyTile * (a.keyHeadDim + a.headDim) + a.queryTile * (a.headDim + 2));
-  if (shared > kSharedBytes) {
+  if (attentionSharedBytes(a.queryTile, a.keyTile, a.keyHeadDim, a.headDim) >
+      kGpuSharedBytes) {
     a.queries.compute_at(out, ii);
     a.state.compute_at(out, ii);
     // The key tiles outside the head dims, so each tile is visited once.
     a.state.update().reorder(a.state.args()[0], a.tiles.x);
     for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
       g.compute_at(a.state, a.tiles.x);
+    boundRowTile(a);
     return;
   }
-  // The states of the block's rows in shared memory, a thread per row.
+  // The states of the block's rows in shared memory, a thread per row,
+  // stored rows innermost: the threads' accesses to one feature are
+  // consecutive words, not a row (3 x headDim words) apart in one bank.
   std::vector<Var> sv = a.state.args(); // c, ii, it, h, ...
-  a.state.compute_at(out, it).gpu_threads(sv[1]);
+  std::vector<Var> storage = sv;
+  std::swap(storage[0], storage[1]);
+  a.state.compute_at(out, it).reorder_storage(storage).gpu_threads(sv[1]);
   a.state.update().reorder(sv[0], sv[1], a.tiles.x).gpu_threads(sv[1]);
   // Per key tile, before the rows fold it: its keys and values, copied by
-  // every thread of the block (the fused features x keys, a strip each).
+  // every thread of the block, a thread per feature (of every key), so a
+  // warp reads a key's consecutive features at once.
   Func keys = a.keySource.in(a.dot), values = a.valueSource.in(a.tileOut);
   for (Func f : {keys, values}) {
     std::vector<Var> fv = f.args(); // c, j, batch...
     Var o("o"), t("t");
     f.compute_at(a.state, a.tiles.x)
         .store_in(MemoryType::GPUShared)
-        .split(fv[1], o, t, a.queryTile, TailStrategy::GuardWithIf)
-        .reorder(fv[0], t, o)
+        .split(fv[0], o, t, a.queryTile, TailStrategy::GuardWithIf)
+        .reorder(t, o, fv[1])
         .gpu_threads(t);
   }
   // A row's part of the tile in the thread folding it.
   for (Func g : {a.queries, a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, sv[1]);
+  boundRowTile(a);
 }
 
 /// Flash decoding: one block per (head, query row); each of its threads
@@ -443,6 +458,12 @@ void scheduleGpu(KernelStages &s, const TargetDesc &target) {
   }
   if (s.stages.empty())
     gpuThreadPerPoint(s.final, s.final.args());
+}
+
+int64_t attentionSharedBytes(int queryTile, int keyTile, int keyHeadDim,
+                             int headDim) {
+  return int64_t(sizeof(float)) * (int64_t(keyTile) * (keyHeadDim + headDim) +
+                                   int64_t(queryTile) * 3 * headDim);
 }
 
 void scheduleGpuLayout(KernelStages &s) {

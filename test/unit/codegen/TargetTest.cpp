@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/model_abi.h"
 #include "compiler/codegen/KernelCodegen.h"
+#include "schedules/gpu/GpuSchedules.h"
 
 #include <gtest/gtest.h>
 
@@ -126,6 +127,12 @@ TEST(Target, GpuTargets) {
   EXPECT_EQ(cl.weightPanelWidth(), 0);
   EXPECT_EQ(cl.baseline().gemmRowTile(), 1);
   EXPECT_EQ(cl.baseline().attentionKeyChunks(/*decoding=*/true), 16);
+  // A prefill's flash-attention block keeps its tiles and states in shared
+  // memory at head dim 64 (GPT-2, BERT), within what a launch may take.
+  const schedules::TargetDesc &gpu = cl.baseline();
+  EXPECT_LE(schedules::attentionSharedBytes(gpu.attentionQueryTile(false),
+                                            gpu.attentionKeyTile(), 64, 64),
+            schedules::kGpuSharedBytes);
   EXPECT_FALSE(cl.baseline().warpShuffles());
   EXPECT_EQ(codegen::modelDevice(cl), ATTN_MODEL_DEVICE_OPENCL);
   EXPECT_FALSE(bool(codegen::checkSchedule(cl)));
