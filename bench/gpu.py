@@ -18,9 +18,10 @@ MLIR (docs/gpu.md, "Measuring on a GPU"):
       both sides; per block and shape, attn-run --device-memory --bench (the
       kernels alone: inputs and outputs stay on the device) and the PyTorch
       module of bench/blocks.py on CUDA, timed with CUDA events; both outputs
-      compared. Prints markdown tables: the blocks (ms, TFLOP/s, ratio), then
-      attnc's kernels by kind (attn-run --profile) beside cuBLAS GEMMs and
-      SDPA at the same sizes. Tables also go to OUT/results.md.
+      compared with the module in fp64 on the CPU. Prints markdown tables:
+      the blocks (ms, TFLOP/s, ratio, errors), then attnc's kernels by kind
+      (attn-run --profile) beside cuBLAS GEMMs and SDPA at the same sizes.
+      Tables also go to OUT/results.md.
 
 `--attnc-only` (run) skips PyTorch: a smoke test of the attnc side anywhere
 a library's device is (a host-opencl build on PoCL, with --target).
@@ -192,6 +193,15 @@ def torch_side(a, block, weights, x):
     return ms, y
 
 
+def reference(block, weights, x):
+    """The block in fp64 on the CPU: what both sides' errors are measured
+    against (PyTorch's fused fp32 kernels are not a reference)."""
+    import torch
+    mod = blocks.torch_module(block, weights).double()
+    with torch.inference_mode():
+        return mod(torch.from_numpy(x).double()).numpy()
+
+
 def reference_kernels(a, b, s, causal):
     """cuBLAS GEMMs (x @ W, the block's four shapes) and fp32 SDPA at this
     shape, in ms."""
@@ -239,14 +249,15 @@ def run(a):
             x, ours, profile, y = attnc_side(a, block, lib, wpath, b, s, work)
             if a.attnc_only:
                 rows.append(f"| {block.name} | {b}x{s} | {ours:.3f} | "
-                            f"{tflops(flops, ours):.2f} | - | - | - | - |")
+                            f"{tflops(flops, ours):.2f} | - | - | - | - | - |")
             else:
                 theirs, ty = torch_side(a, block, weights, x)
-                diff = float(np.max(np.abs(ty - y)))
+                ref = reference(block, weights, x)
+                err, terr = (float(np.max(np.abs(v - ref))) for v in (y, ty))
                 rows.append(f"| {block.name} | {b}x{s} | {ours:.3f} | "
                             f"{tflops(flops, ours):.2f} | {theirs:.3f} | "
                             f"{tflops(flops, theirs):.2f} | {ours / theirs:.2f} | "
-                            f"{diff:.1e} |")
+                            f"{err:.1e} | {terr:.1e} |")
                 for name, (ms, fl) in reference_kernels(a, b, s, block.causal).items():
                     details.append(f"| {block.name} | {b}x{s} | PyTorch {name} | {ms:.3f} | "
                                    f"{tflops(fl, ms):.2f} |")
@@ -255,9 +266,10 @@ def run(a):
     text = "\n".join([
         f"GPU: {gpu}; fp32, TF32 off; attnc with inputs and outputs in device "
         f"memory; medians of {a.reps} runs.", "",
+        "Errors: max abs difference from the block in fp64 (PyTorch on the CPU).", "",
         "| block | BxS | attnc ms | attnc TFLOP/s | PyTorch ms | PyTorch TFLOP/s | "
-        "attnc / PyTorch | max abs diff |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |", *rows, "",
+        "attnc / PyTorch | attnc error | PyTorch error |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |", *rows, "",
         "Kernels: attnc's by kind (attn-run --profile, ms per run, synchronised "
         "after each) beside cuBLAS GEMMs (M x K x N) and SDPA at the same shape.", "",
         "| block | BxS | kernel | ms | TFLOP/s |", "| --- | --- | --- | --- | --- |",
