@@ -280,17 +280,30 @@ void scheduleNorm(Func out, const std::vector<Var> &v, NormStage &n,
   }
 }
 
-/// A thread's scores and probabilities of one key tile: `keyTile` floats
-/// of its own (local memory). Bounds inference alone sizes them from the causal
-/// tile range, loosely enough that they went to a global buffer per block,
-/// past 2^31 elements at S = 4096.
-void boundRowTile(AttentionStage &a) {
-  for (Func g : {a.dot, a.probs}) {
-    std::vector<Var> gv = g.args(); // ii, jj, kt, it, h, batch...
+/// What a thread computes of one key tile for one query row, each a fixed
+/// size of its own (local memory): scores and probabilities (`keyTile`
+/// floats), the tile's max and sum (one each) and its weighted values
+/// (headDim). Bounds inference alone sizes them from the causal tile range
+/// and the key lengths, loosely enough that they went to a global buffer
+/// per block: past 2^31 elements for a prefill at S = 4096, and written out
+/// of bounds by a decode at head dim 32 or more. Halide checks a bound it
+/// cannot prove at run time, but not inside a GPU kernel (attnc drops that
+/// warning): the decode's key-tile extent it cannot prove is
+/// max(select(seen, min(tile, last), tile), min(tile, last)) - tile + 1,
+/// which is 1 up to the cache's last tile and 0 or 1 past it (the loop
+/// Halide splits off there), so one tile always holds.
+void boundTileTemps(AttentionStage &a) {
+  auto bound = [](Func g, size_t wide, int extent) {
+    std::vector<Var> gv = g.args();
     for (size_t d = 0; d < gv.size(); ++d)
-      g.bound_storage(gv[d], d == 1 ? a.keyTile : 1);
+      g.bound_storage(gv[d], d == wide ? extent : 1);
     g.store_in(MemoryType::Stack);
-  }
+  };
+  bound(a.dot, 1, a.keyTile);     // ii, jj, kt, it, h, batch...
+  bound(a.probs, 1, a.keyTile);   // ii, jj, kt, ...
+  bound(a.tileMax, 0, 1);         // ii, kt, it, h, ...
+  bound(a.tileSum, 0, 1);         // ii, kt, it, h, ...
+  bound(a.tileOut, 0, a.headDim); // c, ii, kt, ...
 }
 
 /// Flash attention over a prefill: one block per (query tile, head,
@@ -319,7 +332,7 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
     a.state.update().reorder(a.state.args()[0], a.tiles.x);
     for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
       g.compute_at(a.state, a.tiles.x);
-    boundRowTile(a);
+    boundTileTemps(a);
     return;
   }
   // The states of the block's rows in shared memory, a thread per row,
@@ -346,7 +359,7 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   // A row's part of the tile in the thread folding it.
   for (Func g : {a.queries, a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, sv[1]);
-  boundRowTile(a);
+  boundTileTemps(a);
 }
 
 /// Flash decoding: one block per (head, query row); each of its threads
@@ -370,6 +383,7 @@ void scheduleDecodeAttention(Func out, const std::vector<Var> &v,
   a.state.update().reorder(sv[0], a.tiles.x, chunk).gpu_threads(chunk);
   for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, a.tiles.x);
+  boundTileTemps(a);
   Var mc = a.merged.args()[0];
   a.merged.compute_at(out, h).gpu_threads(mc);
   a.merged.update().gpu_threads(mc);
