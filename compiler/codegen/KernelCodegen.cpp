@@ -430,6 +430,7 @@ compileKernel(attn::KernelOp kernel, const BuildTarget &target,
 
 LogicalResult emitKernelText(attn::KernelOp kernel, const BuildTarget &target,
                              KernelText what, llvm::StringRef path) {
+  installCompileReporter();
   try {
     FailureOr<ScheduledKernel> k =
         scheduleKernel(kernel, target.schedule(), target.baseline());
