@@ -402,9 +402,16 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   boundTileTemps(a);
 }
 
-/// Flash decoding: one block per (head, query row); each of its threads
-/// folds one run of key tiles into a state in shared memory, then the
-/// head's threads merge the runs and write the outputs, one head dim each.
+/// Flash decoding: the runs of key tiles of each (head, query row) in
+/// blocks of their own, a thread per head dim, each run's state written to
+/// global memory; then one block per (head, query row) merges the runs and
+/// writes the outputs, a thread per head dim. Within a run's block, per key
+/// tile: a thread per key takes its score (over the head dims) and its
+/// probability, one thread the tile's max and sum, a thread per head dim
+/// the tile's weighted values (reading each value row's features across the
+/// threads) and the fold; the tile's temporaries in shared memory. One
+/// block per (head, row) with a thread per run had 12 blocks for GPT-2 at
+/// B = 1: 73% of a decode step at context 1000 on an H200, 15 GB/s.
 void scheduleDecodeAttention(Func out, const std::vector<Var> &v,
                              AttentionStage &a) {
   Var h("h"), c("c");
@@ -415,18 +422,53 @@ void scheduleDecodeAttention(Func out, const std::vector<Var> &v,
   else
     out.gpu_blocks(h);
   out.gpu_threads(c);
-  Var e = a.queries.args()[1];
-  a.queries.compute_at(out, h).gpu_threads(e);
-  std::vector<Var> sv = a.state.args();
-  Var chunk = sv[4];
-  a.state.compute_at(out, h).gpu_threads(chunk);
-  a.state.update().reorder(sv[0], a.tiles.x, chunk).gpu_threads(chunk);
-  for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
-    g.compute_at(a.state, a.tiles.x);
-  boundTileTemps(a);
   Var mc = a.merged.args()[0];
   a.merged.compute_at(out, h).gpu_threads(mc);
   a.merged.update().gpu_threads(mc);
+
+  // state(c, ii, it, h, chunk, batch...): blocks over (head, run, the
+  // query row's dims fused), threads over c.
+  std::vector<Var> sv = a.state.args();
+  Var sh = sv[3], chunk = sv[4];
+  std::vector<Var> rowDims = {sv[1], sv[2]};
+  rowDims.insert(rowDims.end(), sv.begin() + 5, sv.end());
+  auto blocks = [&](Halide::Stage st, std::vector<VarOrRVar> inner) {
+    std::vector<VarOrRVar> order = inner;
+    order.push_back(sh);
+    order.push_back(chunk);
+    order.insert(order.end(), rowDims.begin(), rowDims.end());
+    st.reorder(order);
+    Var row = fuseOuter(st, rowDims, 0);
+    st.gpu_blocks(sh, chunk, row).gpu_threads(sv[0]);
+  };
+  a.state.compute_root();
+  blocks(a.state, {sv[0]});
+  blocks(a.state.update(), {sv[0], a.tiles.x});
+
+  // Per key tile, in shared memory (one tile's worth each: bounds inference
+  // cannot prove the decode's tile range is one tile; boundTileTemps).
+  LoopLevel tile(a.state, a.tiles.x);
+  Var e = a.queries.args()[1];
+  a.queries.compute_at(a.state, sh).store_in(MemoryType::GPUShared);
+  a.queries.gpu_threads(e);
+  auto shared = [&](Func g, size_t wide, int extent) {
+    std::vector<Var> gv = g.args();
+    for (size_t d = 0; d < gv.size(); ++d)
+      g.bound_storage(gv[d], d == wide ? extent : 1);
+    g.compute_at(tile).store_in(MemoryType::GPUShared);
+  };
+  shared(a.dot, 1, a.keyTile); // ii, jj, kt, ...: a thread per key
+  a.dot.gpu_threads(a.dot.args()[1]);
+  a.dot.update().gpu_threads(a.dot.args()[1]);
+  shared(a.tileMax, 0, 1); // one thread
+  shared(a.probs, 1, a.keyTile);
+  a.probs.gpu_threads(a.probs.args()[1]);
+  if (a.probs.has_update_definition())
+    a.probs.update().gpu_single_thread();
+  shared(a.tileSum, 0, 1);
+  shared(a.tileOut, 0, a.headDim); // c, ii, kt, ...: a thread per head dim
+  a.tileOut.gpu_threads(a.tileOut.args()[0]);
+  a.tileOut.update().gpu_threads(a.tileOut.args()[0]);
 }
 
 /// Attention with its probabilities (only models that ask for them): the
