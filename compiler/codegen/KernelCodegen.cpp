@@ -336,7 +336,7 @@ std::optional<std::string> kernelEntryName(attn::KernelOp kernel,
 ///   without native half floats: attnc widens them in registers on purpose
 ///   (docs/language.md);
 /// - "Ignoring assertion inside <API> kernel": a GPU kernel cannot check
-///   the fixed storage the GPU attention gives each thread's key-tile
+///   the fixed storage the GPU attention gives its key-tile
 ///   temporaries (schedules/gpu, boundTileTemps), whose one-tile extent
 ///   bounds inference cannot prove past the decode's last tile; that
 ///   function says why it holds.

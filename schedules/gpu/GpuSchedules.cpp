@@ -320,24 +320,24 @@ void scheduleNorm(Func out, const std::vector<Var> &v, NormStage &n,
   }
 }
 
-/// What a thread computes of one key tile for one query row, each a fixed
-/// size of its own (local memory): scores and probabilities (`keyTile`
-/// floats), the tile's max and sum (one each) and its weighted values
-/// (headDim). Bounds inference alone sizes them from the causal tile range
-/// and the key lengths, loosely enough that they went to a global buffer
-/// per block: past 2^31 elements for a prefill at S = 4096, and written out
-/// of bounds by a decode at head dim 32 or more. Halide checks a bound it
-/// cannot prove at run time, but not inside a GPU kernel (attnc drops that
-/// warning): the decode's key-tile extent it cannot prove is
+/// What is computed of one key tile for one query row, each a fixed size
+/// in `memory` (a thread's own, or its block's shared): scores and
+/// probabilities (`keyTile` floats), the tile's max and sum (one each) and
+/// its weighted values (headDim). Bounds inference alone sizes them from the
+/// causal tile range and the key lengths, loosely enough that they went to a
+/// global buffer per block: past 2^31 elements for a prefill at S = 4096, and
+/// written out of bounds by a decode at head dim 32 or more. Halide checks a
+/// bound it cannot prove at run time, but not inside a GPU kernel (attnc drops
+/// that warning): the decode's key-tile extent it cannot prove is
 /// max(select(seen, min(tile, last), tile), min(tile, last)) - tile + 1,
 /// which is 1 up to the cache's last tile and 0 or 1 past it (the loop
 /// Halide splits off there), so one tile always holds.
-void boundTileTemps(AttentionStage &a) {
-  auto bound = [](Func g, size_t wide, int extent) {
+void boundTileTemps(AttentionStage &a, MemoryType memory) {
+  auto bound = [&](Func g, size_t wide, int extent) {
     std::vector<Var> gv = g.args();
     for (size_t d = 0; d < gv.size(); ++d)
       g.bound_storage(gv[d], d == wide ? extent : 1);
-    g.store_in(MemoryType::Stack);
+    g.store_in(memory);
   };
   bound(a.dot, 1, a.keyTile);     // ii, jj, kt, it, h, batch...
   bound(a.probs, 1, a.keyTile);   // ii, jj, kt, ...
@@ -372,7 +372,7 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
     a.state.update().reorder(a.state.args()[0], a.tiles.x);
     for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
       g.compute_at(a.state, a.tiles.x);
-    boundTileTemps(a);
+    boundTileTemps(a, MemoryType::Stack);
     return;
   }
   // The states of the block's rows in shared memory, a thread per row,
@@ -399,7 +399,7 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   // A row's part of the tile in the thread folding it.
   for (Func g : {a.queries, a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, sv[1]);
-  boundTileTemps(a);
+  boundTileTemps(a, MemoryType::Stack);
 }
 
 /// Flash decoding: the runs of key tiles of each (head, query row) in
@@ -445,30 +445,23 @@ void scheduleDecodeAttention(Func out, const std::vector<Var> &v,
   blocks(a.state, {sv[0]});
   blocks(a.state.update(), {sv[0], a.tiles.x});
 
-  // Per key tile, in shared memory (one tile's worth each: bounds inference
-  // cannot prove the decode's tile range is one tile; boundTileTemps).
-  LoopLevel tile(a.state, a.tiles.x);
+  // Per key tile, in shared memory: a thread per key for the scores and
+  // probabilities, one for the tile's max and sum, a thread per head dim
+  // for the weighted values.
   Var e = a.queries.args()[1];
   a.queries.compute_at(a.state, sh).store_in(MemoryType::GPUShared);
   a.queries.gpu_threads(e);
-  auto shared = [&](Func g, size_t wide, int extent) {
-    std::vector<Var> gv = g.args();
-    for (size_t d = 0; d < gv.size(); ++d)
-      g.bound_storage(gv[d], d == wide ? extent : 1);
-    g.compute_at(tile).store_in(MemoryType::GPUShared);
-  };
-  shared(a.dot, 1, a.keyTile); // ii, jj, kt, ...: a thread per key
-  a.dot.gpu_threads(a.dot.args()[1]);
-  a.dot.update().gpu_threads(a.dot.args()[1]);
-  shared(a.tileMax, 0, 1); // one thread
-  shared(a.probs, 1, a.keyTile);
-  a.probs.gpu_threads(a.probs.args()[1]);
+  for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
+    g.compute_at(a.state, a.tiles.x);
+  boundTileTemps(a, MemoryType::GPUShared);
+  Var key = a.dot.args()[1], feature = a.tileOut.args()[0];
+  a.dot.gpu_threads(key);
+  a.dot.update().gpu_threads(key);
+  a.probs.gpu_threads(key);
   if (a.probs.has_update_definition())
     a.probs.update().gpu_single_thread();
-  shared(a.tileSum, 0, 1);
-  shared(a.tileOut, 0, a.headDim); // c, ii, kt, ...: a thread per head dim
-  a.tileOut.gpu_threads(a.tileOut.args()[0]);
-  a.tileOut.update().gpu_threads(a.tileOut.args()[0]);
+  a.tileOut.gpu_threads(feature);
+  a.tileOut.update().gpu_threads(feature);
 }
 
 /// Attention with its probabilities (only models that ask for them): the
