@@ -5,9 +5,10 @@
 // while the block stages k-tiles of both operands in shared memory; norms
 // as a warp per row, the last row statistic folded with warp shuffles;
 // flash attention with a block per query tile, a thread per query row and
-// each key tile staged in shared memory; flash decoding with a thread per
-// run of key tiles. Correct on an H200 but not tuned: 4-29x PyTorch's
-// time, and why (docs/gpu.md, "First figures"). CUDA and OpenCL share
+// each key tile staged in shared memory; decode GEMVs over runs of their
+// inputs; flash decoding with a block per run of key tiles. Correct on an
+// H200; prefill 4-29x PyTorch's time, and why (docs/gpu.md, "First
+// figures"). CUDA and OpenCL share
 // every loop; only where a warp's lanes keep their values differs (Warp).
 //
 //===----------------------------------------------------------------------===//
