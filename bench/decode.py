@@ -508,6 +508,11 @@ def systems(a, what="decode"):
 
 # The agreement tolerance an attnc cache of each dtype needs at least.
 CACHE_TOL = {"f32": "f32", "f16": "f16", "i8": "int8"}
+# attnc's rows by default: at each weight precision the fastest kind, with
+# f16 KV caches as llama.cpp keeps its own by default (session 29, 1 thread:
+# int8-a8-kv16 and q4-a8-kv16 1.17-1.45x llama.cpp Q8_0 / Q4_0, where the
+# weight-only kinds with f32 caches lost at context 1024).
+DEFAULT_VARIANTS = ("f32-kv16", "f16-kv16", "int8-a8-kv16", "q4-a8-kv16")
 # --variants suffixes: the caches' dtype of KIND-kv16 and KIND-kv8.
 CACHE_SUFFIXES = {"-kv16": "f16", "-kv8": "i8"}
 
@@ -981,12 +986,13 @@ def parse_args():
                    help="llama.cpp with flash attention (default: without, llama-cpp-python's "
                         "default; with it, its f16 accumulation of V misses the reference by "
                         "0.32 at context 4096)")
-    p.add_argument("--variants", default="f16,int8,q4",
+    p.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
                    help="attnc's rows besides f32: f16 (matrices and tables f16), int8 and q4 "
                         "(bench/quantized.py's models), int8-a8 and q4-a8 (those compiled with "
                         "--precision=int8), each with f16 KV caches as "
                         "KIND-kv16 (also f32-kv16), with i8 ones as KIND-kv8 (also f32-kv8) "
-                        "(default f16,int8,q4; '' for none)")
+                        f"(default {','.join(DEFAULT_VARIANTS)}: each weight precision's "
+                        "fastest, with llama.cpp's default f16 caches; '' for none)")
     p.add_argument("--llama-kv", default="f16",
                    help="llama.cpp's KV cache types, a row each: f16 (its default) and q8_0 "
                         "(type_k = type_v = GGML_TYPE_Q8_0, with flash attention, which V "
