@@ -90,7 +90,9 @@ public:
   /// Keys per flash-attention key tile: the keys whose scores, maximum, sum
   /// and output are computed together before they are folded into a query
   /// row's state. A CPU decode over an i8 KV cache (`quantizedCache`) takes
-  /// 4x the keys, as many bytes of rows per tile as an f32 cache's.
+  /// 4x the keys, as many bytes of rows per tile as an f32 cache's; a GPU
+  /// half the keys, so a prefill block's shared memory fits what a launch
+  /// may take (schedules/gpu: attentionSharedBytes).
   int attentionKeyTile(bool quantizedCache = false) const;
 
   /// Runs of key tiles a decode's attention is cut into (flash decoding):
