@@ -7,6 +7,7 @@ MLIR (docs/gpu.md, "Measuring on a GPU"):
 
   bench/gpu.py prepare [--out bench/gpu-out] [--capability 86]
       here: writes each block with the bench's sequence bound and compiles it
+      (and GPT-2 small with KV caches, models/gpt2.attn, for the decode)
       with --target=host-cuda-cuda_capability_N (weights read at load: the
       libraries stay small), and bundles attn-run with the libraries it
       links into OUT/bin and OUT/lib. Halide 21 stops at sm_86; the driver
@@ -20,8 +21,10 @@ MLIR (docs/gpu.md, "Measuring on a GPU"):
       module of bench/blocks.py on CUDA, timed with CUDA events; both outputs
       compared with the module in fp64 on the CPU. Prints markdown tables:
       the blocks (ms, TFLOP/s, ratio, errors), then attnc's kernels by kind
-      (attn-run --profile) beside cuBLAS GEMMs and SDPA at the same sizes.
-      Tables also go to OUT/results.md.
+      (attn-run --profile) beside cuBLAS GEMMs and SDPA at the same sizes,
+      then GPT-2 small's decode on the device (attn-run --generate from
+      prompts of 128 and 960 tokens, ms per token, the first checked with
+      --check; attnc alone). Tables also go to OUT/results.md.
 
 `--attnc-only` (run) skips PyTorch: a smoke test of the attnc side anywhere
 a library's device is (a host-opencl build on PoCL, with --target).
@@ -52,6 +55,9 @@ SYSTEM_LIBS = ("linux-vdso", "ld-linux", "libc.so", "libm.so", "libpthread", "li
                "librt")
 # The shapes of the issue: a short prompt, a batch, long sequences.
 SHAPES = ((1, 128), (8, 128), (1, 1024), (1, 4096))
+# GPT-2 small's decode: its positions (GPT-2's own), the prompts' lengths.
+DECODE_POSITIONS = 1024
+DECODE_PROMPTS = (128, 960)
 
 
 def log(msg):
@@ -102,9 +108,48 @@ def prepare(a):
         log(f"compiling {block.name} for {target}")
         run_cmd([ATTNC, model, f"--target={target}", "-o", library(a.out, block)],
                 f"attnc {block.name}")
+    from gpt2_source import gpt2_decode_text
+    model = os.path.join(a.out, "gpt2_decode.attn")
+    with open(model, "w") as f:
+        f.write(gpt2_decode_text(DECODE_POSITIONS))
+    log(f"compiling gpt2_decode for {target}")
+    run_cmd([ATTNC, model, f"--target={target}", "-o", decode_library(a.out)],
+            "attnc gpt2_decode")
     bundle_attn_run(a.out)
     print(f"prepared {a.out} for {target}: carry it to the GPU machine and run "
           "bench/gpu.py run there")
+
+
+def decode_library(out):
+    return os.path.join(out, "gpt2_decode.so")
+
+
+def decode_side(a, work):
+    """GPT-2 small with its KV caches on the device (attn-run --generate),
+    seeded weights: per prompt length, ms per token over --decode-tokens
+    greedy steps, the shortest also checked against one run over the whole
+    sequence (--check). Rows of the decode table."""
+    lib = decode_library(work)
+    wpath = os.path.join(work, "gpt2_decode.safetensors")
+    make_weights(work, lib, wpath)
+    rng = np.random.default_rng(7)
+    rows = []
+    for n in DECODE_PROMPTS:
+        prompt = ",".join(str(v) for v in rng.integers(0, 50257, n))
+        check = ["--check"] if n == DECODE_PROMPTS[0] else []
+        log(f"gpt2_decode prompt {n}")
+        text = attn_run(work, [lib, "--weights", wpath, "--generate", str(a.decode_tokens),
+                               "--prompt", prompt, "--cache", str(DECODE_POSITIONS)] + check,
+                        f"attn-run --generate (prompt {n})")
+        m = re.search(r"^decode: .*: ([0-9.]+) ms/token", text, re.M)
+        if not m:
+            sys.exit(f"bench/gpu.py: no decode line in attn-run's output:\n{text}")
+        verdict = "-"
+        if check:
+            c = re.search(r"^check: .*max abs difference ([^ ]+) .*: (ok|FAILED)$", text, re.M)
+            verdict = f"{c.group(2)} ({c.group(1)})" if c else "no check line"
+        rows.append(f"| {n} | {a.decode_tokens - 1} | {float(m.group(1)):.3f} | {verdict} |")
+    return rows
 
 
 def attn_run(out, args, what):
@@ -263,6 +308,13 @@ def run(a):
                                    f"{tflops(fl, ms):.2f} |")
             for kind, ms in sorted(profile.items()):
                 details.append(f"| {block.name} | {b}x{s} | attnc {kind} | {ms:.3f} | - |")
+    decode = []
+    if a.decode_tokens > 1 and os.path.exists(decode_library(work)):
+        decode = ["", "Decode: GPT-2 small (seeded weights, KV caches in device memory), "
+                  "attn-run --generate, greedy; the first prompt checked against one run "
+                  "over its whole sequence (--check).", "",
+                  "| prompt | decode steps | ms per token | check |",
+                  "| --- | --- | --- | --- |", *decode_side(a, work)]
     text = "\n".join([
         f"GPU: {gpu}; fp32, TF32 off; attnc with inputs and outputs in device "
         f"memory; medians of {a.reps} runs.", "",
@@ -273,7 +325,7 @@ def run(a):
         "Kernels: attnc's by kind (attn-run --profile, ms per run, synchronised "
         "after each) beside cuBLAS GEMMs (M x K x N) and SDPA at the same shape.", "",
         "| block | BxS | kernel | ms | TFLOP/s |", "| --- | --- | --- | --- | --- |",
-        *details, ""])
+        *details, *decode, ""])
     print(text)
     with open(os.path.join(work, "results.md"), "w") as f:
         f.write(text)
@@ -293,6 +345,9 @@ def main():
     pr.add_argument("--reps", type=int, default=50)
     pr.add_argument("--attnc-only", action="store_true",
                     help="skip PyTorch (no GPU API of its own needed)")
+    pr.add_argument("--decode-tokens", type=int, default=64,
+                    help="tokens GPT-2 small's decode generates per prompt (default 64; "
+                         "0 skips the decode)")
     a = p.parse_args()
     prepare(a) if a.step == "prepare" else run(a)
 
