@@ -58,32 +58,32 @@ bool TargetDesc::storesHalfAsBits() const {
 
 bool TargetDesc::warpShuffles() const { return device() == Device::Cuda; }
 
+bool TargetDesc::hasAny(
+    std::initializer_list<Halide::Target::Feature> features) const {
+  for (Halide::Target::Feature f : features)
+    if (halide_.has_feature(f))
+      return true;
+  return false;
+}
+
 int TargetDesc::vectorRegisters() const {
   using T = Halide::Target;
-  for (T::Feature avx512 :
-       {T::AVX512, T::AVX512_KNL, T::AVX512_Skylake, T::AVX512_Cannonlake,
-        T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5})
-    if (halide_.has_feature(avx512))
-      return 32;
-  return 16;
+  return hasAny({T::AVX512, T::AVX512_KNL, T::AVX512_Skylake,
+                 T::AVX512_Cannonlake, T::AVX512_SapphireRapids,
+                 T::AVX512_Zen4, T::AVX512_Zen5})
+             ? 32
+             : 16;
 }
 
 bool TargetDesc::hasBf16Dot() const {
   using T = Halide::Target;
-  for (T::Feature bf16 :
-       {T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5})
-    if (halide_.has_feature(bf16))
-      return true;
-  return false;
+  return hasAny({T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5});
 }
 
 bool TargetDesc::hasInt8Dot() const {
+  // Halide has no VNNI feature of its own: the targets that imply it.
   using T = Halide::Target;
-  for (T::Feature vnni :
-       {T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5})
-    if (halide_.has_feature(vnni))
-      return true;
-  return false;
+  return hasAny({T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5});
 }
 
 int TargetDesc::gemmPanelWidth() const {

@@ -16,6 +16,7 @@
 
 #include "Halide.h"
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -157,6 +158,9 @@ public:
   int int8GemvVectors() const { return 4; }
 
 private:
+  /// Whether the target has any of `features`.
+  bool hasAny(std::initializer_list<Halide::Target::Feature> features) const;
+
   Halide::Target halide_;
 };
 
