@@ -72,36 +72,30 @@ LogicalResult PackPanelsOp::verify() {
   if (width <= 0)
     return emitOpError("width ") << width << " must be positive";
   int64_t panels = (in.getDimSize(1) + width - 1) / width;
-  if (out.getRank() == 4 && out.getElementType().isSignlessInteger(8)) {
-    if (!in.getElementType().isSignlessInteger(8))
+  if (out.getRank() == 4) {
+    // Groups of inputs a dot product takes at once: i8 quads (vpdpbusd) or
+    // bf16 pairs (vdpbf16ps).
+    bool quads = out.getElementType().isSignlessInteger(8);
+    Type element = in.getElementType();
+    if (quads && !element.isSignlessInteger(8))
       return emitOpError("i8 quads of inputs (a rank-4 i8 result) are packed "
                          "from i8, not ")
-             << in.getElementType();
-    int64_t inputs = in.getDimSize(0);
-    if (inputs % 4 != 0 || out.getDimSize(0) != panels ||
-        out.getDimSize(1) != inputs / 4 || out.getDimSize(2) != width ||
-        out.getDimSize(3) != 4)
-      return emitOpError("i8 quads must be [ceil(out / width), in / 4, "
-                         "width, 4] = [")
-             << panels << ", " << inputs / 4 << ", " << width
-             << ", 4] of a multiple of 4 inputs, got " << out;
-    return success();
-  }
-  if (out.getRank() == 4) {
-    Type element = in.getElementType();
-    if (!out.getElementType().isBF16() ||
-        !(element.isF32() || element.isBF16()))
+             << element;
+    if (!quads && (!out.getElementType().isBF16() ||
+                   !(element.isF32() || element.isBF16())))
       return emitOpError("bf16 pairs of inputs (a rank-4 result) are bf16, "
                          "packed from f32 or bf16, not ")
              << element << " to " << out.getElementType();
-    int64_t inputs = in.getDimSize(0);
-    if (inputs % 2 != 0 || out.getDimSize(0) != panels ||
-        out.getDimSize(1) != inputs / 2 || out.getDimSize(2) != width ||
-        out.getDimSize(3) != 2)
-      return emitOpError("bf16 pairs must be [ceil(out / width), in / 2, "
-                         "width, 2] = [")
-             << panels << ", " << inputs / 2 << ", " << width
-             << ", 2] of an even number of inputs, got " << out;
+    int64_t group = quads ? 4 : 2, inputs = in.getDimSize(0);
+    if (inputs % group != 0 || out.getDimSize(0) != panels ||
+        out.getDimSize(1) != inputs / group || out.getDimSize(2) != width ||
+        out.getDimSize(3) != group)
+      return emitOpError(quads ? "i8 quads" : "bf16 pairs")
+             << " must be [ceil(out / width), in / " << group << ", width, "
+             << group << "] = [" << panels << ", " << inputs / group << ", "
+             << width << ", " << group << "] of "
+             << (quads ? "a multiple of 4 inputs" : "an even number of inputs")
+             << ", got " << out;
     return success();
   }
   if (out.getElementType() != in.getElementType())
