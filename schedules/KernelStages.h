@@ -44,6 +44,15 @@ struct GemmStage {
   /// under a vector of outputs (atomic: a sum) makes each pair's products
   /// one bf16 dot product in f32 (vdpbf16ps).
   bool bf16Pairs = false;
+  /// AMX tiles (TargetDesc::usesAmxTiles, bf16 pairs in a prefill):
+  /// amxTiles(n, rows...) sums from zero over the inputs `k.x` (input r is
+  /// pair r / 2's member r % 2), reading `input` and `weight(t, n, q)`
+  /// (member t of output n's pair q, bf16); `func` adds the bias. A
+  /// schedule computes amxTiles in AMX tile registers (AmxTile), whose
+  /// multiply takes its operands from memory: `input` and `weight` are
+  /// placed where a tile's rows are a constant stride apart. Undefined
+  /// otherwise.
+  Halide::Func amxTiles;
 };
 
 /// A projection of int8 activations and i8 or 4-bit weights

@@ -80,6 +80,14 @@ bool TargetDesc::hasBf16Dot() const {
   return hasAny({T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5});
 }
 
+bool TargetDesc::hasAmx() const {
+  return halide_.has_feature(Halide::Target::AVX512_SapphireRapids);
+}
+
+bool TargetDesc::usesAmxTiles(int64_t inFeatures) const {
+  return hasAmx() && inFeatures % AmxTile::depth == 0;
+}
+
 bool TargetDesc::hasInt8Dot() const {
   // Halide has no VNNI feature of its own: the targets that imply it.
   using T = Halide::Target;

@@ -125,6 +125,17 @@ public:
   /// avx512_sapphirerapids targets.
   bool hasBf16Dot() const;
 
+  /// AMX (Advanced Matrix Extensions): tile registers and their bf16
+  /// matrix multiply into f32 (tdpbf16ps), Halide's avx512_sapphirerapids
+  /// target. --precision=bf16 prefills then compute their GEMMs in AmxTile
+  /// tiles (schedules/cpu/AmxGemmSchedule.cpp).
+  bool hasAmx() const;
+
+  /// Whether a prefill GEMM of bf16 pairs over `inFeatures` inputs is built
+  /// for AMX tiles (lowerings/Linear.cpp): an AMX target and whole tiles of
+  /// inputs (AmxTile::depth).
+  bool usesAmxTiles(int64_t inFeatures) const;
+
   /// i32 lanes of an integer dot product's accumulator vector
   /// (Precision::Int8): each lane sums 4 bytes' products per step (VNNI's
   /// vpdpbusd; pmaddwd pairs on AVX2), so a step reads 4 x lanes bytes of
@@ -162,6 +173,15 @@ private:
   bool hasAny(std::initializer_list<Halide::Target::Feature> features) const;
 
   Halide::Target halide_;
+};
+
+/// The shape of one AMX multiply (tdpbf16ps): `rows` x `cols` f32 sums,
+/// each over `depth` bf16 inputs; every operand row is 64 bytes, the most a
+/// tile register holds.
+struct AmxTile {
+  static constexpr int rows = 16;
+  static constexpr int cols = 16;
+  static constexpr int depth = 32;
 };
 
 /// What a library is built for: --target's variants and --schedule.

@@ -88,6 +88,8 @@ LogicalResult buildAlgorithm(KernelOp kernel,
                              std::vector<ImageParam> &params,
                              schedules::KernelStages &stages) {
   KernelBuilder b(stages, target);
+  // Before the lowerings, which build a decode's GEMMs as GEMVs.
+  stages.fewRows = kernel->hasAttr(attn::kDecodeKernelAttr);
   Block &body = kernel.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
@@ -132,7 +134,6 @@ LogicalResult buildAlgorithm(KernelOp kernel,
   if (stages.outputs.empty())
     return kernel.emitOpError("yields nothing");
   stages.final = stages.outputs.back();
-  stages.fewRows = kernel->hasAttr(attn::kDecodeKernelAttr);
   stages.features = cast<RankedTensorType>(yield.getValues().back().getType())
                         .getShape()
                         .back();

@@ -4,6 +4,12 @@
 #include <cstdlib>
 #include <sstream>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace attn::rt {
 namespace {
 
@@ -14,22 +20,44 @@ struct Feature {
   bool (*present)();
 };
 
+#if defined(__x86_64__)
+/// AMX's tile registers and bf16 multiply (CPUID leaf 7: EDX bits 24, 22),
+/// which __builtin_cpu_supports does not know before GCC 13.
+bool amxBit(unsigned bit) {
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> bit & 1);
+}
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #define ATTN_CPU(name)                                                         \
   {                                                                            \
     name, [] { return bool(__builtin_cpu_supports(name)); }                    \
   }
 const Feature kFeatures[] = {
-    ATTN_CPU("sse4.1"),       ATTN_CPU("avx"),
-    ATTN_CPU("avx2"),         ATTN_CPU("fma"),
-    ATTN_CPU("f16c"),         ATTN_CPU("fma4"),
-    ATTN_CPU("avx512f"),      ATTN_CPU("avx512cd"),
-    ATTN_CPU("avx512vl"),     ATTN_CPU("avx512bw"),
-    ATTN_CPU("avx512dq"),     ATTN_CPU("avx512ifma"),
-    ATTN_CPU("avx512vbmi"),   ATTN_CPU("avx512vbmi2"),
-    ATTN_CPU("avx512vnni"),   ATTN_CPU("avx512bf16"),
-    ATTN_CPU("avx512bitalg"), ATTN_CPU("avx512vpopcntdq"),
+    ATTN_CPU("sse4.1"),
+    ATTN_CPU("avx"),
+    ATTN_CPU("avx2"),
+    ATTN_CPU("fma"),
+    ATTN_CPU("f16c"),
+    ATTN_CPU("fma4"),
+    ATTN_CPU("avx512f"),
+    ATTN_CPU("avx512cd"),
+    ATTN_CPU("avx512vl"),
+    ATTN_CPU("avx512bw"),
+    ATTN_CPU("avx512dq"),
+    ATTN_CPU("avx512ifma"),
+    ATTN_CPU("avx512vbmi"),
+    ATTN_CPU("avx512vbmi2"),
+    ATTN_CPU("avx512vnni"),
+    ATTN_CPU("avx512bf16"),
+    ATTN_CPU("avx512bitalg"),
+    ATTN_CPU("avx512vpopcntdq"),
     ATTN_CPU("avxvnni"),
+#if defined(__x86_64__)
+    {"amx-tile", [] { return amxBit(24); }},
+    {"amx-bf16", [] { return amxBit(22); }},
+#endif
 };
 #undef ATTN_CPU
 #else
@@ -58,9 +86,10 @@ const std::vector<TargetFeature> &targetFeatures() {
       {"avx512_cannonlake",
        {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma",
         "avx512vbmi"}},
+      // Halide's Sapphire Rapids target includes AMX.
       {"avx512_sapphirerapids",
        {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma",
-        "avx512vbmi", "avx512bf16", "avx512vnni"}},
+        "avx512vbmi", "avx512bf16", "avx512vnni", "amx-tile", "amx-bf16"}},
       {"avx512_zen4",
        {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma",
         "avx512vbmi", "avx512vbmi2", "avx512bf16", "avx512vnni", "avx512bitalg",
@@ -118,6 +147,30 @@ std::vector<std::string> missingCpuFeatures(const std::string &targets) {
           if (!contains(have, need) && !contains(missing, need))
             missing.push_back(need);
   return missing;
+}
+
+bool mayUseAmx(const std::string &targets) {
+  std::stringstream list(targets);
+  for (std::string target; std::getline(list, target, ',');)
+    if (target.rfind("x86-", 0) == 0 &&
+        ("-" + target + "-").find("-avx512_sapphirerapids-") !=
+            std::string::npos)
+      return true;
+  return false;
+}
+
+bool requestAmx() {
+#if defined(__x86_64__)
+  // Linux (5.16 on) gives a process AMX's tile state only on request
+  // (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); the first tile
+  // instruction of a process without it dies of SIGILL. Halide 21's
+  // generated code does not ask.
+  constexpr long kReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
 }
 
 std::string portableTarget() {

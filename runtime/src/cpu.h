@@ -28,6 +28,15 @@ std::vector<std::string> baselineTargetParts(const std::string &targets);
 /// detected features: a test hook that simulates an older CPU.
 std::vector<std::string> missingCpuFeatures(const std::string &target);
 
+/// Whether a kernel of `targets` (a comma-separated list) may run AMX tile
+/// instructions: one of them is Halide's avx512_sapphirerapids.
+bool mayUseAmx(const std::string &targets);
+
+/// Asks the OS for this process's AMX tile state, which Linux grants only on
+/// request; false where it refuses (Linux before 5.16, a hypervisor that
+/// hides AMX) or off x86-64. Asking again is harmless.
+bool requestAmx();
+
 /// A Halide target this CPU runs, for the advice in messages:
 /// x86-64-linux-avx2-fma-f16c-sse41, x86-64-linux-sse41 or x86-64-linux.
 std::string portableTarget();

@@ -672,6 +672,14 @@ attn_status loadModel(const char *path, const char *weights, uint32_t flags,
                     "target this CPU supports such as " +
                     portableTarget());
   }
+  if (mayUseAmx(desc->target) && !requestAmx())
+    return fail(ATTN_ERROR_UNSUPPORTED_CPU,
+                "'" + p + "' was built for " + desc->target +
+                    ", whose kernels may use AMX tiles, and the OS refused "
+                    "them to this process (arch_prctl ARCH_REQ_XCOMP_PERM; "
+                    "Linux 5.16 or later grants them): rebuild it with "
+                    "attnc --target=" +
+                    portableTarget() + " or x86-64-linux-avx512_zen4");
   // Before "init" runs its kernels on the library's GPU, if it has one. A
   // model loaded only to be described needs none.
   if (!describeOnly)

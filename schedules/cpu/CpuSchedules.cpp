@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "schedules/cpu/CpuSchedules.h"
+#include "schedules/cpu/AmxGemmSchedule.h"
 #include "schedules/cpu/QuantDotSchedule.h"
 #include "schedules/cpu/QuantGemmSchedule.h"
 
@@ -219,6 +220,11 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
       .fuse(no, rb, task)
       .vectorize(ni, width);
   Var tasks = parallelOver(f, task, v);
+  if (g.amxTiles.defined()) {
+    scheduleAmxTiles(f, tasks, g, target.gemmPanelWidth());
+    scheduleBf16Input(g, width);
+    return;
+  }
   Func gemm = g.func;
   Var rto("rto"), rti("rti");
   RVar ko("ko"), ki("ki");
@@ -625,7 +631,8 @@ void scheduleHand(KernelStages &s, const TargetDesc &desc) {
                                    last ? decodeBatch(s) : Expr());
               else
                 scheduleGemm(out, vars, features, g, desc, width,
-                             desc.gemmRowTile());
+                             g.amxTiles.defined() ? AmxTile::rows
+                                                  : desc.gemmRowTile());
             },
             [&](NormStage &n) { scheduleNorm(out, vars, n, target, width); },
             [&](AttentionStage &a) { scheduleAttention(out, vars, a, desc); },

@@ -31,24 +31,46 @@ static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
   // stored.
   Expr panel = padded == n ? v[0] / p : min(v[0] / p, panels - 1);
   Expr biasAt = padded == n ? Expr(v[0]) : min(v[0], int(n) - 1);
-  RDom r(0, 2, 0, int(k / 2), b.name("k"));
   std::vector<Expr> clamped(v.begin(), v.end());
   clamped[1] = min(v[1], in.extents[1] - 1);
   Func lhs(b.name("gemm_in")), rhs(b.name("gemm_w")), gemm(b.name("gemm"));
   lhs(v) = narrowToHalf(in.func(clamped), BFloat(16), true);
   Var t(b.name("t")), q(b.name("q"));
+  Expr bias = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
+  std::vector<Expr> extents = in.extents;
+  extents[0] = int(n);
+  if (b.target.usesAmxTiles(k) && !b.stages.fewRows) {
+    // AMX's multiply sums a tile from zero, its operands loaded as they
+    // lie in memory: the bias is added after, and input r of the one
+    // reduction is pair r / 2's member r % 2 on both sides.
+    Func tiles(b.name("gemm_tiles"));
+    RDom r(0, int(k), b.name("k"));
+    // Clamped at both ends: the schedule copies a task's panel, whose
+    // bounds Halide infers loosely enough to step outside the weights.
+    rhs(t, v[0], q) =
+        cast(BFloat(16), w(t, v[0] % p, q, clamp(v[0] / p, 0, panels - 1)));
+    tiles(v) = 0.0f;
+    tiles(v) += cast(Float(32), lhs(b.args(rank, 0, r))) *
+                cast(Float(32), rhs(r % 2, v[0], r / 2));
+    gemm(v) = tiles(v) + bias;
+    schedules::GemmStage stage{gemm, r, k, n, padded, lhs, rhs};
+    stage.bf16Pairs = true;
+    stage.amxTiles = tiles;
+    b.stages.stages.push_back(stage);
+    b.define(op.getResult(), {gemm, extents});
+    return success();
+  }
+  RDom r(0, 2, 0, int(k / 2), b.name("k"));
   // A panel's pairs are 2p consecutive values; indexed as such, a vector
   // of outputs' pairs is one dense ramp Halide's simplifier sees whole.
   Expr flat = (2 * v[0] + t) % (2 * p);
   rhs(v[0], t, q) = w(flat % 2, flat / 2, q, panel);
-  gemm(v) = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
+  gemm(v) = bias;
   gemm(v) += cast(Float(32), lhs(b.args(rank, 0, 2 * r.y + r.x))) *
              cast(Float(32), rhs(v[0], r.x, r.y));
   schedules::GemmStage stage{gemm, r, k, n, padded, lhs, rhs};
   stage.bf16Pairs = true;
   b.stages.stages.push_back(stage);
-  std::vector<Expr> extents = in.extents;
-  extents[0] = int(n);
   b.define(op.getResult(), {gemm, extents});
   return success();
 }
