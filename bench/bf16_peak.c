@@ -12,10 +12,20 @@
  * machine does not count (bench/precision.py times its runs so too; a
  * sibling hyperthread's work still does):
  *   threads=1 bf16_gflops=B f32_gflops=F acc=16
+ * On a CPU with AMX (compiled with -march=native there: __AMX_BF16__) it
+ * also runs AMX's tile multiply (tdpbf16ps: 16 x 16 f32 sums over 32 bf16
+ * inputs, 16384 flops), four independent accumulator tiles from two input
+ * tiles each, nothing loaded inside the loop: the ceiling of attnc's GEMMs
+ * on AMX tiles, appended as amx_gflops=A (0 where the OS refuses AMX).
  */
 #include <immintrin.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+#if defined(__AMX_BF16__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #if !defined(__AVX512BF16__)
 #error "bf16_peak needs AVX512_BF16 (compile with -march=native on such a CPU)"
@@ -62,6 +72,58 @@ static double now(void) {
     best;                                                                      \
   })
 
+#if defined(__AMX_BF16__)
+#define AMX_ITERS 2000000L
+
+/* Seconds of the best run of AMX_ITERS x 4 tdpbf16ps, or 0 where Linux
+ * refuses the tile state (arch_prctl ARCH_REQ_XCOMP_PERM, XTILEDATA). */
+static double amx_best(void) {
+  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0)
+    return 0;
+  struct {
+    unsigned char palette, start_row, reserved[14];
+    unsigned short colsb[16];
+    unsigned char rows[16];
+  } cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.palette = 1;
+  for (int t = 0; t < 8; ++t) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  _tile_loadconfig(&cfg);
+  static unsigned short ones[16 * 32];
+  for (int i = 0; i < 16 * 32; ++i)
+    ones[i] = 0x3380; /* bf16 ~6e-8: the sums stay small and normal */
+  double best = 1e30;
+  for (int trial = 0; trial < TRIALS; ++trial) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, ones, 64);
+    _tile_loadd(5, ones, 64);
+    _tile_loadd(6, ones, 64);
+    _tile_loadd(7, ones, 64);
+    double t0 = now();
+    for (long it = 0; it < AMX_ITERS; ++it) {
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+    double dt = now() - t0;
+    static float out[16 * 16];
+    _tile_stored(0, out, 64);
+    sink = out[0];
+    if (dt < best)
+      best = dt;
+  }
+  _tile_release();
+  return best;
+}
+#endif
+
 int main(void) {
   double bf16, f32;
   {
@@ -78,5 +140,10 @@ int main(void) {
   printf("threads=1 bf16_gflops=%.1f f32_gflops=%.1f acc=%d\n",
          (double)ITERS * ACC * 64 / bf16 * 1e-9,
          (double)ITERS * ACC * 32 / f32 * 1e-9, ACC);
+#if defined(__AMX_BF16__)
+  double amx = amx_best();
+  printf("amx_gflops=%.1f\n",
+         amx > 0 ? (double)AMX_ITERS * 4 * 16384 / amx * 1e-9 : 0.0);
+#endif
   return 0;
 }

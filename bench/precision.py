@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""attnc --precision=bf16 against attnc f32 and PyTorch (f32, and autocast
-bf16) on bench/blocks.py's BERT layer and GPT-2 block: prefill ms, GFLOP/s,
-the fraction of one core's f32 FMA and bf16 dot-product peaks measured
-on the spot (bench/bf16_peak.c) times the threads, and each bf16 output's
-error against its own f32 output. See docs/performance.md.
+"""attnc --precision=bf16 against attnc f32, PyTorch (f32, and autocast
+bf16) and, where openvino is installed, OpenVINO (f32, and bf16: its CPU
+plugin's default on AMX and AVX512_BF16 CPUs) on bench/blocks.py's BERT
+layer and GPT-2 block: prefill ms, GFLOP/s, the fraction of one core's f32
+FMA and bf16 peaks measured on the spot (bench/bf16_peak.c: AMX's tile
+multiply where the CPU has it, else vdpbf16ps) times the threads, and each
+bf16 output's error against its own system's f32 output. See
+docs/performance.md.
 
     PYTHONPATH=DIR_WITH_attnc python bench/precision.py [--block bert] \\
         [--shape 1x128] [--threads 1] [--reps 30]
@@ -41,14 +44,42 @@ import safetensors_io as st  # noqa: E402
 
 
 def peaks(work):
-    """One core's bf16 dot-product and f32 FMA GFLOP/s (bench/bf16_peak.c,
-    compiled here with -march=native)."""
+    """One core's bf16 and f32 FMA GFLOP/s (bench/bf16_peak.c, compiled here
+    with -march=native): the bf16 ceiling is AMX's tile multiply where the
+    CPU has it (attnc's prefill GEMMs and oneDNN's run on it there), else
+    AVX512_BF16's dot product. Returns (bf16, f32, name of the bf16 one)."""
     exe = os.path.join(work, "bf16_peak")
     subprocess.run(["cc", "-O2", "-march=native", os.path.join(HERE, "bf16_peak.c"),
                     "-o", exe], check=True)
     out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
-    return (float(re.search(r"bf16_gflops=([\d.]+)", out).group(1)),
-            float(re.search(r"f32_gflops=([\d.]+)", out).group(1)))
+    f32 = float(re.search(r"f32_gflops=([\d.]+)", out).group(1))
+    amx = re.search(r"amx_gflops=([\d.]+)", out)
+    if amx and float(amx.group(1)) > 0:
+        return float(amx.group(1)), f32, "AMX tdpbf16ps"
+    return float(re.search(r"bf16_gflops=([\d.]+)", out).group(1)), f32, "vdpbf16ps"
+
+
+def openvino_runner(block, weights, b, s, precision, threads, work):
+    """OpenVINO's CPU plugin on the block exported to ONNX (bench/export_onnx.py),
+    inference precision `precision` ("f32" or "bf16", its default on AMX and
+    AVX512_BF16 CPUs), checked to have taken; None without openvino."""
+    try:
+        import openvino as ov
+    except ImportError:
+        return None
+    onnx = os.path.join(work, f"{block.name}_{b}x{s}.onnx")
+    if not os.path.exists(onnx):
+        subprocess.run([sys.executable, os.path.join(HERE, "export_onnx.py"), "--block",
+                        block.name, "--weights", weights, "--b", str(b), "--s", str(s),
+                        "--out", onnx], check=True)
+    compiled = ov.Core().compile_model(onnx, "CPU", {
+        "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": precision,
+        "PERFORMANCE_HINT": "LATENCY"})
+    took = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
+    if precision[-2:] not in took:
+        raise RuntimeError(f"OpenVINO ignored the {precision} precision hint (got {took})")
+    req = compiled.create_infer_request()
+    return lambda x: (req.infer({0: x}), req.get_output_tensor(0).data.copy())[1]
 
 
 def errors(got, ref):
@@ -70,9 +101,10 @@ def main():
     import torch
     torch.set_num_threads(a.threads)
     work = tempfile.mkdtemp(prefix="attnc-precision-")
-    bf16, fma = (a.threads * p for p in peaks(work))
+    bf16, fma, bf16_unit = peaks(work)
+    bf16, fma = a.threads * bf16, a.threads * fma
     print(f"threads={a.threads}; peaks (bench/bf16_peak.c, one core's x {a.threads}): "
-          f"f32 FMA {fma:.0f} GFLOP/s, bf16 vdpbf16ps {bf16:.0f} GFLOP/s; "
+          f"f32 FMA {fma:.0f} GFLOP/s, bf16 {bf16_unit} {bf16:.0f} GFLOP/s; "
           f"load {os.getloadavg()[0]:.1f}")
     shapes = [tuple(int(v) for v in s.split("x")) for s in a.shape or ["1x128", "8x128", "1x512"]]
     rng = np.random.default_rng(0)
@@ -102,11 +134,16 @@ def main():
                        "attnc bf16": lambda: ours["bf16"](x=x),
                        "PyTorch f32": lambda: torch_run("f32"),
                        "PyTorch bf16 (autocast)": lambda: torch_run("bf16")}
+            for prec in ("f32", "bf16"):
+                run = openvino_runner(block, weights, b, s, prec, a.threads, work)
+                if run:
+                    systems[f"OpenVINO {prec}"] = lambda run=run: run(x)
             outs = {k: f() for k, f in systems.items()}      # warm-up and outputs
             outs = {k: (next(iter(v.values())) if isinstance(v, dict) else v)
                     for k, v in outs.items()}
             ref = {"attnc": outs["attnc f32"].astype(np.float64),
-                   "PyTorch": outs["PyTorch f32"].astype(np.float64)}
+                   "PyTorch": outs["PyTorch f32"].astype(np.float64),
+                   "OpenVINO": outs.get("OpenVINO f32", outs["PyTorch f32"]).astype(np.float64)}
             times = {k: [] for k in systems}
             cpu = {k: [] for k in systems}
             for _ in range(a.reps):
