@@ -125,6 +125,13 @@ public:
   /// avx512_sapphirerapids targets.
   bool hasBf16Dot() const;
 
+  /// Whether vdpbf16ps (2 products per lane) beats two f32 FMAs: on Zen 4
+  /// and 5 it issues as often as an FMA; on Sapphire Rapids (Halide's
+  /// avx512_sapphirerapids, the AMX target) at half the FMA rate (one
+  /// core: 88 against 180 GFLOP/s f32, bench/bf16_peak.c), so its GEMMs
+  /// outside AMX tiles widen the pairs and use FMAs there.
+  bool fastBf16Dot() const { return hasBf16Dot() && !hasAmx(); }
+
   /// AMX (Advanced Matrix Extensions): tile registers and their bf16
   /// matrix multiply into f32 (tdpbf16ps), Halide's avx512_sapphirerapids
   /// target. --precision=bf16 prefills then compute their GEMMs in AmxTile

@@ -141,16 +141,22 @@ int chunkOf(const GemmStage &g) {
 /// first). With bf16 pairs the pair's input, `k.x`, goes innermost and is
 /// vectorized (atomic: a sum) under the vector of outputs: each vector of
 /// outputs takes one bf16 dot product (vdpbf16ps, 2 products per output)
-/// per pair.
+/// per pair; where that is slower than two FMAs (TargetDesc::fastBf16Dot)
+/// the pair is unrolled instead, each member widened to f32 (exact) and
+/// multiplied in by an FMA.
 void orderSteps(Halide::Stage update, const GemmStage &g,
-                const std::vector<VarOrRVar> &order) {
+                const std::vector<VarOrRVar> &order, const TargetDesc &target) {
   if (!g.bf16Pairs) {
     update.reorder(order);
     return;
   }
   std::vector<VarOrRVar> paired = {g.k.x};
   paired.insert(paired.end(), order.begin(), order.end());
-  update.reorder(paired).atomic().vectorize(g.k.x);
+  update.reorder(paired);
+  if (target.fastBf16Dot())
+    update.atomic().vectorize(g.k.x);
+  else
+    update.unroll(g.k.x);
 }
 
 /// The bf16 input of a GEMM of bf16 pairs, rounded once for all the
@@ -234,7 +240,7 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   Halide::Stage update = gemm.update();
   update.split(v[1], rto, rti, rowTile, TailStrategy::RoundUp)
       .split(stepsOf(g), ko, ki, chunkOf(g), TailStrategy::GuardWithIf);
-  orderSteps(update, g, {v[0], rti, ki, rto, ko});
+  orderSteps(update, g, {v[0], rti, ki, rto, ko}, target);
   update.vectorize(v[0], width).unroll(v[0]).unroll(rti);
   scheduleGroupSums(gemm, ki, g, width);
   scheduleBf16Input(g, width);
@@ -297,10 +303,10 @@ void scheduleDecodeGemm(Func f, const std::vector<Var> &v, int64_t features,
     update.split(stepsOf(g), ko, ki, chunkOf(g), TailStrategy::GuardWithIf);
     if (padded) {
       update.split(v[0], po, pi, panel, TailStrategy::GuardWithIf);
-      orderSteps(update, g, {pi, v[2], ki, v[1], ko, po});
+      orderSteps(update, g, {pi, v[2], ki, v[1], ko, po}, target);
       update.vectorize(pi, width).unroll(pi);
     } else {
-      orderSteps(update, g, {v[0], v[2], ki, v[1], ko});
+      orderSteps(update, g, {v[0], v[2], ki, v[1], ko}, target);
       update.vectorize(v[0], width).unroll(v[0]);
     }
     update.unroll(v[2]);
