@@ -103,8 +103,8 @@ TEST(Target, Int8QuadsOnlyWithVnni) {
     EXPECT_EQ(width(plain, ScheduleKind::Hand, Precision::Int8), 0) << plain;
   // The GEMM's register tile fits: an i32 sum and an f32 total per (vector,
   // row), the weight vectors, a broadcast quad and the weights' offset.
-  const schedules::TargetDesc &zen4 =
-      parse("x86-64-linux-avx512_zen4").baseline();
+  BuildTarget zen4Target = parse("x86-64-linux-avx512_zen4");
+  const schedules::TargetDesc &zen4 = zen4Target.baseline();
   int vectors = zen4.int8GemmVectors(), rows = zen4.int8GemmRowTile();
   EXPECT_LE(2 * vectors * rows + vectors + 2, zen4.vectorRegisters());
 }
@@ -179,6 +179,33 @@ TEST(Target, Bf16PrecisionNeedsAvx512Bf16Everywhere) {
   EXPECT_NE(check("x86-64-linux-avx512_zen4", ScheduleKind::Naive), "");
   // f32, the default, asks nothing of the target.
   EXPECT_FALSE(bool(codegen::checkPrecision(parse("x86-64-linux-avx2"))));
+}
+
+TEST(Target, AmxTilesOnlyOnSapphireRapids) {
+  if (!hostIsX86Linux())
+    GTEST_SKIP() << "not an x86-64 Linux host";
+  BuildTarget sprTarget = parse("x86-64-linux-avx512_sapphirerapids");
+  BuildTarget zen4Target = parse("x86-64-linux-avx512_zen4");
+  const schedules::TargetDesc &spr = sprTarget.baseline();
+  const schedules::TargetDesc &zen4 = zen4Target.baseline();
+  // A prefill GEMM takes AMX tiles where the target has AMX and its inputs
+  // are whole tiles (a tile row is 32 bf16 inputs).
+  EXPECT_TRUE(spr.hasAmx());
+  EXPECT_TRUE(spr.usesAmxTiles(768));
+  EXPECT_TRUE(spr.usesAmxTiles(schedules::AmxTile::depth));
+  EXPECT_FALSE(spr.usesAmxTiles(16));
+  EXPECT_FALSE(spr.usesAmxTiles(770));
+  EXPECT_FALSE(zen4.hasAmx());
+  EXPECT_FALSE(zen4.usesAmxTiles(768));
+  EXPECT_FALSE(parse("x86-64-multi").baseline().usesAmxTiles(768));
+  // One tile register holds 1 KiB: a tile's f32 sums and each operand's
+  // 64-byte rows.
+  EXPECT_EQ(4 * schedules::AmxTile::rows * schedules::AmxTile::cols, 1024);
+  EXPECT_EQ(2 * schedules::AmxTile::depth, 64);
+  // vdpbf16ps where it beats two FMAs (Zen 4), FMAs on Sapphire Rapids.
+  EXPECT_TRUE(zen4.fastBf16Dot());
+  EXPECT_FALSE(spr.fastBf16Dot());
+  EXPECT_FALSE(parse("x86-64-linux-avx512_skylake").baseline().fastBf16Dot());
 }
 
 TEST(Target, BadTargetsSayWhy) {
