@@ -22,7 +22,8 @@ using namespace Halide;
 
 namespace attnc::schedules {
 
-void scheduleAmxTiles(Func out, Var task, GemmStage &g, int panel) {
+void scheduleAmxTiles(Func out, Var task, Var rowLoop, GemmStage &g,
+                      int panel) {
   const int rows = AmxTile::rows, cols = AmxTile::cols;
   Func tiles = g.amxTiles;
   std::vector<Var> v = tiles.args();
@@ -30,7 +31,7 @@ void scheduleAmxTiles(Func out, Var task, GemmStage &g, int panel) {
   // input rows stays in L1 while the panel's column tiles read it.
   Func sums = tiles.in();
   Var no("amx_no"), ni("amx_ni"), ro("amx_ro"), ri("amx_ri");
-  sums.compute_at(out, task)
+  sums.compute_at(out, rowLoop)
       .align_bounds(v[0], cols)
       .bound_storage(v[0], panel)
       .align_bounds(v[1], rows)

@@ -7,12 +7,14 @@
 namespace attnc::schedules {
 
 /// The AMX tiles of `g` (GemmStage::amxTiles) for one parallel task of
-/// `out`, the loop `task` (a block of rows by outputs that read at most
-/// one packed weight panel, `panel` of the GEMM's outputs): the task's sums in
-/// AmxTile tiles, each over all inputs in tile registers, then stored to a
-/// buffer the task's outputs read.
-void scheduleAmxTiles(Halide::Func out, Halide::Var task, GemmStage &g,
-                      int panel);
+/// `out`, the loop `task` (a block of rows, or of rows of a few sequences,
+/// by outputs that read at most one packed weight panel, `panel` of the
+/// GEMM's outputs): the task's panel copied once, then at the loop `rowLoop`
+/// (`task`, or the task's loop over its sequences) the rows' sums in
+/// AmxTile tiles, each over all inputs in tile registers, stored to a
+/// buffer the outputs read.
+void scheduleAmxTiles(Halide::Func out, Halide::Var task, Halide::Var rowLoop,
+                      GemmStage &g, int panel);
 
 } // namespace attnc::schedules
 

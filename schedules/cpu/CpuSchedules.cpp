@@ -124,6 +124,9 @@ int gemvTile(int64_t features, const GemmStage &g, const TargetDesc &target,
   return nTile;
 }
 
+/// Sequences an AMX GEMM's task walks (see scheduleGemm).
+const int kAmxSequences = 4;
+
 /// Reduction steps per chunk: a chunk's kChunk x panel weights (64 KiB of
 /// f32 on AVX-512) stay in L1 while a task's row tiles run over it.
 const int kChunk = 256;
@@ -221,13 +224,27 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   f.split(v[0], no, ni, nTile,
           padded ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards)
       .split(v[1], ro, ri, rowTile, TailStrategy::GuardWithIf)
-      .split(ro, rb, rt, int(blockTiles), TailStrategy::GuardWithIf)
-      .reorder(ni, ri, rt, no, rb)
-      .fuse(no, rb, task)
-      .vectorize(ni, width);
+      .split(ro, rb, rt, int(blockTiles), TailStrategy::GuardWithIf);
+  if (g.amxTiles.defined() && v.size() >= 3) {
+    // An AMX task copies its weight panel (AmxGemmSchedule.cpp), so it
+    // walks kAmxSequences sequences of its row block: BERT 8x128, 1
+    // thread, this copy once per sequence was ~110 MB a forward.
+    Var bo(v[2].name() + "_o"), bi(v[2].name() + "_i");
+    f.split(v[2], bo, bi, kAmxSequences, TailStrategy::GuardWithIf)
+        .reorder(ni, ri, rt, bi, no, rb)
+        .fuse(no, rb, task)
+        .vectorize(ni, width);
+    std::vector<Var> outer = v;
+    outer[2] = bo;
+    Var tasks = parallelOver(f, task, outer);
+    scheduleAmxTiles(f, tasks, bi, g, target.gemmPanelWidth());
+    scheduleBf16Input(g, width);
+    return;
+  }
+  f.reorder(ni, ri, rt, no, rb).fuse(no, rb, task).vectorize(ni, width);
   Var tasks = parallelOver(f, task, v);
   if (g.amxTiles.defined()) {
-    scheduleAmxTiles(f, tasks, g, target.gemmPanelWidth());
+    scheduleAmxTiles(f, tasks, tasks, g, target.gemmPanelWidth());
     scheduleBf16Input(g, width);
     return;
   }
