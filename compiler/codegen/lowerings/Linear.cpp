@@ -16,7 +16,9 @@ namespace attnc::codegen {
 /// n), the input is rounded to bf16 as the weights were at load (to nearest,
 /// ties to even; HalfBits.h), and each pair's two products are summed in
 /// f32 (the pattern of AVX512_BF16's vdpbf16ps once a schedule vectorizes
-/// the pair, `t`, under a vector of outputs).
+/// the pair, `t`, under a vector of outputs). A prefill for AMX
+/// (TargetDesc::usesAmxTiles) sums from zero over one reduction instead,
+/// the form Halide turns into tile multiplies (GemmStage::amxTiles).
 static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
   Func w = b.get(op.getWeight()).func;
