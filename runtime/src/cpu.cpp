@@ -149,6 +149,10 @@ std::vector<std::string> missingCpuFeatures(const std::string &targets) {
   return missing;
 }
 
+bool cpuHas(const std::string &feature) {
+  return contains(cpuFeatures(), feature);
+}
+
 bool mayUseAmx(const std::string &targets) {
   std::stringstream list(targets);
   for (std::string target; std::getline(list, target, ',');)

@@ -28,6 +28,10 @@ std::vector<std::string> baselineTargetParts(const std::string &targets);
 /// detected features: a test hook that simulates an older CPU.
 std::vector<std::string> missingCpuFeatures(const std::string &target);
 
+/// Whether this CPU has `feature` (a name of the table: "amx-tile", ...),
+/// or ATTN_CPU_FEATURES lists it.
+bool cpuHas(const std::string &feature);
+
 /// Whether a kernel of `targets` (a comma-separated list) may run AMX tile
 /// instructions: one of them is Halide's avx512_sapphirerapids.
 bool mayUseAmx(const std::string &targets);

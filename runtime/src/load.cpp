@@ -672,7 +672,9 @@ attn_status loadModel(const char *path, const char *weights, uint32_t flags,
                     "target this CPU supports such as " +
                     portableTarget());
   }
-  if (mayUseAmx(desc->target) && !requestAmx())
+  // Only where the CPU has AMX: elsewhere a multi-target library's
+  // Sapphire Rapids variant is never picked, and its baseline was checked.
+  if (mayUseAmx(desc->target) && cpuHas("amx-tile") && !requestAmx())
     return fail(ATTN_ERROR_UNSUPPORTED_CPU,
                 "'" + p + "' was built for " + desc->target +
                     ", whose kernels may use AMX tiles, and the OS refused "
