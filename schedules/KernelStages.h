@@ -53,6 +53,13 @@ struct GemmStage {
   /// placed where a tile's rows are a constant stride apart. Undefined
   /// otherwise.
   Halide::Func amxTiles;
+  /// With inputs in chunks (TargetDesc::amxInputChunk), amxTiles has one
+  /// more dim, the chunk (after the rows), `k` runs over one chunk's
+  /// inputs, and amxChunks(n, rows...) sums the chunks' tiles over
+  /// `chunks` (f32, in order); `func` adds the bias to it. Undefined
+  /// otherwise.
+  Halide::Func amxChunks;
+  Halide::RDom chunks;
 };
 
 /// A projection of int8 activations and i8 or 4-bit weights

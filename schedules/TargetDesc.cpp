@@ -88,6 +88,11 @@ bool TargetDesc::usesAmxTiles(int64_t inFeatures) const {
   return hasAmx() && inFeatures % AmxTile::depth == 0;
 }
 
+int64_t TargetDesc::amxInputChunk(int64_t inFeatures) const {
+  const int64_t chunk = 256;
+  return inFeatures > 4 * chunk && inFeatures % chunk == 0 ? chunk : inFeatures;
+}
+
 bool TargetDesc::hasInt8Dot() const {
   // Halide has no VNNI feature of its own: the targets that imply it.
   using T = Halide::Target;

@@ -143,6 +143,12 @@ public:
   /// inputs (AmxTile::depth).
   bool usesAmxTiles(int64_t inFeatures) const;
 
+  /// Inputs per AMX sum of a GEMM over `inFeatures` of them
+  /// (usesAmxTiles): all of them, or for long ones chunks of 256 whose sums
+  /// are added in f32, so a chunk's panel of weights (64 outputs x 256
+  /// bf16, 32 KiB) stays in L1 while the task's row tiles read it.
+  int64_t amxInputChunk(int64_t inFeatures) const;
+
   /// i32 lanes of an integer dot product's accumulator vector
   /// (Precision::Int8): each lane sums 4 bytes' products per step (VNNI's
   /// vpdpbusd; pmaddwd pairs on AVX2), so a step reads 4 x lanes bytes of

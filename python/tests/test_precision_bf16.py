@@ -124,6 +124,37 @@ def test_linear_matches_bf16_reference(bf16_linears, output):
         assert worst(got, bad, scale) > 20 * TOL
 
 
+def test_long_linear_matches_bf16_reference(tmp_path):
+    """1280 inputs: on AMX (Sapphire Rapids) summed in tiles of 256 inputs
+    each, the tiles added in f32 (TargetDesc::amxInputChunk); elsewhere as
+    the shorter linears. The same bound holds: f32 summation of 1280
+    products, in another order."""
+    k, n = 1280, 64
+    (tmp_path / "long.attn").write_text(f"""\
+model long {{
+  dim B <= 4, S <= 64
+  input x : f32[B, S, {k}]
+  weight d.weight : f32[{n}, {k}]
+  weight d.bias : f32[{n}]
+  output y = linear(x, d)
+}}
+""")
+    rng = np.random.default_rng(7)
+    w = {"d.weight": (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32),
+         "d.bias": rng.standard_normal(n).astype(np.float32)}
+    st.save(str(tmp_path / "w.safetensors"), w)
+    lib = attnc.compile(tmp_path / "long.attn", tmp_path / "long.so", precision="bf16")
+    model = attnc.load(lib, weights=str(tmp_path / "w.safetensors"), threads=2)
+    x = rng.standard_normal((B, S, k)).astype(np.float32)
+    got = model(x=x)["y"]
+    args = (x, w["d.weight"], w["d.bias"])
+    want, scale = linear(*args, bf16_round)
+    assert worst(got, want, scale) <= TOL
+    for wrong in (lambda a: np.asarray(a, np.float64), bf16_truncate):
+        bad, _ = linear(*args, wrong)
+        assert worst(got, bad, scale) > 20 * TOL
+
+
 def test_rounding_ties_to_even(bf16_linears):
     """Inputs exactly halfway between two bf16 values round to the even one:
     1 + 2^-8 (halfway between 1 and 1 + 2^-7) to 1, 1 + 3 * 2^-8 to

@@ -31,7 +31,19 @@ void scheduleAmxTiles(Func out, Var task, Var rowLoop, GemmStage &g,
   // input rows stays in L1 while the panel's column tiles read it.
   Func sums = tiles.in();
   Var no("amx_no"), ni("amx_ni"), ro("amx_ro"), ri("amx_ri");
-  sums.compute_at(out, rowLoop)
+  // Inputs in chunks (GemmStage::amxChunks): the rows' f32 totals at the
+  // row loop, each chunk's tiles added in turn.
+  LoopLevel tilesAt(out, rowLoop);
+  if (g.amxChunks.defined()) {
+    Func total = g.amxChunks;
+    std::vector<Var> tv = total.args();
+    total.compute_at(out, rowLoop).vectorize(tv[0], cols);
+    std::vector<VarOrRVar> order(tv.begin(), tv.end());
+    order.push_back(g.chunks.x);
+    total.update().reorder(order).vectorize(tv[0], cols);
+    tilesAt = LoopLevel(total, g.chunks.x);
+  }
+  sums.compute_at(tilesAt)
       .align_bounds(v[0], cols)
       .bound_storage(v[0], panel)
       .align_bounds(v[1], rows)

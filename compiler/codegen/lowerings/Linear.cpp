@@ -46,16 +46,37 @@ static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
     // lie in memory: the bias is added after, and input r of the one
     // reduction is pair r / 2's member r % 2 on both sides.
     Func tiles(b.name("gemm_tiles"));
-    RDom r(0, int(k), b.name("k"));
+    int64_t chunk = b.target.amxInputChunk(k);
+    RDom r(0, int(chunk), b.name("k"));
     // Clamped at both ends: the schedule copies a task's panel, whose
     // bounds Halide infers loosely enough to step outside the weights.
     rhs(t, v[0], q) =
         cast(BFloat(16), w(t, v[0] % p, q, clamp(v[0] / p, 0, panels - 1)));
-    tiles(v) = 0.0f;
-    tiles(v) += cast(Float(32), lhs(b.args(rank, 0, r))) *
-                cast(Float(32), rhs(r % 2, v[0], r / 2));
-    gemm(v) = tiles(v) + bias;
+    // Chunk c's tile sums its inputs c * chunk + r.
+    Var c(b.name("chunk"));
+    std::vector<Var> tv = v;
+    Expr first = 0;
+    if (chunk < k) {
+      tv.push_back(c);
+      first = c * int(chunk);
+    }
+    tiles(tv) = 0.0f;
+    tiles(tv) += cast(Float(32), lhs(b.args(rank, 0, first + r))) *
+                 cast(Float(32), rhs(r % 2, v[0], first / 2 + r / 2));
     schedules::GemmStage stage{gemm, r, k, n, padded, lhs, rhs};
+    if (chunk < k) {
+      Func sum(b.name("gemm_chunks"));
+      RDom chunks(0, int(k / chunk), b.name("chunks"));
+      std::vector<Expr> at(v.begin(), v.end());
+      at.push_back(chunks);
+      sum(v) = 0.0f;
+      sum(v) += tiles(at);
+      gemm(v) = sum(v) + bias;
+      stage.amxChunks = sum;
+      stage.chunks = chunks;
+    } else {
+      gemm(v) = tiles(v) + bias;
+    }
     stage.bf16Pairs = true;
     stage.amxTiles = tiles;
     b.stages.stages.push_back(stage);

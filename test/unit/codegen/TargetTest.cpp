@@ -198,6 +198,12 @@ TEST(Target, AmxTilesOnlyOnSapphireRapids) {
   EXPECT_FALSE(zen4.hasAmx());
   EXPECT_FALSE(zen4.usesAmxTiles(768));
   EXPECT_FALSE(parse("x86-64-multi").baseline().usesAmxTiles(768));
+  // Long reductions in chunks of 256 inputs (whole tiles), short ones whole.
+  EXPECT_EQ(spr.amxInputChunk(3072), 256);
+  EXPECT_EQ(spr.amxInputChunk(1280), 256);
+  EXPECT_EQ(spr.amxInputChunk(768), 768);
+  EXPECT_EQ(spr.amxInputChunk(1024), 1024);
+  EXPECT_EQ(spr.amxInputChunk(1056), 1056);
   // One tile register holds 1 KiB: a tile's f32 sums and each operand's
   // 64-byte rows.
   EXPECT_EQ(4 * schedules::AmxTile::rows * schedules::AmxTile::cols, 1024);
