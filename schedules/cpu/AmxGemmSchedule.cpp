@@ -10,8 +10,12 @@
 // read from a buffer of its own: the bf16 input (computed at root, rows K
 // apart) and the task's weight panel, copied with each pair innermost
 // (the packed weights' panel index is one more term of their addresses,
-// which the pass does not accept). Both buffers are a constant `panel` of
-// outputs wide, so their rows are a constant stride apart.
+// which the pass does not accept). The panel's copy and the sums' buffer
+// are a constant `panel` of outputs wide, so their rows are a constant
+// stride apart. The pass takes one accumulator per loop (it refuses an
+// unrolled K loop and two tiles' loops fused), so each tile's multiplies
+// are one dependent chain: docs/performance.md, "AMX tiles on Sapphire
+// Rapids", has what that costs.
 //
 //===----------------------------------------------------------------------===//
 #include "schedules/cpu/AmxGemmSchedule.h"

@@ -225,26 +225,24 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
           padded ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards)
       .split(v[1], ro, ri, rowTile, TailStrategy::GuardWithIf)
       .split(ro, rb, rt, int(blockTiles), TailStrategy::GuardWithIf);
-  if (g.amxTiles.defined() && v.size() >= 3) {
-    // An AMX task copies its weight panel (AmxGemmSchedule.cpp), so it
-    // walks kAmxSequences sequences of its row block: BERT 8x128, 1
-    // thread, this copy once per sequence was ~110 MB a forward.
-    Var bo(v[2].name() + "_o"), bi(v[2].name() + "_i");
+  // An AMX task copies its weight panel (AmxGemmSchedule.cpp), so it walks
+  // kAmxSequences sequences of its row block: BERT 8x128, 1 thread, this
+  // copy once per sequence was ~110 MB a forward.
+  bool amxSequences = g.amxTiles.defined() && v.size() >= 3;
+  std::vector<Var> outer = v;
+  Var bo("amx_seq_o"), bi("amx_seq_i");
+  if (amxSequences) {
     f.split(v[2], bo, bi, kAmxSequences, TailStrategy::GuardWithIf)
-        .reorder(ni, ri, rt, bi, no, rb)
-        .fuse(no, rb, task)
-        .vectorize(ni, width);
-    std::vector<Var> outer = v;
+        .reorder(ni, ri, rt, bi, no, rb);
     outer[2] = bo;
-    Var tasks = parallelOver(f, task, outer);
-    scheduleAmxTiles(f, tasks, bi, g, target.gemmPanelWidth());
-    scheduleBf16Input(g, width);
-    return;
+  } else {
+    f.reorder(ni, ri, rt, no, rb);
   }
-  f.reorder(ni, ri, rt, no, rb).fuse(no, rb, task).vectorize(ni, width);
-  Var tasks = parallelOver(f, task, v);
+  f.fuse(no, rb, task).vectorize(ni, width);
+  Var tasks = parallelOver(f, task, outer);
   if (g.amxTiles.defined()) {
-    scheduleAmxTiles(f, tasks, tasks, g, target.gemmPanelWidth());
+    scheduleAmxTiles(f, tasks, amxSequences ? bi : tasks, g,
+                     target.gemmPanelWidth());
     scheduleBf16Input(g, width);
     return;
   }
