@@ -123,16 +123,21 @@ bool contains(const std::vector<std::string> &list, const std::string &s) {
   return false;
 }
 
+/// The dash-separated parts of one Halide target string.
+std::vector<std::string> targetParts(const std::string &target) {
+  std::stringstream stream(target);
+  std::vector<std::string> parts;
+  for (std::string part; std::getline(stream, part, '-');)
+    parts.push_back(part);
+  return parts;
+}
+
 } // namespace
 
 std::vector<std::string> baselineTargetParts(const std::string &targets) {
   // A multi-target library lists its targets most capable first; each of
   // its kernels runs the best one this CPU has, so it needs only the last.
-  std::stringstream target(targets.substr(targets.rfind(',') + 1));
-  std::vector<std::string> parts;
-  for (std::string part; std::getline(target, part, '-');)
-    parts.push_back(part);
-  return parts;
+  return targetParts(targets.substr(targets.rfind(',') + 1));
 }
 
 std::vector<std::string> missingCpuFeatures(const std::string &targets) {
@@ -156,9 +161,7 @@ bool cpuHas(const std::string &feature) {
 bool mayUseAmx(const std::string &targets) {
   std::stringstream list(targets);
   for (std::string target; std::getline(list, target, ',');)
-    if (target.rfind("x86-", 0) == 0 &&
-        ("-" + target + "-").find("-avx512_sapphirerapids-") !=
-            std::string::npos)
+    if (isX86(target) && contains(targetParts(target), "avx512_sapphirerapids"))
       return true;
   return false;
 }
