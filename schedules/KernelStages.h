@@ -44,22 +44,13 @@ struct GemmStage {
   /// under a vector of outputs (atomic: a sum) makes each pair's products
   /// one bf16 dot product in f32 (vdpbf16ps).
   bool bf16Pairs = false;
-  /// AMX tiles (TargetDesc::usesAmxTiles, bf16 pairs in a prefill):
-  /// amxTiles(n, rows...) sums from zero over the inputs `k.x` (input r is
-  /// pair r / 2's member r % 2), reading `input` and `weight(t, n, q)`
-  /// (member t of output n's pair q, bf16); `func` adds the bias. A
-  /// schedule computes amxTiles in AMX tile registers (AmxTile), whose
-  /// multiply takes its operands from memory: `input` and `weight` are
-  /// placed where a tile's rows are a constant stride apart. Undefined
-  /// otherwise.
-  Halide::Func amxTiles;
-  /// With inputs in chunks (TargetDesc::amxInputChunk), amxTiles has one
-  /// more dim, the chunk (after the rows), `k` runs over one chunk's
-  /// inputs, and amxChunks(n, rows...) sums the chunks' tiles over
-  /// `chunks` (f32, in order); `func` adds the bias to it. Undefined
-  /// otherwise.
-  Halide::Func amxChunks;
-  Halide::RDom chunks;
+  /// AMX (TargetDesc::usesAmxTiles, bf16 pairs in a prefill): amxGemm(n,
+  /// rows...) is an extern stage, the AMX micro-kernel
+  /// (compiler/driver/glue/amx.c), summing from zero `input` times the
+  /// packed weights, which it reads as stored; `func` adds the bias, and
+  /// `k` and `weight` are undefined. A schedule computes amxGemm at the
+  /// region a task of `func` needs. Undefined otherwise.
+  Halide::Func amxGemm;
 };
 
 /// A projection of int8 activations and i8 or 4-bit weights

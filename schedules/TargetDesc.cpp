@@ -1,6 +1,8 @@
 //===- schedules/TargetDesc.cpp - what kernels are built for --------------===//
 #include "schedules/TargetDesc.h"
 
+#include <algorithm>
+
 namespace attnc::schedules {
 
 const char *deviceName(Device device) {
@@ -88,11 +90,6 @@ bool TargetDesc::usesAmxTiles(int64_t inFeatures) const {
   return hasAmx() && inFeatures % AmxTile::depth == 0;
 }
 
-int64_t TargetDesc::amxInputChunk(int64_t inFeatures) const {
-  const int64_t chunk = 256;
-  return inFeatures > 4 * chunk && inFeatures % chunk == 0 ? chunk : inFeatures;
-}
-
 bool TargetDesc::hasInt8Dot() const {
   // Halide has no VNNI feature of its own: the targets that imply it.
   using T = Halide::Target;
@@ -163,6 +160,12 @@ int BuildTarget::int8PanelWidth() const {
   return schedule_ == ScheduleKind::Hand && precision_ == Precision::Int8
              ? baseline().int8PanelWidth()
              : 0;
+}
+
+bool BuildTarget::usesAmxKernel() const {
+  return precision_ == Precision::BF16 && weightPanelWidth() != 0 &&
+         std::any_of(variants_.begin(), variants_.end(),
+                     [](const TargetDesc &v) { return v.hasAmx(); });
 }
 
 } // namespace attnc::schedules

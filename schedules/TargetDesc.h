@@ -135,19 +135,13 @@ public:
   /// AMX (Advanced Matrix Extensions): tile registers and their bf16
   /// matrix multiply into f32 (tdpbf16ps), Halide's avx512_sapphirerapids
   /// target. --precision=bf16 prefills then compute their GEMMs in AmxTile
-  /// tiles (schedules/cpu/AmxGemmSchedule.cpp).
+  /// tiles (the micro-kernel compiler/driver/glue/amx.c).
   bool hasAmx() const;
 
   /// Whether a prefill GEMM of bf16 pairs over `inFeatures` inputs is built
   /// for AMX tiles (lowerings/Linear.cpp): an AMX target and whole tiles of
   /// inputs (AmxTile::depth).
   bool usesAmxTiles(int64_t inFeatures) const;
-
-  /// Inputs per AMX sum of a GEMM over `inFeatures` of them
-  /// (usesAmxTiles): all of them, or for long ones chunks of 256 whose sums
-  /// are added in f32, so a chunk's panel of weights (64 outputs x 256
-  /// bf16, 32 KiB) stays in L1 while the task's row tiles read it.
-  int64_t amxInputChunk(int64_t inFeatures) const;
 
   /// i32 lanes of an integer dot product's accumulator vector
   /// (Precision::Int8): each lane sums 4 bytes' products per step (VNNI's
@@ -235,6 +229,11 @@ public:
   /// pass pipeline packs i8 matrices into: the baseline's, for the hand
   /// schedule at Precision::Int8; 0 (kept [out, in]) otherwise.
   int int8PanelWidth() const;
+
+  /// Whether kernels may call the AMX micro-kernel
+  /// (compiler/driver/glue/amx.c), so the library must link it: bf16 pairs
+  /// (Precision::BF16, the hand schedule) for a variant with AMX.
+  bool usesAmxKernel() const;
 
 private:
   std::vector<TargetDesc> variants_;

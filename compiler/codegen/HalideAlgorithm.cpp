@@ -106,7 +106,7 @@ LogicalResult buildAlgorithm(KernelOp kernel,
     std::vector<Var> v = b.vars(rank);
     // Inlined into every reader: the widening is in registers, per load.
     wrapped(v) = widen(param(v), type);
-    b.define(arg, {wrapped, extents});
+    b.define(arg, {wrapped, extents, false, param});
   }
   const LoweringRegistry &lowerings = getLoweringRegistry();
   for (Operation &op : body.without_terminator()) {

@@ -28,6 +28,9 @@ struct Tensor {
   /// of it is defined), so it must be the pipeline's output itself, never
   /// copied out of a buffer of its own.
   bool inPlace = false;
+  /// For a kernel input, its buffer as stored (undefined otherwise): what an
+  /// extern stage reads without a copy.
+  Halide::ImageParam stored;
 };
 
 /// What a lowering sees of the kernel being built.

@@ -24,6 +24,9 @@ namespace path = llvm::sys::path;
 namespace attnc::driver {
 namespace {
 
+/// kGlueAmx: glue/amx.c, the AMX micro-kernel.
+#include "compiler/driver/AmxGlue.inc"
+
 class Linker {
 public:
   Linker(MLIRContext *context, const Plan &plan, ArrayRef<uint8_t> constants,
@@ -178,6 +181,11 @@ private:
     inputs.push_back(tmp.file("plan.c"));
     if (failed(writeFile(inputs.back(), emitPlanSource(plan, info))))
       return failure();
+    if (options.target.usesAmxKernel()) {
+      inputs.push_back(tmp.file("amx.c"));
+      if (failed(writeFile(inputs.back(), kGlueAmx)))
+        return failure();
+    }
     exportsMap = tmp.file("exports.map");
     if (failed(writeFile(exportsMap,
                          "{\n  global: " ATTN_MODEL_ENTRY_SYMBOL ";\n"

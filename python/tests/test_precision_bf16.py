@@ -125,10 +125,10 @@ def test_linear_matches_bf16_reference(bf16_linears, output):
 
 
 def test_long_linear_matches_bf16_reference(tmp_path):
-    """1280 inputs: on AMX (Sapphire Rapids) summed in tiles of 256 inputs
-    each, the tiles added in f32 (TargetDesc::amxInputChunk); elsewhere as
-    the shorter linears. The same bound holds: f32 summation of 1280
-    products, in another order."""
+    """1280 inputs: on AMX (Sapphire Rapids) 40 tile multiplies into each
+    sum tile (compiler/driver/glue/amx.c); elsewhere as the shorter
+    linears. The same bound holds: f32 summation of 1280 products, in
+    another order."""
     k, n = 1280, 64
     (tmp_path / "long.attn").write_text(f"""\
 model long {{

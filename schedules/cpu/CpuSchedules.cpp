@@ -11,7 +11,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "schedules/cpu/CpuSchedules.h"
-#include "schedules/cpu/AmxGemmSchedule.h"
 #include "schedules/cpu/QuantDotSchedule.h"
 #include "schedules/cpu/QuantGemmSchedule.h"
 
@@ -124,9 +123,6 @@ int gemvTile(int64_t features, const GemmStage &g, const TargetDesc &target,
   return nTile;
 }
 
-/// Sequences an AMX GEMM's task walks (see scheduleGemm).
-const int kAmxSequences = 4;
-
 /// Reduction steps per chunk: a chunk's kChunk x panel weights (64 KiB of
 /// f32 on AVX-512) stay in L1 while a task's row tiles run over it.
 const int kChunk = 256;
@@ -225,24 +221,12 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
           padded ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards)
       .split(v[1], ro, ri, rowTile, TailStrategy::GuardWithIf)
       .split(ro, rb, rt, int(blockTiles), TailStrategy::GuardWithIf);
-  // An AMX task copies its weight panel (AmxGemmSchedule.cpp), so it walks
-  // kAmxSequences sequences of its row block: BERT 8x128, 1 thread, this
-  // copy once per sequence was ~110 MB a forward.
-  bool amxSequences = g.amxTiles.defined() && v.size() >= 3;
-  std::vector<Var> outer = v;
-  Var bo("amx_seq_o"), bi("amx_seq_i");
-  if (amxSequences) {
-    f.split(v[2], bo, bi, kAmxSequences, TailStrategy::GuardWithIf)
-        .reorder(ni, ri, rt, bi, no, rb);
-    outer[2] = bo;
-  } else {
-    f.reorder(ni, ri, rt, no, rb);
-  }
-  f.fuse(no, rb, task).vectorize(ni, width);
-  Var tasks = parallelOver(f, task, outer);
-  if (g.amxTiles.defined()) {
-    scheduleAmxTiles(f, tasks, amxSequences ? bi : tasks, g,
-                     target.gemmPanelWidth());
+  f.reorder(ni, ri, rt, no, rb).fuse(no, rb, task).vectorize(ni, width);
+  Var tasks = parallelOver(f, task, v);
+  if (g.amxGemm.defined()) {
+    // The AMX micro-kernel sums the task's block (its rows of one panel),
+    // the bias and epilogue added as the task stores it.
+    g.amxGemm.compute_at(f, tasks);
     scheduleBf16Input(g, width);
     return;
   }
@@ -652,8 +636,8 @@ void scheduleHand(KernelStages &s, const TargetDesc &desc) {
                                    last ? decodeBatch(s) : Expr());
               else
                 scheduleGemm(out, vars, features, g, desc, width,
-                             g.amxTiles.defined() ? AmxTile::rows
-                                                  : desc.gemmRowTile());
+                             g.amxGemm.defined() ? AmxTile::rows
+                                                 : desc.gemmRowTile());
             },
             [&](NormStage &n) { scheduleNorm(out, vars, n, target, width); },
             [&](AttentionStage &a) { scheduleAttention(out, vars, a, desc); },

@@ -11,17 +11,21 @@ using namespace Halide;
 
 namespace attnc::codegen {
 
+/// The AMX micro-kernel's symbol (compiler/driver/glue/amx.c).
+static const char *const kAmxGemmSymbol = "attn_amx_bf16_gemm";
+
 /// bf16 pairs of inputs (attnc --precision=bf16): the weight is [out / p,
 /// in / 2, p, 2] bf16 (w(t, n % p, q, n / p) holds input 2q + t of output
 /// n), the input is rounded to bf16 as the weights were at load (to nearest,
 /// ties to even; HalfBits.h), and each pair's two products are summed in
 /// f32 (the pattern of AVX512_BF16's vdpbf16ps once a schedule vectorizes
 /// the pair, `t`, under a vector of outputs). A prefill for AMX
-/// (TargetDesc::usesAmxTiles) sums from zero over one reduction instead,
-/// the form Halide turns into tile multiplies (GemmStage::amxTiles).
+/// (TargetDesc::usesAmxTiles) calls the AMX micro-kernel instead
+/// (GemmStage::amxGemm).
 static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
-  Func w = b.get(op.getWeight()).func;
+  const Tensor &weights = b.get(op.getWeight());
+  Func w = weights.func;
   size_t rank = in.extents.size();
   int64_t k = op.getInFeatures(), n = op.getOutFeatures();
   auto wtype = op.getWeight().getType();
@@ -41,44 +45,20 @@ static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
   Expr bias = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
-  if (b.target.usesAmxTiles(k) && !b.stages.fewRows) {
-    // AMX's multiply sums a tile from zero, its operands loaded as they
-    // lie in memory: the bias is added after, and input r of the one
-    // reduction is pair r / 2's member r % 2 on both sides.
-    Func tiles(b.name("gemm_tiles"));
-    int64_t chunk = b.target.amxInputChunk(k);
-    RDom r(0, int(chunk), b.name("k"));
-    // Clamped at both ends: the schedule copies a task's panel, whose
-    // bounds Halide infers loosely enough to step outside the weights.
-    rhs(t, v[0], q) =
-        cast(BFloat(16), w(t, v[0] % p, q, clamp(v[0] / p, 0, panels - 1)));
-    // Chunk c's tile sums its inputs c * chunk + r.
-    Var c(b.name("chunk"));
-    std::vector<Var> tv = v;
-    Expr first = 0;
-    if (chunk < k) {
-      tv.push_back(c);
-      first = c * int(chunk);
-    }
-    tiles(tv) = 0.0f;
-    tiles(tv) += cast(Float(32), lhs(b.args(rank, 0, first + r))) *
-                 cast(Float(32), rhs(r % 2, v[0], first / 2 + r / 2));
-    schedules::GemmStage stage{gemm, r, k, n, padded, lhs, rhs};
-    if (chunk < k) {
-      Func sum(b.name("gemm_chunks"));
-      RDom chunks(0, int(k / chunk), b.name("chunks"));
-      std::vector<Expr> at(v.begin(), v.end());
-      at.push_back(chunks);
-      sum(v) = 0.0f;
-      sum(v) += tiles(at);
-      gemm(v) = sum(v) + bias;
-      stage.amxChunks = sum;
-      stage.chunks = chunks;
-    } else {
-      gemm(v) = tiles(v) + bias;
-    }
+  if (b.target.usesAmxTiles(k) && !b.stages.fewRows &&
+      weights.stored.defined()) {
+    // AMX's multiplies, in the micro-kernel every library for such a
+    // target links (compiler/driver/glue/amx.c): the sums from zero, the
+    // bias added after. It reads the bf16 input and the packed weights as
+    // they lie in memory.
+    Func amx(b.name("gemm_amx"));
+    amx.define_extern(kAmxGemmSymbol,
+                      {lhs, weights.stored.parameter(), Expr(int32_t(k))},
+                      Float(32), v, NameMangling::C);
+    gemm(v) = amx(v) + bias;
+    schedules::GemmStage stage{gemm, RDom(), k, n, padded, lhs, Func()};
     stage.bf16Pairs = true;
-    stage.amxTiles = tiles;
+    stage.amxGemm = amx;
     b.stages.stages.push_back(stage);
     b.define(op.getResult(), {gemm, extents});
     return success();

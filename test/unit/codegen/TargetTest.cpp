@@ -198,12 +198,18 @@ TEST(Target, AmxTilesOnlyOnSapphireRapids) {
   EXPECT_FALSE(zen4.hasAmx());
   EXPECT_FALSE(zen4.usesAmxTiles(768));
   EXPECT_FALSE(parse("x86-64-multi").baseline().usesAmxTiles(768));
-  // Long reductions in chunks of 256 inputs (whole tiles), short ones whole.
-  EXPECT_EQ(spr.amxInputChunk(3072), 256);
-  EXPECT_EQ(spr.amxInputChunk(1280), 256);
-  EXPECT_EQ(spr.amxInputChunk(768), 768);
-  EXPECT_EQ(spr.amxInputChunk(1024), 1024);
-  EXPECT_EQ(spr.amxInputChunk(1056), 1056);
+  // Libraries link the AMX micro-kernel only where a bf16 GEMM may call it:
+  // a variant with AMX, hand-scheduled bf16 pairs.
+  EXPECT_TRUE(sprTarget.withPrecision(schedules::Precision::BF16).usesAmxKernel());
+  EXPECT_TRUE(parse("x86-64-linux-avx512_sapphirerapids,"
+                    "x86-64-linux-avx512_zen4")
+                  .withPrecision(schedules::Precision::BF16)
+                  .usesAmxKernel());
+  EXPECT_FALSE(sprTarget.usesAmxKernel());
+  EXPECT_FALSE(zen4Target.withPrecision(schedules::Precision::BF16).usesAmxKernel());
+  EXPECT_FALSE(parse("x86-64-linux-avx512_sapphirerapids", ScheduleKind::Naive)
+                   .withPrecision(schedules::Precision::BF16)
+                   .usesAmxKernel());
   // One tile register holds 1 KiB: a tile's f32 sums and each operand's
   // 64-byte rows.
   EXPECT_EQ(4 * schedules::AmxTile::rows * schedules::AmxTile::cols, 1024);

@@ -1,0 +1,218 @@
+// The AMX micro-kernel of --precision=bf16 prefill GEMMs on Sapphire Rapids
+// (TargetDesc::usesAmxTiles), an extern stage of the kernels that call it
+// (lowerings/Linear.cpp): out(n, m, ...) = sum over k of in(k, m, ...) *
+// w(k, n), bf16 products summed in f32.
+//
+// Halide 21's own AMX lowering takes one accumulator tile per loop, so each
+// multiply waited for the one before it (16-19% of the AMX peak). Here two
+// tiles of rows by two tiles of columns are summed together: four
+// independent accumulators, each operand tile read for two multiplies.
+//
+// attnc compiles this file into each library that may run it; a Sapphire
+// Rapids CPU's kernels alone call it, after the runtime asked Linux for the
+// tile state (runtime/src/cpu.cpp).
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "HalideRuntime.h"
+
+#define ATTN_AMX __attribute__((target("amx-tile,amx-bf16")))
+
+enum { kRows = 16, kCols = 16, kDepth = 32 };
+
+// ldtilecfg's operand, palette 1.
+typedef struct {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} attn_amx_config;
+
+// Tiles: sums C(i, j) = 2i + j, inputs A(i) = 4 + i, weights B(j) = 6 + j.
+// A block of 1-2 row tiles by 1-2 column tiles; edge tiles hold fewer rows
+// or columns, set in the configuration.
+typedef struct {
+  const uint8_t *a[2];  // the block's first input row of each row tile
+  const uint8_t *b[2];  // its column tiles' first pair row
+  float *c[2][2];       // where each sum tile is stored
+  size_t lda, ldb, ldc; // bytes between rows
+  size_t steps;         // kDepth inputs each
+  size_t bStep;         // bytes between one step's weight rows and the next
+} attn_amx_block;
+
+// One block of `na` x `nb` tiles; the tile numbers must be constants.
+#define ATTN_AMX_BLOCK(na, nb)                                                 \
+  ATTN_AMX static void attn_amx_block_##na##nb(const attn_amx_block *k) {      \
+    _tile_zero(0);                                                             \
+    if (nb > 1)                                                                \
+      _tile_zero(1);                                                           \
+    if (na > 1)                                                                \
+      _tile_zero(2);                                                           \
+    if (na > 1 && nb > 1)                                                      \
+      _tile_zero(3);                                                           \
+    const uint8_t *a0 = k->a[0], *a1 = k->a[1], *b0 = k->b[0], *b1 = k->b[1];  \
+    for (size_t s = 0; s < k->steps; ++s) {                                    \
+      _tile_loadd(4, a0, k->lda);                                              \
+      _tile_loadd(6, b0, k->ldb);                                              \
+      if (nb > 1)                                                              \
+        _tile_loadd(7, b1, k->ldb);                                            \
+      _tile_dpbf16ps(0, 4, 6);                                                 \
+      if (nb > 1)                                                              \
+        _tile_dpbf16ps(1, 4, 7);                                               \
+      if (na > 1) {                                                            \
+        _tile_loadd(5, a1, k->lda);                                            \
+        _tile_dpbf16ps(2, 5, 6);                                               \
+        if (nb > 1)                                                            \
+          _tile_dpbf16ps(3, 5, 7);                                             \
+      }                                                                        \
+      a0 += 2 * kDepth;                                                        \
+      a1 += 2 * kDepth;                                                        \
+      b0 += k->bStep;                                                          \
+      b1 += k->bStep;                                                          \
+    }                                                                          \
+    _tile_stored(0, k->c[0][0], k->ldc);                                       \
+    if (nb > 1)                                                                \
+      _tile_stored(1, k->c[0][1], k->ldc);                                     \
+    if (na > 1)                                                                \
+      _tile_stored(2, k->c[1][0], k->ldc);                                     \
+    if (na > 1 && nb > 1)                                                      \
+      _tile_stored(3, k->c[1][1], k->ldc);                                     \
+  }
+ATTN_AMX_BLOCK(1, 1)
+ATTN_AMX_BLOCK(1, 2)
+ATTN_AMX_BLOCK(2, 1)
+ATTN_AMX_BLOCK(2, 2)
+
+// Loads the configuration of tiles of `rows` rows and `cols` columns,
+// unless it is the one loaded.
+ATTN_AMX static void attn_amx_configure(attn_amx_config *now, const int rows[2],
+                                        const int cols[2]) {
+  attn_amx_config want;
+  memset(&want, 0, sizeof want);
+  want.palette = 1;
+  for (int i = 0; i < 2; ++i) {
+    want.rows[4 + i] = (uint8_t)rows[i];
+    want.colsb[4 + i] = rows[i] ? 2 * kDepth : 0;
+    want.rows[6 + i] = cols[i] ? kDepth / 2 : 0;
+    want.colsb[6 + i] = (uint16_t)(4 * cols[i]);
+    for (int j = 0; j < 2; ++j) {
+      int used = rows[i] && cols[j];
+      want.rows[2 * i + j] = used ? (uint8_t)rows[i] : 0;
+      want.colsb[2 * i + j] = used ? (uint16_t)(4 * cols[j]) : 0;
+    }
+  }
+  if (memcmp(&want, now, sizeof want) == 0)
+    return;
+  *now = want;
+  _tile_loadconfig(now);
+}
+
+static int attn_amx_is_query(const halide_buffer_t *b) {
+  return b->host == NULL && b->device == 0;
+}
+
+// in: bf16 [rows..., K] (Halide's dims k, m, ...); w: the packed bf16 pairs
+// [panels, K / 2, p, 2] (dims t, n % p, q, n / p), p a multiple of kCols;
+// out: f32 (dims n, m, ...), the same dims after the first as `in`. K is a
+// multiple of kDepth. Returns -1 for buffers not so laid out (the runtime
+// passes them dense; attnc declares them so).
+ATTN_AMX int attn_amx_bf16_gemm(halide_buffer_t *in, halide_buffer_t *w,
+                                int32_t k, halide_buffer_t *out) {
+  int dims = out->dimensions;
+  if (attn_amx_is_query(in) || attn_amx_is_query(w)) {
+    if (attn_amx_is_query(in)) {
+      in->dim[0].min = 0;
+      in->dim[0].extent = k;
+      for (int d = 1; d < dims; ++d) {
+        in->dim[d].min = out->dim[d].min;
+        in->dim[d].extent = out->dim[d].extent;
+      }
+    }
+    // The weights are an input of the kernel, never a query in practice.
+    return attn_amx_is_query(w) ? -1 : 0;
+  }
+  if (in->dimensions != dims || dims < 2 || w->dimensions != 4 ||
+      in->type.bits != 16 || w->type.bits != 16 || out->type.bits != 32 ||
+      in->dim[0].stride != 1 || in->dim[0].min > 0 ||
+      in->dim[0].min + in->dim[0].extent < k || w->dim[0].stride != 1 ||
+      w->dim[1].stride != 2 || w->dim[1].extent % kCols != 0 ||
+      out->dim[0].stride != 1 || k % kDepth != 0)
+    return -1;
+  int p = w->dim[1].extent;
+  size_t lda = (size_t)in->dim[1].stride * 2,
+         ldc = (size_t)out->dim[1].stride * 4;
+  size_t ldb = (size_t)w->dim[2].stride * 2;
+  int nMin = out->dim[0].min, nEnd = nMin + out->dim[0].extent;
+  int mMin = out->dim[1].min, mEnd = mMin + out->dim[1].extent;
+  if (nMin < 0 || nEnd > p * (w->dim[3].min + w->dim[3].extent) ||
+      w->dim[3].min > nMin / p || w->dim[2].min > 0 ||
+      w->dim[2].min + w->dim[2].extent < k / 2)
+    return -1;
+  // Every index of the dims after the first two: sequences of rows.
+  int64_t outer = 1;
+  for (int d = 2; d < dims; ++d)
+    outer *= out->dim[d].extent;
+  attn_amx_config now;
+  memset(&now, 0, sizeof now);
+  for (int64_t o = 0; o < outer; ++o) {
+    const uint8_t *inRows = in->host;
+    uint8_t *outRows = out->host;
+    int64_t rest = o;
+    for (int d = 2; d < dims; ++d) {
+      int64_t i = rest % out->dim[d].extent + out->dim[d].min;
+      rest /= out->dim[d].extent;
+      inRows += (i - in->dim[d].min) * (int64_t)in->dim[d].stride * 2;
+      outRows += (i - out->dim[d].min) * (int64_t)out->dim[d].stride * 4;
+    }
+    for (int m = mMin; m < mEnd; m += 2 * kRows) {
+      int rows[2] = {mEnd - m < kRows ? mEnd - m : kRows, 0};
+      if (mEnd - m > kRows)
+        rows[1] = mEnd - m - kRows < kRows ? mEnd - m - kRows : kRows;
+      attn_amx_block blk;
+      blk.lda = lda;
+      blk.ldb = ldb;
+      blk.ldc = ldc;
+      blk.steps = (size_t)k / kDepth;
+      blk.bStep = ldb * (kDepth / 2);
+      blk.a[0] = inRows + (int64_t)(m - in->dim[1].min) * (int64_t)lda -
+                 (int64_t)in->dim[0].min * 2;
+      blk.a[1] = blk.a[0] + kRows * lda;
+      // Column tiles end at multiples of kCols, so none straddles panels.
+      for (int n = nMin; n < nEnd;) {
+        int cols[2] = {0, 0}, at[2] = {n, 0};
+        cols[0] = (n / kCols + 1) * kCols - n;
+        if (cols[0] > nEnd - n)
+          cols[0] = nEnd - n;
+        n += cols[0];
+        if (n < nEnd) {
+          at[1] = n;
+          cols[1] = nEnd - n < kCols ? nEnd - n : kCols;
+          n += cols[1];
+        }
+        for (int j = 0; j < 2; ++j) {
+          int64_t c = at[j];
+          int64_t pairs = (c / p - w->dim[3].min) * w->dim[3].stride +
+                          (c % p - w->dim[1].min) * w->dim[1].stride -
+                          (int64_t)w->dim[2].min * w->dim[2].stride;
+          blk.b[j] = w->host + 2 * pairs;
+          for (int i = 0; i < 2; ++i)
+            blk.c[i][j] =
+                (float *)(outRows + (int64_t)(m + i * kRows - out->dim[1].min) *
+                                        (int64_t)ldc) +
+                (c - nMin);
+        }
+        attn_amx_configure(&now, rows, cols);
+        if (rows[1] && cols[1])
+          attn_amx_block_22(&blk);
+        else if (rows[1])
+          attn_amx_block_21(&blk);
+        else if (cols[1])
+          attn_amx_block_12(&blk);
+        else
+          attn_amx_block_11(&blk);
+      }
+    }
+  }
+  _tile_release();
+  return 0;
+}
