@@ -44,13 +44,17 @@ struct GemmStage {
   /// under a vector of outputs (atomic: a sum) makes each pair's products
   /// one bf16 dot product in f32 (vdpbf16ps).
   bool bf16Pairs = false;
-  /// AMX (TargetDesc::usesAmxTiles, bf16 pairs in a prefill): amxGemm(n,
-  /// rows...) is an extern stage, the AMX micro-kernel
-  /// (compiler/driver/glue/amx.c), summing from zero `input` times the
-  /// packed weights, which it reads as stored; `func` adds the bias, and
-  /// `k` and `weight` are undefined. A schedule computes amxGemm at the
-  /// region a task of `func` needs. Undefined otherwise.
+  /// AMX (TargetDesc::usesAmxTiles, bf16 pairs): amxGemm(n, rows...) is an
+  /// extern stage, the AMX micro-kernel (compiler/driver/glue/amx.c),
+  /// summing from zero `input` times the packed weights, which it reads as
+  /// stored. In a prefill `func` adds the bias to it, and `k` and `weight`
+  /// are undefined; a schedule computes amxGemm at the region a task of
+  /// `func` needs. In a decode step `func` is the GEMV form as without
+  /// AMX, and the op's result takes amxGemm (plus the bias) where
+  /// `amxWhen` holds (enough sequences), `func` elsewhere: a schedule
+  /// specializes on `amxWhen`. Undefined otherwise.
   Halide::Func amxGemm;
+  Halide::Expr amxWhen;
 };
 
 /// A projection of int8 activations and i8 or 4-bit weights

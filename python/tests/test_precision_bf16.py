@@ -193,7 +193,8 @@ def test_python_forwards_precision(tmp_path):
 
 # A decoder: its decode kernels take the GEMV path (one row per sequence)
 # and, from 6 sequences on, tiles of sequences (CpuSchedules.cpp,
-# scheduleDecodeGemm), both over bf16 pairs.
+# scheduleDecodeGemm), both over bf16 pairs; on AMX the micro-kernel, the
+# sequences a tile's rows (scheduleAmxDecodeGemm).
 D, F, V, H, L = 64, 128, 48, 4, 32
 DECODER = f"""\
 model dec {{
@@ -252,15 +253,16 @@ def logits(model, ids, prompt):
 # Decode steps read the same bf16 pairs and round their inputs as the
 # prefill does, so they agree with it up to f32 summation order: without AMX
 # (AMD Zen 4) bit-identical, the f32 library's decode and prefill 4e-7 of the
-# largest logit apart. With AMX (Sapphire Rapids) the prefill's tiles sum in
-# another order than the decode's vdpbf16ps, so a linear's f32 input may
-# differ by an ulp and round to the neighbouring bf16 (2^-8 of it) now and
-# then, which moves that position's logits: over 12 batches of 1-8
-# sequences, 2 of 7-56 positions per batch moved by 1.2e-4 and 5.5e-4 of the
-# largest logit; the median logit moved by 3e-8, the rest by at most 3e-7.
-# A decode that computed in f32 moves the median by 6e-4 to 8e-4 and 99% of
-# logits by more than DECODE_TOL; one that read the pairs in another order
-# moves them all by far more.
+# largest logit apart. With AMX (Sapphire Rapids) both sum on tiles (the
+# micro-kernel, whose sums do not depend on a tile's other rows), so their
+# GEMMs agree; the attention's f32 sums run in another order, so a linear's
+# input may differ by an ulp and round to the neighbouring bf16 (2^-8 of it)
+# now and then, which moves that position's logits: over 12 batches of 1-12
+# sequences, 1 of 546 positions moved, by 1.4e-4 of the largest logit, the
+# median by 0 (with the decode's GEMMs on FMAs, session 30: 2 positions, up
+# to 5.5e-4). A decode that computed in f32 moves the median by 6e-4 to
+# 8e-4 and 99% of logits by more than DECODE_TOL; one that read the pairs in
+# another order moves them all by far more.
 DECODE_TOL = 1e-5
 # Positions a rounding flip may move, and how far (3x the largest seen).
 DECODE_FLIPPED = 0.1

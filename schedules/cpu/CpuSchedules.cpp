@@ -223,7 +223,7 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
       .split(ro, rb, rt, int(blockTiles), TailStrategy::GuardWithIf);
   f.reorder(ni, ri, rt, no, rb).fuse(no, rb, task).vectorize(ni, width);
   Var tasks = parallelOver(f, task, v);
-  if (g.amxGemm.defined()) {
+  if (g.amxGemm.defined() && !g.amxWhen.defined()) {
     // The AMX micro-kernel sums the task's block (its rows of one panel),
     // the bias and epilogue added as the task stores it.
     g.amxGemm.compute_at(f, tasks);
@@ -243,6 +243,34 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   update.vectorize(v[0], width).unroll(v[0]).unroll(rti);
   scheduleGroupSums(gemm, ki, g, width);
   scheduleBf16Input(g, width);
+}
+
+/// A decode step's GEMM on AMX (GemmStage::amxGemm), where enough
+/// sequences make it pay (GemmStage::amxWhen): each task one GEMV tile of
+/// outputs for every sequence, the micro-kernel's tile rows being the
+/// sequences, so each weight tile is loaded once per step for all of them.
+/// Fewer sequences take the GEMVs (scheduleGemm), which read the weights
+/// at the memory's pace: with the micro-kernel at B = 1 too, GPT-2 small's
+/// step took 15.8-18.7 against 13.9-14.9 ms (2 threads, Sapphire Rapids).
+/// At B = 8 and 32 the AMX steps take 0.47 and 0.40 of the GEMVs' and
+/// tiles of sequences' time (docs/performance.md, "bf16 decode on AMX").
+void scheduleAmxDecodeGemm(Func f, const std::vector<Var> &v, int64_t features,
+                           GemmStage &g, const TargetDesc &target, int width) {
+  int nTile = gemvTile(features, g, target, width);
+  // The tiles of outputs loop under the name of scheduleGemm's tasks, so
+  // each producer has its loop in both specializations (Halide skips the
+  // one the select does not read).
+  Var no("no"), ni("ni"), tasks(v[2].name() + "_task");
+  f.specialize(g.amxWhen)
+      .split(v[0], no, ni, nTile,
+             paddedPanels(features, g) ? TailStrategy::GuardWithIf
+                                       : TailStrategy::ShiftInwards)
+      .reorder(ni, v[1], v[2], no)
+      .rename(no, tasks)
+      .vectorize(ni, width)
+      .parallel(tasks);
+  g.amxGemm.compute_at(f, tasks);
+  scheduleGemm(f, v, features, g, target, width, 1);
 }
 
 /// B of a decode kernel whose output is [B, S, N]: the sequences its
@@ -270,6 +298,10 @@ Expr decodeBatch(const KernelStages &s) {
 void scheduleDecodeGemm(Func f, const std::vector<Var> &v, int64_t features,
                         GemmStage &g, const TargetDesc &target, int width,
                         Expr batch) {
+  if (g.amxWhen.defined()) {
+    scheduleAmxDecodeGemm(f, v, features, g, target, width);
+    return;
+  }
   int tile = target.gemmRowTile();
   if (batch.defined() && v.size() == 3 && tile > 1) {
     Expr many = batch >= tile;

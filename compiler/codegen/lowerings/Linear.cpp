@@ -45,16 +45,21 @@ static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
   Expr bias = op.getBias() ? b.get(op.getBias()).func(biasAt) : Expr(0.0f);
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
-  if (b.target.usesAmxTiles(k) && !b.stages.fewRows &&
-      weights.stored.defined()) {
-    // AMX's multiplies, in the micro-kernel every library for such a
-    // target links (compiler/driver/glue/amx.c): the sums from zero, the
-    // bias added after. It reads the bf16 input and the packed weights as
-    // they lie in memory.
-    Func amx(b.name("gemm_amx"));
+  // AMX's multiplies, in the micro-kernel every library for such a target
+  // links (compiler/driver/glue/amx.c): the sums from zero, the bias added
+  // after. It reads the bf16 input and the packed weights as they lie in
+  // memory. A prefill always takes it; a decode step ([B, 1, K]) from
+  // gemmRowTile sequences on, one tile row per sequence, and the GEMVs
+  // below for fewer.
+  Func amx;
+  if (b.target.usesAmxTiles(k) && weights.stored.defined() &&
+      (!b.stages.fewRows || rank == 3)) {
+    amx = Func(b.name("gemm_amx"));
     amx.define_extern(kAmxGemmSymbol,
                       {lhs, weights.stored.parameter(), Expr(int32_t(k))},
                       Float(32), v, NameMangling::C);
+  }
+  if (amx.defined() && !b.stages.fewRows) {
     gemm(v) = amx(v) + bias;
     schedules::GemmStage stage{gemm, RDom(), k, n, padded, lhs, Func()};
     stage.bf16Pairs = true;
@@ -73,8 +78,15 @@ static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
              cast(Float(32), rhs(v[0], r.x, r.y));
   schedules::GemmStage stage{gemm, r, k, n, padded, lhs, rhs};
   stage.bf16Pairs = true;
+  Func result = gemm;
+  if (amx.defined()) {
+    stage.amxGemm = amx;
+    stage.amxWhen = in.extents[2] >= b.target.gemmRowTile();
+    result = Func(b.name("gemm_or_amx"));
+    result(v) = select(stage.amxWhen, amx(v) + bias, gemm(v));
+  }
   b.stages.stages.push_back(stage);
-  b.define(op.getResult(), {gemm, extents});
+  b.define(op.getResult(), {result, extents});
   return success();
 }
 

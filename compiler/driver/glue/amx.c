@@ -114,8 +114,11 @@ static int attn_amx_is_query(const halide_buffer_t *b) {
 // in: bf16 [rows..., K] (Halide's dims k, m, ...); w: the packed bf16 pairs
 // [panels, K / 2, p, 2] (dims t, n % p, q, n / p), p a multiple of kCols;
 // out: f32 (dims n, m, ...), the same dims after the first as `in`. K is a
-// multiple of kDepth. Returns -1 for buffers not so laid out (the runtime
-// passes them dense; attnc declares them so).
+// multiple of kDepth. A tile's rows run along the first of the dims after
+// the first that has more than one index (a prefill's positions; a decode's
+// sequences, one position each), the others outside. Returns -1 for
+// buffers not so laid out (the runtime passes them dense; attnc declares
+// them so).
 ATTN_AMX int attn_amx_bf16_gemm(halide_buffer_t *in, halide_buffer_t *w,
                                 int32_t k, halide_buffer_t *out) {
   int dims = out->dimensions;
@@ -138,27 +141,33 @@ ATTN_AMX int attn_amx_bf16_gemm(halide_buffer_t *in, halide_buffer_t *w,
       w->dim[1].stride != 2 || w->dim[1].extent % kCols != 0 ||
       out->dim[0].stride != 1 || k % kDepth != 0)
     return -1;
+  int rowDim = 1;
+  while (rowDim + 1 < dims && out->dim[rowDim].extent == 1)
+    ++rowDim;
   int p = w->dim[1].extent;
-  size_t lda = (size_t)in->dim[1].stride * 2,
-         ldc = (size_t)out->dim[1].stride * 4;
+  size_t lda = (size_t)in->dim[rowDim].stride * 2,
+         ldc = (size_t)out->dim[rowDim].stride * 4;
   size_t ldb = (size_t)w->dim[2].stride * 2;
   int nMin = out->dim[0].min, nEnd = nMin + out->dim[0].extent;
-  int mMin = out->dim[1].min, mEnd = mMin + out->dim[1].extent;
+  int mMin = out->dim[rowDim].min, mEnd = mMin + out->dim[rowDim].extent;
   if (nMin < 0 || nEnd > p * (w->dim[3].min + w->dim[3].extent) ||
       w->dim[3].min > nMin / p || w->dim[2].min > 0 ||
       w->dim[2].min + w->dim[2].extent < k / 2)
     return -1;
-  // Every index of the dims after the first two: sequences of rows.
+  // Every index of the other dims after the first.
   int64_t outer = 1;
-  for (int d = 2; d < dims; ++d)
-    outer *= out->dim[d].extent;
+  for (int d = 1; d < dims; ++d)
+    if (d != rowDim)
+      outer *= out->dim[d].extent;
   attn_amx_config now;
   memset(&now, 0, sizeof now);
   for (int64_t o = 0; o < outer; ++o) {
     const uint8_t *inRows = in->host;
     uint8_t *outRows = out->host;
     int64_t rest = o;
-    for (int d = 2; d < dims; ++d) {
+    for (int d = 1; d < dims; ++d) {
+      if (d == rowDim)
+        continue;
       int64_t i = rest % out->dim[d].extent + out->dim[d].min;
       rest /= out->dim[d].extent;
       inRows += (i - in->dim[d].min) * (int64_t)in->dim[d].stride * 2;
@@ -174,7 +183,7 @@ ATTN_AMX int attn_amx_bf16_gemm(halide_buffer_t *in, halide_buffer_t *w,
       blk.ldc = ldc;
       blk.steps = (size_t)k / kDepth;
       blk.bStep = ldb * (kDepth / 2);
-      blk.a[0] = inRows + (int64_t)(m - in->dim[1].min) * (int64_t)lda -
+      blk.a[0] = inRows + (int64_t)(m - in->dim[rowDim].min) * (int64_t)lda -
                  (int64_t)in->dim[0].min * 2;
       blk.a[1] = blk.a[0] + kRows * lda;
       // Column tiles end at multiples of kCols, so none straddles panels.
@@ -196,10 +205,10 @@ ATTN_AMX int attn_amx_bf16_gemm(halide_buffer_t *in, halide_buffer_t *w,
                           (int64_t)w->dim[2].min * w->dim[2].stride;
           blk.b[j] = w->host + 2 * pairs;
           for (int i = 0; i < 2; ++i)
-            blk.c[i][j] =
-                (float *)(outRows + (int64_t)(m + i * kRows - out->dim[1].min) *
-                                        (int64_t)ldc) +
-                (c - nMin);
+            blk.c[i][j] = (float *)(outRows + (int64_t)(m + i * kRows -
+                                                        out->dim[rowDim].min) *
+                                                  (int64_t)ldc) +
+                          (c - nMin);
         }
         attn_amx_configure(&now, rows, cols);
         if (rows[1] && cols[1])
