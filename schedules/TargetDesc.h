@@ -138,9 +138,10 @@ public:
   /// tiles (the micro-kernel compiler/driver/glue/amx.c).
   bool hasAmx() const;
 
-  /// Whether a prefill GEMM of bf16 pairs over `inFeatures` inputs is built
-  /// for AMX tiles (lowerings/Linear.cpp): an AMX target and whole tiles of
-  /// inputs (AmxTile::depth).
+  /// Whether a GEMM of bf16 pairs over `inFeatures` inputs is built for AMX
+  /// tiles (lowerings/Linear.cpp; a decode step's from gemmRowTile
+  /// sequences on): an AMX target and whole tiles of inputs
+  /// (AmxTile::depth).
   bool usesAmxTiles(int64_t inFeatures) const;
 
   /// i32 lanes of an integer dot product's accumulator vector
@@ -184,7 +185,8 @@ private:
 
 /// The shape of one AMX multiply (tdpbf16ps): `rows` x `cols` f32 sums,
 /// each over `depth` bf16 inputs; every operand row is 64 bytes, the most a
-/// tile register holds.
+/// tile register holds. compiler/driver/glue/amx.c's kRows, kCols and
+/// kDepth are the same numbers.
 struct AmxTile {
   static constexpr int rows = 16;
   static constexpr int cols = 16;
