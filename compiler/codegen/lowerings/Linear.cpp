@@ -19,9 +19,10 @@ static const char *const kAmxGemmSymbol = "attn_amx_bf16_gemm";
 /// n), the input is rounded to bf16 as the weights were at load (to nearest,
 /// ties to even; HalfBits.h), and each pair's two products are summed in
 /// f32 (the pattern of AVX512_BF16's vdpbf16ps once a schedule vectorizes
-/// the pair, `t`, under a vector of outputs). A prefill for AMX
-/// (TargetDesc::usesAmxTiles) calls the AMX micro-kernel instead
-/// (GemmStage::amxGemm).
+/// the pair, `t`, under a vector of outputs). For AMX
+/// (TargetDesc::usesAmxTiles) a prefill calls the AMX micro-kernel instead,
+/// and a decode step does where it has enough sequences (GemmStage::amxGemm,
+/// amxWhen).
 static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
   const Tensor &in = b.get(op.getInput());
   const Tensor &weights = b.get(op.getWeight());
