@@ -143,16 +143,19 @@ struct InOutToPanels : OpRewritePattern<LinearOp> {
       return rewriter.notifyMatchFailure(op, "quantized, kept [out, in]");
     auto wtype = op.getWeight().getType();
     int64_t in = wtype.getDimSize(0), out = wtype.getDimSize(1);
-    // A last panel padded with zeros; fewer outputs than a panel would be
-    // mostly padding.
-    if (out % width != 0 && out < width)
-      return rewriter.notifyMatchFailure(op, "fewer outputs than a panel");
-    int64_t panels = (out + width - 1) / width;
     Type element = wtype.getElementType();
-    auto packed = RankedTensorType::get({panels, in, width}, element);
     // Quantized and f16 weights keep their own GEMMs; an odd number of
     // inputs has no pairs.
-    if (bf16Pairs && (element.isF32() || element.isBF16()) && in % 2 == 0)
+    bool pairs =
+        bf16Pairs && (element.isF32() || element.isBF16()) && in % 2 == 0;
+    // A last panel padded with zeros; fewer outputs than a panel would be
+    // mostly padding, which only bf16 pairs take (--precision=bf16 means
+    // every linear's products in bf16, however narrow).
+    if (out % width != 0 && out < width && !pairs)
+      return rewriter.notifyMatchFailure(op, "fewer outputs than a panel");
+    int64_t panels = (out + width - 1) / width;
+    auto packed = RankedTensorType::get({panels, in, width}, element);
+    if (pairs)
       packed = RankedTensorType::get({panels, in / 2, width, 2},
                                      rewriter.getBF16Type());
     Value w = rewriter.create<PackPanelsOp>(op.getLoc(), packed,

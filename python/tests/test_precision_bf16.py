@@ -124,14 +124,15 @@ def test_linear_matches_bf16_reference(bf16_linears, output):
         assert worst(got, bad, scale) > 20 * TOL
 
 
-def test_long_linear_matches_bf16_reference(tmp_path):
+@pytest.mark.parametrize("k, n", [(1280, 64), (80, 40)])
+def test_other_lengths_match_bf16_reference(tmp_path, k, n):
     """1280 inputs: on AMX (Sapphire Rapids) 40 tile multiplies into each
-    sum tile (compiler/driver/glue/amx.c); elsewhere as the shorter
-    linears. The same bound holds: f32 summation of 1280 products, in
-    another order."""
-    k, n = 1280, 64
-    (tmp_path / "long.attn").write_text(f"""\
-model long {{
+    sum tile (compiler/driver/glue/amx.c). 80, no multiple of a tile's 32:
+    on AMX CPUs the widened pairs and FMAs (TargetDesc::fastBf16Dot), on
+    Zen 4 vdpbf16ps, as for the linears above elsewhere. The same bound
+    holds: f32 summation of k products, in another order."""
+    (tmp_path / "other.attn").write_text(f"""\
+model other {{
   dim B <= 4, S <= 64
   input x : f32[B, S, {k}]
   weight d.weight : f32[{n}, {k}]
@@ -143,7 +144,7 @@ model long {{
     w = {"d.weight": (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32),
          "d.bias": rng.standard_normal(n).astype(np.float32)}
     st.save(str(tmp_path / "w.safetensors"), w)
-    lib = attnc.compile(tmp_path / "long.attn", tmp_path / "long.so", precision="bf16")
+    lib = attnc.compile(tmp_path / "other.attn", tmp_path / "other.so", precision="bf16")
     model = attnc.load(lib, weights=str(tmp_path / "w.safetensors"), threads=2)
     x = rng.standard_normal((B, S, k)).astype(np.float32)
     got = model(x=x)["y"]

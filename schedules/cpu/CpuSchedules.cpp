@@ -83,7 +83,7 @@ Var scheduleRows(Func f, const std::vector<Var> &vars, int width) {
 int panelTile(int64_t features, const GemmStage &g, const TargetDesc &target,
               int width) {
   // Features narrower than a panel get fewer vectors; their weights are
-  // never packed.
+  // packed only as bf16 pairs (one padded panel).
   int nTile = target.gemmPanelWidth();
   while (nTile > width && nTile > features)
     nTile /= 2;

@@ -26,6 +26,18 @@ func.func @bf16_padded(%x: tensor<?x8xf32>, %w: tensor<8x24xbf16>) -> tensor<?x2
 
 // -----
 
+// Fewer outputs than a panel: f32 keeps its [in, out] rows, bf16 pairs take
+// one padded panel (every linear's products in bf16).
+// CHECK-LABEL: func.func @narrow
+// CHECK: attn.pack_panels %{{.*}} {width = 16 : i64} : tensor<8x10xf32> -> tensor<1x4x16x2xbf16>
+// CHECK: -> tensor<?x10xf32>
+func.func @narrow(%x: tensor<?x8xf32>, %w: tensor<8x10xf32>) -> tensor<?x10xf32> {
+  %y = attn.linear %x, %w layout(in_out) : (tensor<?x8xf32>, tensor<8x10xf32>) -> tensor<?x10xf32>
+  return %y : tensor<?x10xf32>
+}
+
+// -----
+
 // An odd number of inputs has no pairs, and f16 and quantized weights keep
 // their own GEMMs: f32 panels of their own type.
 // CHECK-LABEL: func.func @kept
