@@ -172,6 +172,26 @@ def test_rounding_ties_to_even(bf16_linears):
     np.testing.assert_allclose(got[0, 1], b + (1 + 2.0 ** -6) * wr, rtol=0, atol=1e-6)
 
 
+def test_nan_and_inf_stay_in_their_row(bf16_linears):
+    """A NaN input makes its row's outputs NaN, an Inf its row's Inf (as
+    float64 of the rounded operands gives), and no other row moves: on AMX
+    the tiles sum 16 rows at once, so a row's NaN must not reach its
+    neighbours'."""
+    model, w, x, u = bf16_linears
+    x = x.copy()
+    x[0, 3, 5] = np.nan
+    x[1, 7, 0] = np.inf
+    got = model(x=x, u=u)["y"]
+    with np.errstate(invalid="ignore", over="ignore"):
+        want, scale = linear(x, w["a.weight"], w["a.bias"], bf16_round)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    assert np.isnan(got[0, 3]).all() and np.isinf(got[1, 7]).all()
+    rows = np.ones(got.shape[:2], bool)
+    rows[0, 3] = rows[1, 7] = False
+    assert worst(got[rows], want[rows], scale[rows]) <= TOL
+
+
 def test_embedded_weights_are_the_same_pairs(bf16_linears, tmp_path):
     """attnc --weights packs the pairs at compile time (the init entry run
     on the host): the same library outputs, bit for bit."""
