@@ -1,5 +1,6 @@
-// The AMX micro-kernel of --precision=bf16 prefill GEMMs on Sapphire Rapids
-// (TargetDesc::usesAmxTiles), an extern stage of the kernels that call it
+// The AMX micro-kernel of --precision=bf16 GEMMs on Sapphire Rapids
+// (TargetDesc::usesAmxTiles: prefills, and decode steps of enough
+// sequences), an extern stage of the kernels that call it
 // (lowerings/Linear.cpp): out(n, m, ...) = sum over k of in(k, m, ...) *
 // w(k, n), bf16 products summed in f32.
 //
