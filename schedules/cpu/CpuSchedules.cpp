@@ -54,11 +54,22 @@ int dividingFactor(int64_t extent, int limit) {
   return f;
 }
 
+/// The loop parallelOver makes of `rows` fused with the outer dim `outer`.
+Var fusedLoop(const Var &outer, const Var &rows) {
+  return Var(outer.name() + "_" + rows.name());
+}
+
+/// scheduleGemm's parallel tasks, before parallelOver fuses them with a
+/// rank-3 output's batch into fusedLoop(v[2], kGemmTasks): a decode's
+/// specialization that loops under that name computes the GEMM's producers
+/// where the tasks of its other specialization do.
+const Var kGemmTasks("task");
+
 /// Fuses `rows` with the outer dims vars[2..] into one parallel loop, so
 /// batch 1 still spreads over cores. Returns the fused var.
 Var parallelOver(Func f, Var rows, const std::vector<Var> &vars) {
   for (size_t d = 2; d < vars.size(); ++d) {
-    Var fused(vars[d].name() + "_" + rows.name());
+    Var fused = fusedLoop(vars[d], rows);
     f.fuse(rows, vars[d], fused);
     rows = fused;
   }
@@ -216,7 +227,8 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   bool padded = paddedPanels(features, g);
   int64_t blockTiles =
       std::max<int64_t>(1, kBlockBytes / (4 * kChunk) / rowTile);
-  Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), rt("rt"), task("task");
+  Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), rt("rt"),
+      task = kGemmTasks;
   f.split(v[0], no, ni, nTile,
           padded ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards)
       .split(v[1], ro, ri, rowTile, TailStrategy::GuardWithIf)
@@ -260,7 +272,7 @@ void scheduleAmxDecodeGemm(Func f, const std::vector<Var> &v, int64_t features,
   // The tiles of outputs loop under the name of scheduleGemm's tasks, so
   // each producer has its loop in both specializations (Halide skips the
   // one the select does not read).
-  Var no("no"), ni("ni"), tasks(v[2].name() + "_task");
+  Var no("no"), ni("ni"), tasks = fusedLoop(v[2], kGemmTasks);
   f.specialize(g.amxWhen)
       .split(v[0], no, ni, nTile,
              paddedPanels(features, g) ? TailStrategy::GuardWithIf
@@ -316,7 +328,7 @@ void scheduleDecodeGemm(Func f, const std::vector<Var> &v, int64_t features,
     int nTile = padded ? gemvTile(features, g, target, width) : panel;
     // The tiles of sequences loop under the name of scheduleGemm's tasks,
     // where the GEMM is computed in either case.
-    Var no("no"), ni("ni"), bo(v[2].name() + "_task"), bi("bi");
+    Var no("no"), ni("ni"), bo = fusedLoop(v[2], kGemmTasks), bi("bi");
     f.specialize(many)
         .split(v[0], no, ni, nTile,
                padded ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards)

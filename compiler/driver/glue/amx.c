@@ -162,6 +162,12 @@ ATTN_AMX int attn_amx_bf16_gemm(halide_buffer_t *in, halide_buffer_t *w,
       outer *= out->dim[d].extent;
   attn_amx_config now;
   memset(&now, 0, sizeof now);
+  attn_amx_block blk;
+  blk.lda = lda;
+  blk.ldb = ldb;
+  blk.ldc = ldc;
+  blk.steps = (size_t)k / kDepth;
+  blk.bStep = ldb * (kDepth / 2);
   for (int64_t o = 0; o < outer; ++o) {
     const uint8_t *inRows = in->host;
     uint8_t *outRows = out->host;
@@ -178,12 +184,6 @@ ATTN_AMX int attn_amx_bf16_gemm(halide_buffer_t *in, halide_buffer_t *w,
       int rows[2] = {mEnd - m < kRows ? mEnd - m : kRows, 0};
       if (mEnd - m > kRows)
         rows[1] = mEnd - m - kRows < kRows ? mEnd - m - kRows : kRows;
-      attn_amx_block blk;
-      blk.lda = lda;
-      blk.ldb = ldb;
-      blk.ldc = ldc;
-      blk.steps = (size_t)k / kDepth;
-      blk.bStep = ldb * (kDepth / 2);
       blk.a[0] = inRows + (int64_t)(m - in->dim[rowDim].min) * (int64_t)lda -
                  (int64_t)in->dim[0].min * 2;
       blk.a[1] = blk.a[0] + kRows * lda;
