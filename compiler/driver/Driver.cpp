@@ -71,7 +71,7 @@ static void reportUnusedTensors(const WeightsFileUse &weights,
 /// Weights read from a file at load, constants computed by "init".
 static FailureOr<Plan> planLoadTime(ArrayRef<func::FuncOp> funcs,
                                     const CompileOptions &options) {
-  FailureOr<WeightInit> init = outlineWeightInit(funcs);
+  FailureOr<OutlinedInit> init = outlineWeightInit(funcs);
   if (failed(init))
     return failure();
   FailureOr<Plan> plan =
@@ -91,7 +91,7 @@ static FailureOr<Plan> planEmbedded(ArrayRef<func::FuncOp> funcs,
     return failure();
   if (options.verbose)
     reportUnusedTensors(*use, options.weightsPath);
-  FailureOr<WeightInit> init = outlineWeightInit(funcs);
+  FailureOr<OutlinedInit> init = outlineWeightInit(funcs);
   if (failed(init))
     return failure();
   FailureOr<EmbeddedWeights> weights =

@@ -94,7 +94,7 @@ struct ConstantsLibrary {
 
 class ConstantsPlanner {
 public:
-  explicit ConstantsPlanner(const WeightInit &init) : init(init) {
+  explicit ConstantsPlanner(const OutlinedInit &init) : init(init) {
     lib.plan.modelName = "attnc_embedded_weights";
     lib.plan.weights = init.weights;
     run.name = "run";
@@ -154,7 +154,7 @@ private:
     return buffer;
   }
 
-  const WeightInit &init;
+  const OutlinedInit &init;
   ConstantsLibrary lib;
   PlanEntry run;
   std::vector<int32_t> weightBuffer;
@@ -220,7 +220,7 @@ FailureOr<WeightsFileUse> checkWeightsFile(ArrayRef<func::FuncOp> funcs,
 }
 
 FailureOr<EmbeddedWeights> embedWeights(MLIRContext *context,
-                                        const WeightInit &init,
+                                        const OutlinedInit &init,
                                         StringRef weightsPath,
                                         StringRef compilerVersion,
                                         const codegen::ObjectCache &cache) {

@@ -39,7 +39,7 @@ checkWeightsFile(llvm::ArrayRef<mlir::func::FuncOp> funcs,
                  llvm::StringRef weightsPath);
 
 /// The constants block of an embedded library: the init constants at the
-/// offsets WeightInit gave them, then every weight a kernel reads as it is.
+/// offsets OutlinedInit gave them, then every weight a kernel reads as it is.
 struct EmbeddedWeights {
   std::vector<uint8_t> blob;
   /// How the model's entries read each weight expression: all constants.
@@ -51,7 +51,7 @@ struct EmbeddedWeights {
 /// unknown location in `context`; `compilerVersion` and `cache` as
 /// LinkOptions' (Link.h).
 mlir::FailureOr<EmbeddedWeights>
-embedWeights(mlir::MLIRContext *context, const WeightInit &init,
+embedWeights(mlir::MLIRContext *context, const OutlinedInit &init,
              llvm::StringRef weightsPath, llvm::StringRef compilerVersion,
              const codegen::ObjectCache &cache);
 

@@ -24,7 +24,7 @@ public:
   explicit Outliner(ArrayRef<func::FuncOp> funcs)
       : funcs(funcs), func(funcs.front()) {}
 
-  FailureOr<WeightInit> run() {
+  FailureOr<OutlinedInit> run() {
     if (failed(collectWeights()))
       return failure();
     SmallVector<Value> roots = collectRoots();
@@ -165,7 +165,7 @@ private:
 
   ArrayRef<func::FuncOp> funcs;
   func::FuncOp func;
-  WeightInit result;
+  OutlinedInit result;
   llvm::StringMap<size_t> weightIndex;
   /// The declared type of each weight in the table.
   SmallVector<Type> weightTypes;
@@ -175,11 +175,11 @@ private:
 
 } // namespace
 
-FailureOr<WeightInit> outlineWeightInit(ArrayRef<func::FuncOp> funcs) {
+FailureOr<OutlinedInit> outlineWeightInit(ArrayRef<func::FuncOp> funcs) {
   return Outliner(funcs).run();
 }
 
-void addInitEntry(Plan &plan, const WeightInit &init) {
+void addInitEntry(Plan &plan, const OutlinedInit &init) {
   plan.weights = init.weights;
   plan.constantsSize = llvm::alignTo(init.constantsSize, kConstantAlignment);
   PlanEntry entry;

@@ -26,7 +26,9 @@ struct InitStep {
   uint64_t offset;
 };
 
-struct WeightInit {
+/// The init entry outlineWeightInit builds (not mlir::attn::WeightInit, which
+/// says how a random weight is drawn).
+struct OutlinedInit {
   /// How the "run" entry reads each weight expression (buildPlan's input).
   ConstantMap constants;
   std::vector<PlanWeight> weights;
@@ -34,18 +36,16 @@ struct WeightInit {
   std::vector<InitStep> steps;
 };
 
-/// Outlines the weight expressions `func`'s kernels and results read into
-/// init kernels. Reports a weight declared with two shapes at its second
-/// declaration.
 /// Outlines the weight expressions that the kernels of `funcs` (the model's
-/// entries) read: one constant per distinct expression, whichever entry
-/// reads it.
-mlir::FailureOr<WeightInit>
+/// entries) read into init kernels: one constant per distinct expression,
+/// whichever entry reads it. Reports a weight declared with two shapes at its
+/// second declaration.
+mlir::FailureOr<OutlinedInit>
 outlineWeightInit(llvm::ArrayRef<mlir::func::FuncOp> funcs);
 
 /// Sets the plan's weights table and constants size and adds its "init"
 /// entry.
-void addInitEntry(Plan &plan, const WeightInit &init);
+void addInitEntry(Plan &plan, const OutlinedInit &init);
 
 } // namespace attnc::driver
 
