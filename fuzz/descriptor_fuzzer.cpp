@@ -208,6 +208,7 @@ Targets walk(Desc &c) {
   t.u64(c.d.constants_size);
   // A GPU device without memory functions, or an unknown one.
   t.i32(c.d.device);
+  t.i32(c.d.precision);
   for (int32_t *n : {&c.d.num_symbols, &c.d.num_weights, &c.d.num_states,
                      &c.d.num_kernels, &c.d.num_entries})
     t.i32(*n);

@@ -160,6 +160,18 @@ int32_t modelDevice(const BuildTarget &target) {
   return ATTN_MODEL_DEVICE_HOST;
 }
 
+int32_t modelPrecision(const BuildTarget &target) {
+  switch (target.precision()) {
+  case schedules::Precision::F32:
+    return ATTN_MODEL_PRECISION_F32;
+  case schedules::Precision::BF16:
+    return ATTN_MODEL_PRECISION_BF16;
+  case schedules::Precision::Int8:
+    return ATTN_MODEL_PRECISION_INT8;
+  }
+  return ATTN_MODEL_PRECISION_F32;
+}
+
 llvm::Error checkSchedule(const BuildTarget &target) {
   const schedules::TargetDesc &baseline = target.baseline();
   if (!baseline.isGpu() || target.schedule() == ScheduleKind::Hand)

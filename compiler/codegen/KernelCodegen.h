@@ -46,6 +46,9 @@ llvm::Expected<BuildTarget> parseTarget(llvm::StringRef name,
 /// Where the kernels of `target` run: an attn_model_device (model_abi.h).
 int32_t modelDevice(const BuildTarget &target);
 
+/// What the linears of `target` multiply: an attn_model_precision.
+int32_t modelPrecision(const BuildTarget &target);
+
 /// An error when `target.schedule()` cannot schedule `target` (GPU targets
 /// have hand schedules only).
 llvm::Error checkSchedule(const BuildTarget &target);

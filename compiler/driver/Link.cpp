@@ -174,10 +174,12 @@ private:
 
   /// plan.c, the version script and, when embedded, the constants object.
   LogicalResult writeSources(std::vector<std::string> &inputs) {
-    PlanSourceInfo info{options.compilerVersion, options.target.names(),
+    PlanSourceInfo info{options.compilerVersion,
+                        options.target.names(),
                         !constants.empty(),
                         options.target.baseline().storesHalfAsBits(),
-                        codegen::modelDevice(options.target)};
+                        codegen::modelDevice(options.target),
+                        codegen::modelPrecision(options.target)};
     inputs.push_back(tmp.file("plan.c"));
     if (failed(writeFile(inputs.back(), emitPlanSource(plan, info))))
       return failure();

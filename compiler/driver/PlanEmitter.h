@@ -31,6 +31,8 @@ struct PlanSourceInfo {
   /// Where the kernels run (attn_model_device): on a GPU the library gives
   /// the runtime its device memory functions.
   int32_t device = 0;
+  /// What the linears multiply (attn_model_precision).
+  int32_t precision = 0;
 };
 
 /// plan.c for `plan`; it includes "attn/model_abi.h" and Halide's runtime

@@ -235,6 +235,7 @@ class ModelInfo:
     compiler_version: str
     target: str
     path: str
+    precision: str  # what the linears multiply: "f32", "bf16" or "int8"
 
 
 def _tensor_info(raw):

@@ -200,7 +200,8 @@ public:
     attn_model_info i;
     check(attn_model_get_info(live(), &i));
     return nb::make_tuple(std::string(i.name), std::string(i.compiler_version),
-                          std::string(i.target), std::string(i.path));
+                          std::string(i.target), std::string(i.path),
+                          std::string(i.precision));
   }
 
   nb::list tensors(bool inputs) const {

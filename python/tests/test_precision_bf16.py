@@ -16,6 +16,8 @@ gets is test/driver/precision-bf16.attn's, which runs everywhere.
 """
 
 import os
+import re
+import subprocess
 
 import numpy as np
 import pytest
@@ -302,6 +304,33 @@ def test_decode_agrees_with_prefill(decoders, batch):
     f32_whole, f32_steps = logits(decoders["f32"], ids, 5)
     assert np.abs(f32_steps - whole).max() > 10 * DECODE_TOL * scale
     assert np.abs(f32_whole - whole).max() > 10 * DECODE_TOL * scale
+
+
+def test_library_says_its_precision_and_attn_run_checks_by_it(decoders):
+    """The descriptor records --precision (attn_model_info.precision), and
+    attn-run --check takes bf16's rounding into its tolerance: 4 x 2^-8 of
+    the largest logit, as for a bf16 cache, since a decode's linear input may
+    round to the neighbouring bf16 (test_decode_agrees_with_prefill). With
+    f32's 1e-4 it printed FAILED for most of GPT-2 small's sequences. Eight
+    sequences, so the decode's GEMMs run on AMX where there is AMX; sampled,
+    so only the logits are compared, not near-tied greedy choices."""
+    assert decoders["f32"].info.precision == "f32"
+    assert decoders["bf16"].info.precision == "bf16"
+    lib = decoders["bf16"].info.path
+    attn_run = os.path.join(os.path.dirname(attnc.find_attnc()), "attn-run")
+    prompts = [f"--prompt={b % V},{(3 * b + 1) % V},{(7 * b + 2) % V}" for b in range(8)]
+    out = subprocess.run(
+        [attn_run, lib, "--weights", os.path.join(os.path.dirname(lib), "dec.safetensors"),
+         "--generate", "12", *prompts, "--check", "--temperature", "1", "--seed", "5"],
+        capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    checks = re.findall(r"logits up to ([0-9.e+-]+), tolerance ([0-9.e+-]+)\): (\w+)",
+                        out.stdout)
+    assert len(checks) == 8, out.stdout
+    for scale, tolerance, verdict in checks:
+        assert verdict == "ok"
+        assert float(tolerance) == pytest.approx(4 * 2**-8 * max(1.0, float(scale)),
+                                                 rel=1e-2)
 
 
 def test_from_pretrained_forwards_precision(tmp_path):

@@ -105,6 +105,19 @@ const char *dtypeName(int32_t dtype) {
   return row ? row->name : "an unknown dtype";
 }
 
+const char *precisionName(int32_t precision) {
+  switch (precision) {
+  case ATTN_MODEL_PRECISION_F32:
+    return "f32";
+  case ATTN_MODEL_PRECISION_BF16:
+    return "bf16";
+  case ATTN_MODEL_PRECISION_INT8:
+    return "int8";
+  default:
+    return nullptr;
+  }
+}
+
 std::string dimsString(const int64_t *dims, int32_t rank) {
   std::string s = "[";
   for (int32_t i = 0; i < rank; ++i)
@@ -223,6 +236,7 @@ ATTN_API attn_status attn_model_get_info(const attn_model *model,
   info->compiler_version = model->desc->compiler_version;
   info->target = model->desc->target;
   info->path = model->path.c_str();
+  info->precision = precisionName(model->desc->precision);
   return ATTN_OK;
 }
 

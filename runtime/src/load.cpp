@@ -43,7 +43,7 @@ constexpr EarlierEntry kEarlierEntries[] = {
     {"attn_model_descriptor_v2", "model ABI 2 to 4"},
 };
 
-/// "this runtime reads model ABI 5 only: rebuild it with this attnc".
+/// "this runtime reads model ABI 6 only: rebuild it with this attnc".
 std::string rebuildForThisAbi() {
   return "this runtime reads model ABI " +
          std::to_string(ATTN_MODEL_ABI_VERSION) +
@@ -77,6 +77,10 @@ public:
       return bad("a function pointer (run_kernel or set_num_threads) is NULL");
     if (attn_status s = checkDevice(); s != ATTN_OK)
       return s;
+    if (!precisionName(d.precision))
+      return bad("its linears multiply at precision " +
+                 std::to_string(d.precision) +
+                 ", which this runtime does not know");
     for (auto check :
          {&Validator::checkTables, &Validator::checkSymbols,
           &Validator::checkWeights, &Validator::checkStates,

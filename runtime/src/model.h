@@ -43,6 +43,9 @@ std::string declaredDims(const attn_model_desc &desc,
 std::string dimsString(const int64_t *dims, int32_t rank);
 /// "F32", from attn/dtypes.h; "an unknown dtype" for a code it lacks.
 const char *dtypeName(int32_t dtype);
+/// "f32", "bf16" or "int8" (attnc --precision's spelling) for an
+/// attn_model_precision; nullptr for a code this runtime does not know.
+const char *precisionName(int32_t precision);
 
 /// A 64-byte aligned block from posix_memalign (at least 64 bytes even for
 /// `bytes` == 0), or nullptr.

@@ -13,7 +13,7 @@
 
 // Names, symbols and bounds come from attn.name, attn.symbols and
 // attn.model_name.
-// INFO: model block (built by attnc {{[0-9.]+}} for x86-64-linux
+// INFO: model block (built by attnc {{[0-9.]+}} for x86-64-linux{{.*}}, precision f32)
 // INFO-NEXT: inputs:
 // INFO-NEXT:   x: F32 [B, S <= 128, 8]
 // INFO-NEXT: outputs:

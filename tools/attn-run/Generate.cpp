@@ -335,6 +335,20 @@ double cacheRoundoff(const attn_model *model) {
   return roundoff;
 }
 
+/// The relative rounding of the linears' inputs (attnc --precision): 0 at
+/// f32, 2^-8 at bf16; at int8 a block's values are within half a step,
+/// 1/254, of its largest.
+double precisionRoundoff(const attn_model *model) {
+  attn_model_info info;
+  check(attn_model_get_info(model, &info));
+  std::string_view precision = info.precision;
+  if (precision == "bf16")
+    return std::ldexp(1.0, -8);
+  if (precision == "int8")
+    return 1.0 / 254;
+  return 0;
+}
+
 } // namespace
 
 int generate(attn_model *model, const GenerateOptions &o) {
@@ -486,9 +500,11 @@ int generate(attn_model *model, const GenerateOptions &o) {
     // Both sides compute in f32; they differ in the order of the
     // attention's sums (key tiles of the cache against those of one pass):
     // rounding only. An f16, bf16 or i8 cache also rounds the keys and
-    // values the decodes read, by up to its unit roundoff.
-    double tolerance =
-        std::max(1e-4, 4 * cacheRoundoff(model)) * std::max(1.0, scale);
+    // values the decodes read, by up to its unit roundoff. At bf16 or int8
+    // precision that difference can put a linear's input on the other side
+    // of a rounding step, which moves its products by up to that step.
+    double roundoff = std::max(cacheRoundoff(model), precisionRoundoff(model));
+    double tolerance = std::max(1e-4, 4 * roundoff) * std::max(1.0, scale);
     bool close = worst <= tolerance;
     fmt::print("check: {}prefill + {} decode steps against one run over {} "
                "tokens: max abs difference {:.3g} (logits up to {:.3g}, "

@@ -497,8 +497,8 @@ std::string describe(const attn_tensor_info &t) {
 void printInfo(const attn_model *model) {
   attn_model_info info;
   check(attn_model_get_info(model, &info));
-  std::printf("model %s (built by %s for %s)\n", info.name,
-              info.compiler_version, info.target);
+  std::printf("model %s (built by %s for %s, precision %s)\n", info.name,
+              info.compiler_version, info.target, info.precision);
   for (bool inputs : {true, false}) {
     std::printf("%s:\n", inputs ? "inputs" : "outputs");
     int32_t n =

@@ -95,6 +95,9 @@ typedef struct attn_model_info {
   const char *compiler_version;
   const char *target;
   const char *path;
+  /* What the linears multiply, as attnc --precision names it: "f32",
+   * "bf16" or "int8". */
+  const char *precision;
 } attn_model_info;
 
 typedef struct attn_model attn_model;

@@ -35,7 +35,7 @@ extern "C" {
 
 /* Bump on any change to the structs below; the runtime loads this version
  * only. */
-#define ATTN_MODEL_ABI_VERSION 5u
+#define ATTN_MODEL_ABI_VERSION 6u
 /* First field of every descriptor: tells an attnc model from anything else. */
 #define ATTN_MODEL_MAGIC 0x434E5441u /* "ATNC" little-endian */
 /* The one symbol a library exports: a function returning its descriptor,
@@ -58,6 +58,15 @@ typedef enum attn_model_device {
   ATTN_MODEL_DEVICE_CUDA = 1,
   ATTN_MODEL_DEVICE_OPENCL = 2,
 } attn_model_device;
+
+/* What the kernels' linears multiply (attnc --precision): f32 throughout,
+ * or inputs rounded to bf16 or quantized to int8 (the README says each
+ * one's error). */
+typedef enum attn_model_precision {
+  ATTN_MODEL_PRECISION_F32 = 0,
+  ATTN_MODEL_PRECISION_BF16 = 1,
+  ATTN_MODEL_PRECISION_INT8 = 2,
+} attn_model_precision;
 
 #define ATTN_MODEL_MAX_DIM_TERMS 2
 
@@ -237,6 +246,7 @@ typedef struct attn_model_desc {
    * library, a comma-separated list, most capable first, of which the CPU
    * must support the last (each kernel dispatches to the best it has). */
   const char *target;
+  int32_t precision; /* attn_model_precision */
 
   int32_t num_symbols;
   const attn_model_symbol *symbols;

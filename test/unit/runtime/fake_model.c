@@ -10,7 +10,8 @@
  * views it is given, so a runtime that passes wrong views fails the tests.
  *
  * Build variants: FAKE_VARIANT=2 (another name and bias), FAKE_DEVICE_FIELD
- * (a value in the device field), FAKE_ABI_VERSION,
+ * (a value in the device field), FAKE_PRECISION_FIELD (in the precision
+ * field), FAKE_ABI_VERSION,
  * FAKE_MAGIC, FAKE_BAD_CONSTANT_OFFSET (a constant outside the block), and
  * corrupt tables: FAKE_NO_RUN_ENTRY, FAKE_WRITES_CONSTANT (a "run" step
  * writes a constant), FAKE_UNBOUND_SYMBOL (a temp dim no input binds).
@@ -189,6 +190,9 @@ static const attn_model_desc descriptor = {
     .set_num_threads = set_num_threads,
 #ifdef FAKE_DEVICE_FIELD
     .device = FAKE_DEVICE_FIELD,
+#endif
+#ifdef FAKE_PRECISION_FIELD
+    .precision = FAKE_PRECISION_FIELD,
 #endif
 };
 

@@ -109,6 +109,7 @@ TEST_F(RuntimeTest, Info) {
   EXPECT_STREQ(info.compiler_version, "fake-compiler 1.0");
   EXPECT_STREQ(info.target, "host");
   EXPECT_STREQ(info.path, FAKE_MODEL);
+  EXPECT_STREQ(info.precision, "f32");
   EXPECT_EQ(attn_runtime_abi_version(), ATTN_MODEL_ABI_VERSION);
 
   ASSERT_EQ(attn_model_num_inputs(model), 2);
@@ -509,6 +510,25 @@ TEST(RuntimeLoadTest, UnknownDeviceIsRefused) {
   EXPECT_EQ(loadFails(FAKE_MODEL_BADDEVICE, msg), ATTN_ERROR_INVALID_LIBRARY);
   EXPECT_THAT(msg, HasSubstr("its kernels run on device 99, which this "
                              "runtime does not know"));
+}
+
+// The precision field, by attnc --precision's names; an unknown one is
+// corrupt.
+TEST(RuntimeLoadTest, PrecisionIsNamedAndAnUnknownOneRefused) {
+  attn_model *model = nullptr;
+  ASSERT_EQ(attn_model_load(FAKE_MODEL_BF16, &model), ATTN_OK)
+      << attn_last_error();
+  attn_model_info info;
+  ASSERT_EQ(attn_model_get_info(model, &info), ATTN_OK);
+  EXPECT_STREQ(info.precision, "bf16");
+  attn_model_free(model);
+
+  std::string msg;
+  EXPECT_EQ(loadFails(FAKE_MODEL_BADPRECISION, msg),
+            ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, AllOf(HasSubstr("is corrupt"),
+                         HasSubstr("its linears multiply at precision 7, "
+                                   "which this runtime does not know")));
 }
 
 TEST(RuntimeLoadTest, WrongMagic) {
