@@ -222,6 +222,7 @@ Targets walk(Desc &c) {
     t.names.push_back(&w.name);
     t.i32(w.w.dtype);
     t.i32(w.w.rank);
+    t.i32(w.w.layout);
     t.table(w.dims);
     for (int64_t &d : w.dims.rows)
       t.i64(d);

@@ -356,6 +356,14 @@ std::optional<attn_model_dtype> modelDType(Type element) {
   return std::nullopt;
 }
 
+attn_model_weight_layout modelWeightLayout(WeightOp op) {
+  std::optional<WeightLayout> layout = op.getLayout();
+  if (!layout)
+    return ATTN_MODEL_WEIGHT_ANY;
+  return *layout == WeightLayout::in_out ? ATTN_MODEL_WEIGHT_IN_OUT
+                                         : ATTN_MODEL_WEIGHT_OUT_IN;
+}
+
 FailureOr<Plan> buildPlan(ArrayRef<func::FuncOp> funcs,
                           const ConstantMap &constants, StringRef defaultName) {
   Plan plan;

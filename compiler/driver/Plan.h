@@ -117,6 +117,8 @@ struct PlanWeight {
   std::vector<int64_t> shape;
   /// As declared: F32, or BF16 / F16 kept in that precision.
   attn_model_dtype dtype = ATTN_MODEL_F32;
+  /// A quantized matrix's storage order (attn.weight's layout).
+  attn_model_weight_layout layout = ATTN_MODEL_WEIGHT_ANY;
 };
 
 struct Plan {
@@ -155,6 +157,8 @@ mlir::FailureOr<Plan> buildPlan(llvm::ArrayRef<mlir::func::FuncOp> funcs,
 /// The model ABI's dtype of a tensor of `element` (f32, i32, bf16, f16), or
 /// nothing for a type a model library cannot hold.
 std::optional<attn_model_dtype> modelDType(mlir::Type element);
+/// attn.weight's layout as the weights table records it.
+attn_model_weight_layout modelWeightLayout(mlir::attn::WeightOp op);
 
 /// The dims of a buffer of the static `shape` (a weight or a constant).
 std::vector<PlanDim> staticDims(llvm::ArrayRef<int64_t> shape);

@@ -137,8 +137,9 @@ private:
     os << "static const attn_model_weight weights[] = {\n";
     for (auto [w, weight] : llvm::enumerate(plan.weights))
       os << "  {" << cString(weight.name) << ", " << weight.dtype << ", "
-         << weight.shape.size() << ", weight_dims" << w << "},\n";
-    os << "  {0, 0, 0, 0}};\n\n";
+         << weight.shape.size() << ", weight_dims" << w << ", " << weight.layout
+         << "},\n";
+    os << "  {0, 0, 0, 0, 0}};\n\n";
 
     for (auto [s, state] : llvm::enumerate(plan.states)) {
       os << "static const attn_model_dim state_dims" << s << "[] = {";

@@ -130,7 +130,7 @@ llvm::Expected<QuantizeReport> quantizeCheckpoint(const std::string &in,
                    "of that name: is it quantized already?");
     bool columns = !opts.inOut.empty() && inOut.match(t.name);
     writer.setMetadata(st::quantizedLayoutKey(t.name),
-                       columns ? "in, out" : "out, in");
+                       st::quantizedLayoutName(columns));
     int64_t rows = t.shape[0], cols = t.shape[1];
     int64_t outs = columns ? cols : rows;
     if (opts.bits == 4) {

@@ -45,18 +45,20 @@ private:
       ArrayRef<int64_t> shape = op.getType().getShape();
       // The verifier admits only element types the ABI has.
       attn_model_dtype dtype = *modelDType(op.getType().getElementType());
+      attn_model_weight_layout layout = modelWeightLayout(op);
       if (inserted) {
         result.weights.push_back(
-            {op.getName().str(), {shape.begin(), shape.end()}, dtype});
+            {op.getName().str(), {shape.begin(), shape.end()}, dtype, layout});
         weightTypes.push_back(op.getType());
         return WalkResult::advance();
       }
-      if (ArrayRef(result.weights[it->second].shape) == shape &&
-          result.weights[it->second].dtype == dtype)
+      const PlanWeight &first = result.weights[it->second];
+      if (ArrayRef(first.shape) == shape && first.dtype == dtype &&
+          first.layout == layout)
         return WalkResult::advance();
       op.emitError() << "weight '" << op.getName()
-                     << "' is declared again with another shape or dtype: "
-                        "give each weight one type";
+                     << "' is declared again with another shape, dtype or "
+                        "layout: give each weight one type";
       return WalkResult::interrupt();
     };
     for (func::FuncOp f : funcs)

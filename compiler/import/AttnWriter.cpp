@@ -203,16 +203,16 @@ void AttnWriter::checkQuantizedLayout(const std::string &matrix, bool inOut) {
   const attn::safetensors::Tensor *t = ctx.weights().find(matrix);
   if (!t)
     return;
-  const auto &meta = ctx.weights().fileOf(*t).metadata();
-  auto recorded = meta.find(attn::safetensors::quantizedLayoutKey(matrix));
-  llvm::StringRef want = inOut ? "in, out" : "out, in";
-  if (recorded == meta.end() || recorded->second == want)
+  std::optional<std::string> recorded =
+      attn::safetensors::conflictingQuantizedLayout(ctx.weights(), *t, inOut);
+  if (!recorded)
     return;
   ctx.error(ctx.weights().pathOf(*t) + ": " + matrix +
-            " was quantized as stored [" + recorded->second +
-            "] but the model stores it [" + want.str() +
-            "], so its scales are on the wrong axis: quantize it again " +
-            (inOut ? "with" : "without") + " it in attnc quantize's --in-out");
+            " was quantized as stored [" + *recorded +
+            "] but the model stores it [" +
+            attn::safetensors::quantizedLayoutName(inOut) +
+            "], so its scales are on the wrong axis: " +
+            attn::safetensors::quantizedLayoutFix(inOut));
 }
 
 /// A matrix `attnc quantize` wrote as I8 has its per-output-channel scales

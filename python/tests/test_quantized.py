@@ -12,6 +12,7 @@ input channel, must miss by far more than the tolerance.
 
 import math
 import os
+import pathlib
 import subprocess
 
 import numpy as np
@@ -249,6 +250,31 @@ def test_quantize_round_trip(qmodel, tmp_path):
         if name not in dict((n, 0) for n, _, _ in QUANTIZED):
             assert stored[name].dtype == w.dtype
             np.testing.assert_array_equal(stored[name], w)
+
+
+def test_a_square_matrix_quantized_the_other_way_is_refused(qmodel, tmp_path):
+    """attn.c_proj.weight is square and declared layout(in, out); quantized
+    without it in --in-out, its scales go with its inputs, which its shape
+    cannot tell. The file records how attnc quantize read it: the runtime
+    refuses it at load (the library says how it reads each quantized
+    matrix), and attnc refuses it when embedding it, each naming the
+    matrix and the fix. mix.weight, square and [out, in], is read as
+    quantized (recorded "out, in"), so it is not named."""
+    tmp = pathlib.Path(qmodel[0].info.path).parent
+    bad = tmp_path / "bad.safetensors"
+    subprocess.run([attnc_exe(), "quantize", str(tmp / "f32.safetensors"), "-o", str(bad),
+                    "--only", r"^(attn\.c_(attn|proj)|mlp\.c_(fc|proj)|mix|head)\.weight$",
+                    "--in-out", r"c_attn|c_fc"], check=True)
+    want = ("weight 'attn.c_proj.weight' in '" + str(bad) + "' was quantized as stored "
+            "[out, in] but the model reads it [in, out], so its scales are on the wrong "
+            "axis: quantize it again with it in attnc quantize's --in-out")
+    with pytest.raises(attnc.Error) as load:
+        attnc.load(tmp / "qgpt.so", weights=str(bad))
+    assert want in str(load.value) and "mix.weight" not in str(load.value)
+    with pytest.raises(attnc.CompileError) as embed:
+        attnc.compile(tmp / "qgpt.attn", tmp_path / "embedded.so", weights=bad)
+    assert want in str(embed.value) and "mix.weight" not in str(embed.value)
+    assert not (tmp_path / "embedded.so").exists()
 
 
 def test_quantize_zero_rows_bf16_and_default_choice(tmp_path):

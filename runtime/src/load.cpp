@@ -188,6 +188,14 @@ private:
                      " has negative extent " + std::to_string(w.dims[k]));
       if (!byteSize(w.dims, w.rank, attn_dtype_lookup(w.dtype)->size))
         return bad(where + " has a size that overflows");
+      if (w.layout != ATTN_MODEL_WEIGHT_ANY &&
+          (w.rank != 2 ||
+           (w.dtype != ATTN_MODEL_I8 && w.dtype != ATTN_MODEL_U8) ||
+           (w.layout != ATTN_MODEL_WEIGHT_OUT_IN &&
+            w.layout != ATTN_MODEL_WEIGHT_IN_OUT)))
+        return bad(where + " has layout " + std::to_string(w.layout) +
+                   ", which only a quantized matrix (I8 or U8, rank 2) has, "
+                   "and only 1 or 2");
     }
     return ATTN_OK;
   }

@@ -87,6 +87,10 @@ std::string quantizedLayoutKey(std::string_view tensor) {
   return "attnc.layout." + std::string(tensor);
 }
 
+const char *quantizedLayoutName(bool inOut) {
+  return inOut ? "in, out" : "out, in";
+}
+
 const char *dtypeName(DType dtype) {
   for (const DTypeInfo &info : kDTypes)
     if (info.dtype == dtype)
@@ -446,6 +450,22 @@ const Tensor *Checkpoint::find(std::string_view name) const {
 
 const File &Checkpoint::fileOf(const Tensor &t) const {
   return fileList[fileIndex[std::size_t(&t - tensorList.data())]];
+}
+
+std::optional<std::string>
+conflictingQuantizedLayout(const Checkpoint &checkpoint, const Tensor &t,
+                           bool inOut) {
+  const std::map<std::string, std::string> &meta =
+      checkpoint.fileOf(t).metadata();
+  auto recorded = meta.find(quantizedLayoutKey(t.name));
+  if (recorded == meta.end() || recorded->second == quantizedLayoutName(inOut))
+    return std::nullopt;
+  return recorded->second;
+}
+
+std::string quantizedLayoutFix(bool inOut) {
+  return std::string("quantize it again ") + (inOut ? "with" : "without") +
+         " it in attnc quantize's --in-out";
 }
 
 std::string Checkpoint::tensorNames() const {

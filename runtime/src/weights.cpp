@@ -85,6 +85,25 @@ struct Problems {
   }
 };
 
+/// A quantized matrix read in the layout `attnc quantize` recorded reading
+/// it in (files without the record are not checked): read the other way,
+/// its scales would go with its inputs.
+void checkQuantizedLayout(const attn_model_weight &w, const st::Tensor &t,
+                          const st::Checkpoint &file, const std::string &where,
+                          Problems &problems) {
+  if (w.layout == ATTN_MODEL_WEIGHT_ANY)
+    return;
+  bool inOut = w.layout == ATTN_MODEL_WEIGHT_IN_OUT;
+  if (std::optional<std::string> recorded =
+          st::conflictingQuantizedLayout(file, t, inOut))
+    problems.add(ATTN_ERROR_SHAPE_MISMATCH,
+                 where + " was quantized as stored [" + *recorded +
+                     "] but the model reads it [" +
+                     st::quantizedLayoutName(inOut) +
+                     "], so its scales are on the wrong axis: " +
+                     st::quantizedLayoutFix(inOut));
+}
+
 void checkWeight(const attn_model_weight &w, const st::Checkpoint &file,
                  Problems &problems) {
   std::string where = "weight '" + std::string(w.name) + "'";
@@ -124,6 +143,7 @@ void checkWeight(const attn_model_weight &w, const st::Checkpoint &file,
                      " but the model declares it " +
                      dimsString(w.dims, w.rank) +
                      ": fix the declaration or the exported tensor");
+  checkQuantizedLayout(w, *t, file, where + " in " + in, problems);
 }
 
 /// Where kernels read weight `w` of `file`: the mapped data, or an aligned

@@ -20,6 +20,30 @@ func.func @weight_dynamic_shape() -> tensor<?x4xf32> {
 
 // -----
 
+func.func @weight_layout_of_a_float() -> tensor<4x4xf32> {
+  // expected-error @+1 {{'attn.weight' op weight 'w' has a layout, which only a quantized matrix (i8 or ui8, rank 2) has}}
+  %w = attn.weight "w" layout(in_out) : tensor<4x4xf32>
+  return %w : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @weight_layout_of_a_vector() -> tensor<4xi8> {
+  // expected-error @+1 {{'attn.weight' op weight 'w' has a layout, which only a quantized matrix (i8 or ui8, rank 2) has}}
+  %w = attn.weight "w" layout(out_in) : tensor<4xi8>
+  return %w : tensor<4xi8>
+}
+
+// -----
+
+func.func @weight_layout_panels() -> tensor<4x4xi8> {
+  // expected-error @+1 {{'attn.weight' op weight 'w' is stored out_in or in_out, not in panels}}
+  %w = attn.weight "w" layout(panels) : tensor<4x4xi8>
+  return %w : tensor<4x4xi8>
+}
+
+// -----
+
 func.func @weight_not_float() -> tensor<4xi32> {
   // expected-error @+1 {{'attn.weight' op result #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float or 8-bit signless integer or 8-bit unsigned integer values}}
   %w = "attn.weight"() <{name = "w"}> : () -> tensor<4xi32>

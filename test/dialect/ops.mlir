@@ -3,6 +3,14 @@
 
 // Every attn op survives printing and re-parsing.
 
+// A quantized matrix says how its file stores it.
+// CHECK-LABEL: func.func @quantized_weight
+func.func @quantized_weight() -> tensor<8x8xi8> {
+  // CHECK-NEXT: attn.weight "q.weight" layout({{ ?}}in_out) : tensor<8x8xi8>
+  %q = attn.weight "q.weight" layout(in_out) : tensor<8x8xi8>
+  return %q : tensor<8x8xi8>
+}
+
 // CHECK-LABEL: func.func @weights
 func.func @weights() -> (tensor<16x8xf32>, tensor<8x16xf32>, tensor<32x8xf32>,
                           tensor<4x8xf32>, tensor<16x8xf32>) {

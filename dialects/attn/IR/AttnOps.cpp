@@ -33,6 +33,18 @@ LogicalResult WeightOp::verify() {
     return emitOpError("needs a non-empty weight name");
   if (!getType().hasStaticShape())
     return emitOpError("weight '") << getName() << "' must have a static shape";
+  std::optional<WeightLayout> layout = getLayout();
+  if (!layout)
+    return success();
+  Type element = getType().getElementType();
+  if (getType().getRank() != 2 || !element.isInteger(8))
+    return emitOpError("weight '")
+           << getName()
+           << "' has a layout, which only a quantized matrix (i8 or ui8, "
+              "rank 2) has";
+  if (*layout == WeightLayout::panels)
+    return emitOpError("weight '")
+           << getName() << "' is stored out_in or in_out, not in panels";
   return success();
 }
 

@@ -72,15 +72,23 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
   let description = [{
     Yields the weight stored under `name`. Its type is the declared shape and
     element type (f32, bf16, f16, or i8 for a quantized linear matrix); the
-    driver checks the file against both.
+    driver checks the file against both. A quantized matrix (i8, or ui8
+    bytes of 4-bit values) says how the file stores it, `out_in` or
+    `in_out`, which its shape cannot say when it is square: the driver and
+    the runtime check it against the file's record of how `attnc quantize`
+    read it (the scales go with the outputs).
 
     ```mlir
     %w = attn.weight "attn.c_attn.weight" : tensor<768x2304xf32>
+    %q = attn.weight "mlp.c_proj.weight" layout(in_out) : tensor<768x768xi8>
     ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name,
+                       OptionalAttr<Attn_WeightLayoutAttr>:$layout);
   let results = (outs Attn_StoredWeightTensor:$result);
-  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $name (`layout` `(` $layout^ `)`)? attr-dict `:` type($result)
+  }];
   let hasVerifier = 1;
 }
 

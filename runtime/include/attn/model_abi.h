@@ -68,6 +68,16 @@ typedef enum attn_model_precision {
   ATTN_MODEL_PRECISION_INT8 = 2,
 } attn_model_precision;
 
+/* How the model reads a quantized matrix (I8, or U8 bytes of 4-bit values),
+ * whose scales go with its outputs. The runtime checks it against the
+ * weights file's record of how attnc quantize read the matrix, which a
+ * square one's shape cannot tell. */
+typedef enum attn_model_weight_layout {
+  ATTN_MODEL_WEIGHT_ANY = 0, /* not a quantized matrix: nothing to check */
+  ATTN_MODEL_WEIGHT_OUT_IN = 1,
+  ATTN_MODEL_WEIGHT_IN_OUT = 2,
+} attn_model_weight_layout;
+
 #define ATTN_MODEL_MAX_DIM_TERMS 2
 
 /* coeff * symbols[symbol]. */
@@ -98,6 +108,7 @@ typedef struct attn_model_weight {
   int32_t dtype;    /* attn_model_dtype */
   int32_t rank;
   const int64_t *dims;
+  int32_t layout; /* attn_model_weight_layout */
 } attn_model_weight;
 
 /* A buffer that persists across runs (a KV cache), owned by the caller. */

@@ -61,6 +61,8 @@ std::optional<DType> fromAttnDType(int32_t code);
 /// the matrix `tensor`: "out, in" (scaled per row) or "in, out" (per
 /// column), since a square matrix's shape cannot say.
 std::string quantizedLayoutKey(std::string_view tensor);
+/// That record's value for a matrix stored [in, out] (`inOut`) or [out, in].
+const char *quantizedLayoutName(bool inOut);
 
 /// Success, or a failure with a message for the user.
 class [[nodiscard]] Status {
@@ -178,6 +180,17 @@ private:
   std::vector<std::size_t> fileIndex;
   std::map<std::string, std::size_t, std::less<>> byName;
 };
+
+/// The record of how `attnc quantize` read the matrix `t` of `checkpoint`
+/// ("in, out" or "out, in", under quantizedLayoutKey) when it is not how a
+/// model stores it, [in, out] (`inOut`) or [out, in]: its scales are then on
+/// the wrong axis. Nothing when they agree or the file has no record.
+std::optional<std::string>
+conflictingQuantizedLayout(const Checkpoint &checkpoint, const Tensor &t,
+                           bool inOut);
+/// The fix for such a conflict: "quantize it again with it in attnc
+/// quantize's --in-out" (or "without").
+std::string quantizedLayoutFix(bool inOut);
 
 /// Collects tensors, then writes them as one safetensors file atomically: the
 /// file at `path` is either the complete new file or left as it was.

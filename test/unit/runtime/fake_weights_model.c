@@ -16,7 +16,8 @@
  * weight, so the runtime may unmap the file after init), FAKE_WITH_STATE (a
  * state table, which no entry uses), FAKE_WITH_DECODE (the state and a
  * "decode" entry with inputs of its own, x and position, and no steps: the
- * entry-input queries and checks).
+ * entry-input queries and checks), FAKE_BAD_LAYOUT (bias, an F32 vector,
+ * says it is a quantized matrix stored [in, out]).
  *
  *===----------------------------------------------------------------------===*/
 #include "fake_abi.h"
@@ -31,9 +32,14 @@ static const attn_model_symbol symbols[] = {{"S", 16}};
 
 static const int64_t weight_dims[] = {4};
 enum { W_BIAS, W_SCALE };
+#ifdef FAKE_BAD_LAYOUT
+#define FAKE_BIAS_LAYOUT ATTN_MODEL_WEIGHT_IN_OUT
+#else
+#define FAKE_BIAS_LAYOUT ATTN_MODEL_WEIGHT_ANY
+#endif
 static const attn_model_weight weights[] = {
-    {"bias", ATTN_MODEL_F32, 1, weight_dims},
-    {"scale", ATTN_MODEL_F32, 1, weight_dims}};
+    {"bias", ATTN_MODEL_F32, 1, weight_dims, FAKE_BIAS_LAYOUT},
+    {"scale", ATTN_MODEL_F32, 1, weight_dims, ATTN_MODEL_WEIGHT_ANY}};
 
 static const attn_model_dim dims_4[] = {CONST(4)};
 static const attn_model_dim dims_s4[] = {SYM(SYM_S), CONST(4)};

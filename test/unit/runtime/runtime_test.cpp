@@ -531,6 +531,17 @@ TEST(RuntimeLoadTest, PrecisionIsNamedAndAnUnknownOneRefused) {
                                    "which this runtime does not know")));
 }
 
+// Only a quantized matrix says how it is stored (and only [out, in] or
+// [in, out]); anything else is a corrupt table.
+TEST(RuntimeLoadTest, LayoutOfAFloatWeightIsCorrupt) {
+  std::string msg;
+  EXPECT_EQ(loadFails(FAKE_WEIGHTS_BADLAYOUT, msg), ATTN_ERROR_INVALID_LIBRARY);
+  EXPECT_THAT(msg, AllOf(HasSubstr("is corrupt"),
+                         HasSubstr("weight 0 ('bias') has layout 2, which "
+                                   "only a quantized matrix (I8 or U8, rank "
+                                   "2) has")));
+}
+
 TEST(RuntimeLoadTest, WrongMagic) {
   std::string msg;
   EXPECT_EQ(loadFails(FAKE_MODEL_BADMAGIC, msg), ATTN_ERROR_INVALID_LIBRARY);
