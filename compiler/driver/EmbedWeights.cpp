@@ -79,14 +79,10 @@ LogicalResult checkWeight(WeightOp op, const st::Checkpoint &file) {
                           << ": fix the declaration or the exported tensor";
   if (std::optional<WeightLayout> layout = op.getLayout()) {
     bool inOut = *layout == WeightLayout::in_out;
-    if (std::optional<std::string> recorded =
+    if (std::optional<std::string> conflict =
             st::conflictingQuantizedLayout(file, *t, inOut))
-      return op.emitError()
-             << "weight '" << op.getName() << "' in '" << file.pathOf(*t)
-             << "' was quantized as stored [" << *recorded
-             << "] but the model reads it [" << st::quantizedLayoutName(inOut)
-             << "], so its scales are on the wrong axis: "
-             << st::quantizedLayoutFix(inOut);
+      return op.emitError() << "weight '" << op.getName() << "' in '"
+                            << file.pathOf(*t) << "' " << *conflict;
   }
   return success();
 }

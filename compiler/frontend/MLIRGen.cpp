@@ -42,12 +42,12 @@ public:
     if (!value) {
       // An i4 matrix is stored as bytes of two consecutive input features.
       Shape shape = decl->type.shape;
-      bool quantized = decl->type.elementType == ElementType::i8 ||
-                       decl->type.elementType == ElementType::i4;
       if (decl->type.elementType == ElementType::i4)
         shape[decl->layout == WeightLayout::outIn ? 1 : 0].size /= 2;
       // A quantized matrix says which way it is stored, for the check
       // against attnc quantize's record.
+      bool quantized = decl->type.elementType == ElementType::i8 ||
+                       decl->type.elementType == ElementType::i4;
       attn::WeightLayoutAttr layout;
       if (quantized && shape.size() == 2)
         layout = attn::WeightLayoutAttr::get(builder.getContext(),

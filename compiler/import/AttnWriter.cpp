@@ -203,16 +203,10 @@ void AttnWriter::checkQuantizedLayout(const std::string &matrix, bool inOut) {
   const attn::safetensors::Tensor *t = ctx.weights().find(matrix);
   if (!t)
     return;
-  std::optional<std::string> recorded =
-      attn::safetensors::conflictingQuantizedLayout(ctx.weights(), *t, inOut);
-  if (!recorded)
-    return;
-  ctx.error(ctx.weights().pathOf(*t) + ": " + matrix +
-            " was quantized as stored [" + *recorded +
-            "] but the model stores it [" +
-            attn::safetensors::quantizedLayoutName(inOut) +
-            "], so its scales are on the wrong axis: " +
-            attn::safetensors::quantizedLayoutFix(inOut));
+  if (std::optional<std::string> conflict =
+          attn::safetensors::conflictingQuantizedLayout(ctx.weights(), *t,
+                                                        inOut))
+    ctx.error(ctx.weights().pathOf(*t) + ": " + matrix + " " + *conflict);
 }
 
 /// A matrix `attnc quantize` wrote as I8 has its per-output-channel scales

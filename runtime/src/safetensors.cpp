@@ -460,12 +460,10 @@ conflictingQuantizedLayout(const Checkpoint &checkpoint, const Tensor &t,
   auto recorded = meta.find(quantizedLayoutKey(t.name));
   if (recorded == meta.end() || recorded->second == quantizedLayoutName(inOut))
     return std::nullopt;
-  return recorded->second;
-}
-
-std::string quantizedLayoutFix(bool inOut) {
-  return std::string("quantize it again ") + (inOut ? "with" : "without") +
-         " it in attnc quantize's --in-out";
+  return "was quantized as stored [" + recorded->second +
+         "] but the model reads it [" + quantizedLayoutName(inOut) +
+         "], so its scales are on the wrong axis: quantize it again " +
+         (inOut ? "with" : "without") + " it in attnc quantize's --in-out";
 }
 
 std::string Checkpoint::tensorNames() const {

@@ -94,14 +94,9 @@ void checkQuantizedLayout(const attn_model_weight &w, const st::Tensor &t,
   if (w.layout == ATTN_MODEL_WEIGHT_ANY)
     return;
   bool inOut = w.layout == ATTN_MODEL_WEIGHT_IN_OUT;
-  if (std::optional<std::string> recorded =
+  if (std::optional<std::string> conflict =
           st::conflictingQuantizedLayout(file, t, inOut))
-    problems.add(ATTN_ERROR_SHAPE_MISMATCH,
-                 where + " was quantized as stored [" + *recorded +
-                     "] but the model reads it [" +
-                     st::quantizedLayoutName(inOut) +
-                     "], so its scales are on the wrong axis: " +
-                     st::quantizedLayoutFix(inOut));
+    problems.add(ATTN_ERROR_SHAPE_MISMATCH, where + " " + *conflict);
 }
 
 void checkWeight(const attn_model_weight &w, const st::Checkpoint &file,

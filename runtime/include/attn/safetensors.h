@@ -181,16 +181,16 @@ private:
   std::map<std::string, std::size_t, std::less<>> byName;
 };
 
-/// The record of how `attnc quantize` read the matrix `t` of `checkpoint`
-/// ("in, out" or "out, in", under quantizedLayoutKey) when it is not how a
-/// model stores it, [in, out] (`inOut`) or [out, in]: its scales are then on
-/// the wrong axis. Nothing when they agree or the file has no record.
+/// When `attnc quantize` recorded reading the matrix `t` of `checkpoint`
+/// (under quantizedLayoutKey) otherwise than a model reads it, [in, out]
+/// (`inOut`) or [out, in], its scales are on the wrong axis: what happened
+/// and the fix, "was quantized as stored [out, in] but the model reads it
+/// [in, out], so its scales are on the wrong axis: quantize it again with it
+/// in attnc quantize's --in-out". Nothing when they agree or the file has no
+/// record.
 std::optional<std::string>
 conflictingQuantizedLayout(const Checkpoint &checkpoint, const Tensor &t,
                            bool inOut);
-/// The fix for such a conflict: "quantize it again with it in attnc
-/// quantize's --in-out" (or "without").
-std::string quantizedLayoutFix(bool inOut);
 
 /// Collects tensors, then writes them as one safetensors file atomically: the
 /// file at `path` is either the complete new file or left as it was.
