@@ -241,23 +241,12 @@ private:
     }
   }
 
-  const char *precisionName() const {
-    switch (info.precision) {
-    case ATTN_MODEL_PRECISION_BF16:
-      return "ATTN_MODEL_PRECISION_BF16";
-    case ATTN_MODEL_PRECISION_INT8:
-      return "ATTN_MODEL_PRECISION_INT8";
-    default:
-      return "ATTN_MODEL_PRECISION_F32";
-    }
-  }
-
   void emitDescriptor() {
     os << "\nstatic const attn_model_desc descriptor = {\n"
        << "  ATTN_MODEL_MAGIC, ATTN_MODEL_ABI_VERSION,\n"
        << "  " << cString(info.compilerVersion) << ",\n"
        << "  " << cString(plan.modelName) << ",\n"
-       << "  " << cString(info.halideTarget) << ", " << precisionName() << ",\n"
+       << "  " << cString(info.halideTarget) << ", " << info.precision << ",\n"
        << "  " << plan.symbols.size() << ", symbols,\n"
        << "  " << plan.weights.size() << ", weights,\n"
        << "  " << plan.states.size() << ", states,\n"
