@@ -124,6 +124,12 @@ struct NormStage {
 ///   tileOut(c, ii, kt, it, h, ...)       probs x values, reduced over `keys`
 ///   state(c, ii, it, h, ...)             Tuple (max, sum, output), updated
 ///                                        over key tiles `tiles` in order
+/// With `stateSlots` (TargetDesc::attentionStateSlots) the state is one
+/// Func of slots instead, updated over `tiles` (x the slot, y the key tile):
+///   state(s, ii, it, h, ...)             s = 0, 1: the tile's factors for
+///                                        the running values and its own;
+///                                        2, 3: the running max and sum;
+///                                        4 + c: the running output
 /// A decode cuts the key tiles into `keyChunks` runs of consecutive tiles:
 ///   state(c, ii, it, h, chunk, ...)      one state per run, over the run's
 ///                                        `tiles`
@@ -138,7 +144,10 @@ struct AttentionStage {
   Halide::Func merged;
   /// The key lengths per batch entry, checked; undefined without them.
   Halide::Func keyLengths;
-  Halide::RDom tiles, keys, headDims, runs;
+  Halide::RDom tiles;
+  /// The loop over key tiles: tiles.x, or tiles.y with `stateSlots`.
+  Halide::RVar tile;
+  Halide::RDom keys, headDims, runs;
   int64_t heads;
   /// Features per value head (and so per output head).
   int headDim;
@@ -148,6 +157,7 @@ struct AttentionStage {
   /// attentionKeyChunks of this attention: the algorithm is built with
   /// them, so a schedule reads them here.
   int queryTile, keyTile, keyChunks;
+  bool stateSlots;
 };
 
 /// Attention that also returns its probabilities (explicit softmax), per

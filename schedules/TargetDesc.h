@@ -101,6 +101,13 @@ public:
   /// CPU cores or GPU threads. 1 for a prefill.
   int attentionKeyChunks(bool decoding) const;
 
+  /// A prefill's online-softmax state kept per query row as slots along one
+  /// dim (the key tile's two rescale factors, the running max and sum, the
+  /// running output), so each row's factors are computed once per key tile
+  /// instead of once per feature: CPUs. GPU schedules and decodes keep a
+  /// Tuple (max, sum, output) per feature.
+  bool attentionStateSlots(bool decoding) const;
+
   /// bf16 and f16 tensors are stored as their bits (uint16) and converted
   /// with integer operations: OpenCL without cl_khr_fp16 (Halide's
   /// cl_half feature) has no half type to load them as, and Halide's CUDA

@@ -15,6 +15,7 @@
 #include "schedules/cpu/QuantGemmSchedule.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 using namespace Halide;
 
@@ -391,6 +392,12 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
       .unroll(inner);
 }
 
+/// A Func's dims in storage order with its second (query rows) innermost.
+std::vector<Var> rowsFirst(std::vector<Var> dims) {
+  std::swap(dims[0], dims[1]);
+  return dims;
+}
+
 /// The lanes vectorReduce splits off a reduction over `r`.
 RVar laneOf(RVar r) { return RVar(r.name() + "_l"); }
 
@@ -507,7 +514,7 @@ void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
   // loop over tiles (the query row outside it, so the tiles the row sees
   // bound that loop, not the row's loop inside it).
   std::vector<Var> sv = a.state.args();
-  RVar tile = a.tiles.x;
+  RVar tile = a.tile;
   a.state.compute_at(f, rows).vectorize(sv[0], headWidth);
   a.state.update()
       .reorder(sv[0], sv[1], sv[3], tile, sv[2], sv[4])
@@ -542,10 +549,12 @@ void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
 /// output they are 256-byte pieces of rows thousands of bytes apart: a TLB
 /// miss per key), then walks the query tiles. For each key tile it computes
 /// the tile's scores, maxima, exponentials, sums and output in L1-sized
-/// buffers and folds them into the query tile's running state.
+/// buffers and folds them into the query tile's running state (its slots,
+/// AttentionStage::stateSlots: vectors over query rows, slots unrolled).
 /// Register blocks: scores are vectors over query rows x unrolled keys, the
-/// output vectors over head dims x unrolled query rows, both within about
-/// `accumulators` registers.
+/// output vectors over query rows x unrolled head dims (stored rows
+/// innermost, as the state reads them), both within about `accumulators`
+/// registers.
 void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
                        const TargetDesc &desc) {
   const Target &target = desc.halide();
@@ -571,11 +580,17 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
                                       dividingFactor(a.keyHeadDim, natural));
   values.compute_at(f, tasks).vectorize(v[0], headWidth);
   a.queries.compute_at(f, it);
-  a.state.compute_at(f, it).vectorize(a.state.args()[0], headWidth);
-  RVar tile = a.tiles.x;
+  if (!a.stateSlots)
+    throw std::logic_error("a CPU prefill without state slots");
+  RVar tile = a.tile, slot = a.tiles.x;
+  std::vector<Var> sv = a.state.args(); // slot, ii, it, h, ...
+  a.state.compute_at(f, it)
+      .reorder_storage(rowsFirst(sv))
+      .vectorize(sv[1], rowWidth);
   a.state.update()
-      .reorder(a.state.args()[0], a.state.args()[1], tile)
-      .vectorize(a.state.args()[0], headWidth);
+      .reorder(sv[1], slot, tile)
+      .vectorize(sv[1], rowWidth)
+      .unroll(slot);
 
   // Everything per key tile is computed at the state's loop over tiles.
   for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
@@ -589,14 +604,15 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
     g.vectorize(g.args()[0], rowWidth);
     g.update().reorder(g.args()[0], a.keys.x).vectorize(g.args()[0], rowWidth);
   }
-  a.probs.vectorize(a.probs.args()[0], rowWidth);
+  a.probs.vectorize(a.probs.args()[0], rowWidth).store_in(MemoryType::Stack);
   if (a.probs.has_update_definition())
     a.probs.update().vectorize(a.probs.args()[0], rowWidth);
 
-  int rowBlock = dividingFactor(
-      tq, std::max(1, accumulators / int(a.headDim / headWidth)));
-  registerBlock(a.tileOut, a.tileOut.args()[0], headWidth, a.tileOut.args()[1],
-                rowBlock, a.keys.x);
+  std::vector<Var> ov = a.tileOut.args(); // c, ii, ...
+  a.tileOut.reorder_storage(rowsFirst(ov));
+  int featureBlock =
+      dividingFactor(a.headDim, std::max(1, accumulators / (tq / rowWidth)));
+  registerBlock(a.tileOut, ov[1], rowWidth, ov[0], featureBlock, a.keys.x);
 }
 
 /// Attention with its probabilities: the scores, row statistics and

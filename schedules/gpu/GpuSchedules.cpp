@@ -370,9 +370,9 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
     a.queries.compute_at(out, ii);
     a.state.compute_at(out, ii);
     // The key tiles outside the head dims, so each tile is visited once.
-    a.state.update().reorder(a.state.args()[0], a.tiles.x);
+    a.state.update().reorder(a.state.args()[0], a.tile);
     for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
-      g.compute_at(a.state, a.tiles.x);
+      g.compute_at(a.state, a.tile);
     boundTileTemps(a, MemoryType::Stack);
     return;
   }
@@ -383,7 +383,7 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   std::vector<Var> storage = sv;
   std::swap(storage[0], storage[1]);
   a.state.compute_at(out, it).reorder_storage(storage).gpu_threads(sv[1]);
-  a.state.update().reorder(sv[0], sv[1], a.tiles.x).gpu_threads(sv[1]);
+  a.state.update().reorder(sv[0], sv[1], a.tile).gpu_threads(sv[1]);
   // Per key tile, before the rows fold it: its keys and values, copied by
   // every thread of the block, a thread per feature (of every key), so a
   // warp reads a key's consecutive features at once.
@@ -391,7 +391,7 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   for (Func f : {keys, values}) {
     std::vector<Var> fv = f.args(); // c, j, batch...
     Var o("o"), t("t");
-    f.compute_at(a.state, a.tiles.x)
+    f.compute_at(a.state, a.tile)
         .store_in(MemoryType::GPUShared)
         .split(fv[0], o, t, a.queryTile, TailStrategy::GuardWithIf)
         .reorder(t, o, fv[1])
@@ -444,7 +444,7 @@ void scheduleDecodeAttention(Func out, const std::vector<Var> &v,
   };
   a.state.compute_root();
   blocks(a.state, {sv[0]});
-  blocks(a.state.update(), {sv[0], a.tiles.x});
+  blocks(a.state.update(), {sv[0], a.tile});
 
   // Per key tile, in shared memory: a thread per key for the scores and
   // probabilities, one for the tile's max and sum, a thread per head dim
@@ -453,7 +453,7 @@ void scheduleDecodeAttention(Func out, const std::vector<Var> &v,
   a.queries.compute_at(a.state, sh).store_in(MemoryType::GPUShared);
   a.queries.gpu_threads(e);
   for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
-    g.compute_at(a.state, a.tiles.x);
+    g.compute_at(a.state, a.tile);
   boundTileTemps(a, MemoryType::GPUShared);
   Var key = a.dot.args()[1], feature = a.tileOut.args()[0];
   a.dot.gpu_threads(key);

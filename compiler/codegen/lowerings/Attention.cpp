@@ -14,6 +14,11 @@ namespace {
 /// sees no key of a tile (masked, past the sequence).
 const float kLowest = -1e30f;
 
+/// A CPU prefill's online-softmax state, per query row, as slots along one
+/// dim (see slottedState): the key tile's factor for the running values and
+/// for the tile's own, the running max and sum, then the running output.
+enum StateSlot { kKeepSlot, kAddSlot, kMaxSlot, kSumSlot, kOutSlot };
+
 /// What flash attention and the explicit form share: the operands as Funcs,
 /// which key a query sees, the score of a (query, key) pair.
 class AttentionParts {
@@ -227,17 +232,22 @@ public:
   int group, dk, dv;
 };
 
+/// The factors an online softmax's fold multiplies by: its running values
+/// (max `oldMax`) by `keep`, a part folded in (max `m`) by `add`. One of the
+/// two sides keeps its scale: the other is rescaled by exp(-|difference|),
+/// one exp per step. A difference against the -1e30 floor would overflow
+/// exp's range reduction, and anything below -88 is 0 in float anyway.
+std::pair<Expr, Expr> foldFactors(Expr oldMax, Expr m) {
+  Expr diff = oldMax - m;
+  Expr shrink = exp(max(-abs(diff), -88.0f));
+  return {select(diff >= 0.0f, 1.0f, shrink),
+          select(diff >= 0.0f, shrink, 1.0f)};
+}
+
 /// An online softmax's running (max, sum, output) with one more part folded
 /// in, that part's (max `m`, sum `sum`, output `out`) taken relative to `m`.
-/// One of the two sides keeps its scale: the other is rescaled by
-/// exp(-|difference|), one exp per step. A difference against the -1e30
-/// floor would overflow exp's range reduction, and anything below -88 is 0
-/// in float anyway.
 Tuple foldSoftmax(Tuple old, Expr m, Expr sum, Expr out) {
-  Expr diff = old[0] - m;
-  Expr shrink = exp(max(-abs(diff), -88.0f));
-  Expr keep = select(diff >= 0.0f, 1.0f, shrink);
-  Expr add = select(diff >= 0.0f, shrink, 1.0f);
+  auto [keep, add] = foldFactors(old[0], m);
   return Tuple(max(old[0], m), old[1] * keep + sum * add,
                old[2] * keep + out * add);
 }
@@ -245,9 +255,12 @@ Tuple foldSoftmax(Tuple old, Expr m, Expr sum, Expr out) {
 /// `out / sum`, or 0 for a row that sees no key (its sum is exactly 0), as
 /// PyTorch's SDPA gives a fully masked row. A NaN sum (a NaN score, or an
 /// Inf one: exp(Inf - Inf)) stays NaN: a test `sum > 0` would turn the
-/// row of a damaged checkpoint into zeros.
+/// row of a damaged checkpoint into zeros. The NaN is tested first, and
+/// strictly (is_nan): under Halide's fast-math flags LLVM may assume the
+/// compare `sum == 0` has no NaN operand, and with a sum read once per row
+/// (the slotted state) it folded a NaN sum into the masked row's zeros.
 Expr normalise(Expr out, Expr sum) {
-  return select(sum == 0.0f, 0.0f, out / sum);
+  return select(is_nan(sum), sum, select(sum == 0.0f, 0.0f, out / sum));
 }
 
 /// Flash attention: per (query tile, head), keys are visited one tile at a
@@ -324,9 +337,13 @@ LogicalResult lowerFlash(AttentionParts &a) {
   const int chunks = a.b.target.attentionKeyChunks(a.queryOffsets.defined());
   Var chunk("chunk");
   Expr numTiles = (a.keyLength + tk - 1) / tk;
-  RDom tiles(0, chunks == 1 ? numTiles : (numTiles + chunks - 1) / chunks,
-             b.name("tiles"));
-  Expr tile = tiles.x;
+  Expr tileCount = chunks == 1 ? numTiles : (numTiles + chunks - 1) / chunks;
+  const bool slotted = b.target.attentionStateSlots(a.queryOffsets.defined());
+  RDom tiles =
+      slotted ? RDom({{0, kOutSlot + a.dv}, {0, tileCount}}, b.name("tiles"))
+              : RDom(0, tileCount, b.name("tiles"));
+  RVar tileVar = slotted ? tiles.y : tiles.x;
+  Expr tile = tileVar;
   std::vector<Expr> stateAt = {c, ii, it, h};
   if (chunks > 1) {
     // Run `chunk` takes every chunks-th tile from tile `chunk` on: each
@@ -340,11 +357,31 @@ LogicalResult lowerFlash(AttentionParts &a) {
   tiles.where(a.tileMayBeSeen(it * tq, it * tq + tq - 1, tile * tk,
                               tile * tk + tk - 1));
   Func state(b.name("state"));
-  state(a.with(stateAt)) = Tuple(kLowest, 0.0f, 0.0f);
-  state(a.with(stateAt)) =
-      foldSoftmax(state(a.with(stateAt)), tileMax(a.with({ii, tile, it, h})),
-                  tileSum(a.with({ii, tile, it, h})),
-                  tileOut(a.with({c, ii, tile, it, h})));
+  if (slotted) {
+    // Slot tiles.x of every row, in order, for each key tile tiles.y: the
+    // factors from the old max before the max moves, then the sum and the
+    // outputs by them. Each row's exp is computed once per tile; the Tuple
+    // form below computes it once per feature of the row.
+    state(a.with(stateAt)) = select(c == kMaxSlot, kLowest, 0.0f);
+    Expr s = tiles.x;
+    auto slot = [&](Expr at) { return state(a.with({at, ii, it, h})); };
+    Expr m = tileMax(a.with({ii, tile, it, h}));
+    auto [keep, add] = foldFactors(slot(kMaxSlot), m);
+    Expr sum = slot(kSumSlot) * slot(kKeepSlot) +
+               tileSum(a.with({ii, tile, it, h})) * slot(kAddSlot);
+    Expr output = slot(s) * slot(kKeepSlot) +
+                  tileOut(a.with({max(s - kOutSlot, 0), ii, tile, it, h})) *
+                      slot(kAddSlot);
+    state(a.with({s, ii, it, h})) =
+        select(s == kKeepSlot, keep, s == kAddSlot, add, s == kMaxSlot,
+               max(slot(kMaxSlot), m), s == kSumSlot, sum, output);
+  } else {
+    state(a.with(stateAt)) = Tuple(kLowest, 0.0f, 0.0f);
+    state(a.with(stateAt)) =
+        foldSoftmax(state(a.with(stateAt)), tileMax(a.with({ii, tile, it, h})),
+                    tileSum(a.with({ii, tile, it, h})),
+                    tileOut(a.with({c, ii, tile, it, h})));
+  }
   Func merged;
   RDom runs(0, chunks, b.name("runs"));
   if (chunks > 1) {
@@ -355,15 +392,22 @@ LogicalResult lowerFlash(AttentionParts &a) {
         foldSoftmax(merged(a.with({c, ii, it, h})), run[0], run[1], run[2]);
   }
   const std::vector<Var> &v = a.v;
-  Tuple fin = (chunks > 1 ? merged : state)(
-      a.with({v[0] % a.dv, v[1] % tq, v[1] / tq, v[0] / a.dv}));
   Func out(b.name("attention"));
-  out(v) = normalise(fin[2], fin[1]);
+  if (slotted) {
+    auto at = [&](Expr slot) {
+      return state(a.with({slot, v[1] % tq, v[1] / tq, v[0] / a.dv}));
+    };
+    out(v) = normalise(at(kOutSlot + v[0] % a.dv), at(kSumSlot));
+  } else {
+    Tuple fin = (chunks > 1 ? merged : state)(
+        a.with({v[0] % a.dv, v[1] % tq, v[1] / tq, v[0] / a.dv}));
+    out(v) = normalise(fin[2], fin[1]);
+  }
   b.stages.stages.push_back(AttentionStage{
-      out,   a.keys,  a.values, queries, dot,     tileMax,
-      probs, tileSum, tileOut,  state,   merged,  a.checkedLengths,
-      tiles, kr,      r,        runs,    a.heads, a.dv,
-      a.dk,  tq,      tk,       chunks});
+      out,   a.keys,  a.values, queries, dot,    tileMax,
+      probs, tileSum, tileOut,  state,   merged, a.checkedLengths,
+      tiles, tileVar, kr,       r,       runs,   a.heads,
+      a.dv,  a.dk,    tq,       tk,      chunks, slotted});
   std::vector<Expr> extents = a.queryExtents;
   extents[0] = int(a.heads * a.dv);
   b.define(a.op.getResult(), {out, extents});
