@@ -148,7 +148,7 @@ int TargetDesc::attentionKeyChunks(bool decoding) const {
 bool TargetDesc::attentionStateSlots(bool decoding) const {
   // BERT's attention at 1x512 and GPT-2's at 1x4096 (causal), 1 thread,
   // Sapphire Rapids: the Tuple form's state update took 20% and 17% of
-  // the time (an exp per feature); slotted, 1%.
+  // the time (an exp per feature); slotted, 1% and 3%.
   return !decoding && !isGpu();
 }
 

@@ -604,6 +604,7 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
     g.vectorize(g.args()[0], rowWidth);
     g.update().reorder(g.args()[0], a.keys.x).vectorize(g.args()[0], rowWidth);
   }
+  // A constant 8 KiB that Halide put on the heap: a malloc per key tile.
   a.probs.vectorize(a.probs.args()[0], rowWidth).store_in(MemoryType::Stack);
   if (a.probs.has_update_definition())
     a.probs.update().vectorize(a.probs.args()[0], rowWidth);

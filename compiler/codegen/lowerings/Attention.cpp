@@ -15,7 +15,7 @@ namespace {
 const float kLowest = -1e30f;
 
 /// A CPU prefill's online-softmax state, per query row, as slots along one
-/// dim (see slottedState): the key tile's factor for the running values and
+/// dim (see lowerFlash): the key tile's factor for the running values and
 /// for the tile's own, the running max and sum, then the running output.
 enum StateSlot { kKeepSlot, kAddSlot, kMaxSlot, kSumSlot, kOutSlot };
 
