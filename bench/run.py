@@ -10,7 +10,8 @@ for T threads, the ratio system ms / our hand ms, and the peak extra resident
 memory of a run. Every system's output is checked against our hand schedule's
 before it is timed. Tables also go to WORKDIR/results.md (default bench/out/).
 
-Every (system, T) runs in its own process (worker.py).
+Every (system, T) runs in its own process (worker.py); the systems of one
+table are timed in turns (time_in_turns), so they meet the same load.
 """
 
 import argparse
@@ -23,8 +24,11 @@ import os
 import platform
 import re
 import shutil
+import queue
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -256,6 +260,116 @@ def worker(a, system, x, threads, extra_args, ref=None, save_out=None, single_ab
     return {"status": "error", "detail": f"worker failed (exit {r.returncode}): {err[:200]}"}
 
 
+# A turn: about this many seconds of one system's runs, then a pause that
+# lets its thread pool go idle before the next system's turn (Intel
+# OpenMP's workers spin for KMP_BLOCKTIME, 200 ms by default, after a
+# parallel region).
+TURN_SECONDS = 0.3
+PAUSE_SECONDS = 0.25
+
+
+class TurnWorker:
+    """A worker.py --turns process: started, then told when to run."""
+
+    def __init__(self, a, system, x, threads, extra_args, ref, single_above):
+        cmd = [sys.executable, os.path.join(HERE, "worker.py"), "--system", system,
+               "--x", x, "--threads", str(threads), "--tol", str(a.tol),
+               "--single-above", str(a.single_above if single_above is None else single_above),
+               "--ref", ref, "--turns"] + extra_args
+        self.timeout = a.timeout
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.err, text=True)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.runs, self.seconds = 0, 0.0
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def expect(self, *prefixes):
+        """The next line starting with one of `prefixes` (a RESULT ends the
+        worker early), or an error result when it dies or times out."""
+        while True:
+            try:
+                line = self.lines.get(timeout=self.timeout)
+            except queue.Empty:
+                self.proc.kill()
+                return "RESULT", {"status": "error", "detail": f"timed out after {self.timeout:.0f} s"}
+            if line is None:
+                self.proc.wait()
+                self.err.seek(0)
+                err = (self.err.read().strip().splitlines() or ["no output"])[-1]
+                return "RESULT", {"status": "error",
+                                  "detail": f"worker failed (exit {self.proc.returncode}): {err[:200]}"}
+            word, _, rest = line.strip().partition(" ")
+            if word == "RESULT":
+                self.proc.wait()
+                return word, json.loads(rest)
+            if word in prefixes:
+                return word, rest
+
+    def turn(self, n):
+        self.proc.stdin.write(f"RUN {n}\n")
+        self.proc.stdin.flush()
+        word, rest = self.expect("TIMES")
+        if word == "RESULT":
+            return rest
+        times = [float(t) for t in rest.split()]
+        self.runs += len(times)
+        self.seconds += sum(times)
+        return None
+
+    def finish(self):
+        self.proc.stdin.write("DONE\n")
+        self.proc.stdin.flush()
+        return self.expect()[1]
+
+
+def time_in_turns(a, x, ref, threads, jobs):
+    """Times `jobs` ([(system, extra args, single_above)]) in turns: each
+    worker is started and taken through its agreement run, warm-up and
+    memory figures alone, one after another; then, round after round, each
+    runs about TURN_SECONDS of timed runs while the others wait, until each
+    has --min-time seconds and --min-reps runs (at most --max-reps; exactly
+    --reps when given). So every system meets the same load from other
+    processes, which one system timed after another did not (issue 25: on a
+    shared machine our row moved 30% between runs, the others' too).
+    Returns each job's result, in order."""
+    results, live = [None] * len(jobs), []
+    for i, (system, extra, single_above) in enumerate(jobs):
+        log(f"  T={threads} {system} {' '.join(extra[2:])}: agreement, warm-up, memory")
+        w = TurnWorker(a, system, x, threads, extra, ref, single_above)
+        word, rest = w.expect("READY")
+        if word == "RESULT":
+            results[i] = rest
+            log(f"    {describe(rest)}")
+        else:
+            live.append((i, w, max(float(rest), 1e-6)))
+
+    def wants(w):
+        if a.reps:
+            return a.reps - w.runs
+        if w.runs >= a.max_reps or (w.runs >= a.min_reps and w.seconds >= a.min_time):
+            return 0
+        return a.max_reps - w.runs
+
+    def pending():
+        return [(i, w, warm) for i, w, warm in live if results[i] is None and wants(w) > 0]
+
+    while pending():
+        for i, w, warm in pending():
+            results[i] = w.turn(min(wants(w), max(1, round(TURN_SECONDS / warm))))
+            time.sleep(PAUSE_SECONDS)
+    for i, w, _ in live:
+        if results[i] is None:
+            results[i] = w.finish()
+        log(f"  T={threads} {jobs[i][0]} {' '.join(jobs[i][1][2:])}: {describe(results[i])}")
+    return results
+
+
 def describe(res):
     if res.get("status") != "ok":
         return res.get("detail", res.get("status"))
@@ -385,54 +499,64 @@ def run_shape(a, block, b, s, weights, digest, libs, peaks, results_path):
         except BenchError as e:
             onnx = "n/a (" + str(e).splitlines()[-1][:150] + ")"
 
-    def timed(system, threads, extra, single_above=None):
-        log(f"  {block.name} {b}x{s} T={threads} {system} {' '.join(extra[2:])}")
-        res = worker(a, system, x, threads, ["--block", block.name] + extra, ref=ref,
-                     single_above=single_above)
-        log(f"    {describe(res)}")
-        return res
-
     naive = None
     for threads in a.thread_list:
-        rows = []
+        # Each row is a result or the indices of its jobs, timed together.
+        jobs, plan = [], []
+
+        def job(system, extra):
+            jobs.append((system, ["--block", block.name] + extra, None))
+            return len(jobs) - 1
+
         for sys_name in a.system_list:
-            label, note = LABELS[sys_name], ""
+            label = LABELS[sys_name]
             if sys_name in SCHEDULES:
                 lib = libs[sys_name]
                 if lib.startswith("n/a"):
-                    res = {"status": "n/a", "detail": lib}
+                    plan.append((label, {"status": "n/a", "detail": lib}, ""))
                 elif sys_name == "naive":
                     # Serial: it ignores the thread count, so one run serves
                     # every column.
                     if naive is None:
-                        naive = timed("ours", 1, ["--lib", lib])
                         naive_threads = threads
-                    res = naive
-                    note = "serial schedule" + (
-                        f"; same measurement as the {naive_threads}-thread table"
-                        if threads != naive_threads else "")
+                        plan.append((label, [job("ours", ["--lib", lib])], "serial schedule"))
+                    else:
+                        plan.append((label, naive, "serial schedule; same measurement as the "
+                                     f"{naive_threads}-thread table"))
                 else:
-                    res = timed("ours", threads, ["--lib", lib])
+                    plan.append((label, [job("ours", ["--lib", lib])], ""))
             elif sys_name == "torch":
                 # Best of its thread settings: intra-op T, interop 1 or default.
-                tries = {io: timed("torch", threads, ["--weights", weights, "--interop", io])
-                         for io in ("1", "default")}
+                plan.append((label, [job("torch", ["--weights", weights, "--interop", io])
+                                     for io in ("1", "default")], ""))
+            elif onnx is None or onnx.startswith("n/a"):
+                plan.append((label, {"status": "n/a", "detail": onnx or "no ONNX file"}, ""))
+            else:
+                plan.append((label, [job(sys_name, ["--onnx", onnx])],
+                             "intra_op_num_threads=%d, inter_op 1" % threads if sys_name == "ort"
+                             else "INFERENCE_NUM_THREADS=%d, precision f32" % threads))
+        log(f"{block.name} {b}x{s} T={threads}: {len(jobs)} workers, in turns")
+        results = time_in_turns(a, x, ref, threads, jobs)
+        rows = []
+        for label, got, note in plan:
+            if isinstance(got, dict):
+                rows.append((label, got, note))
+                continue
+            if label == LABELS["torch"]:
+                tries = dict(zip(("1", "default"), (results[j] for j in got)))
                 ok = {io: r for io, r in tries.items() if r.get("status") == "ok"}
                 if ok:
                     io = min(ok, key=lambda k: ok[k]["ms"])
-                    res = ok[io]
                     other = [k for k in ok if k != io]
-                    note = (f"set_num_threads({threads}), interop {io}"
-                            + (f" (interop {other[0]}: {ok[other[0]]['ms']:.2f} ms)" if other else ""))
+                    rows.append((label, ok[io], f"set_num_threads({threads}), interop {io}"
+                                 + (f" (interop {other[0]}: {ok[other[0]]['ms']:.2f} ms)"
+                                    if other else "")))
                 else:
-                    res = tries["1"]
-            else:
-                if onnx is None or onnx.startswith("n/a"):
-                    res = {"status": "n/a", "detail": onnx or "no ONNX file"}
-                else:
-                    res = timed(sys_name, threads, ["--onnx", onnx])
-                    note = ("intra_op_num_threads=%d, inter_op 1" % threads if sys_name == "ort"
-                            else "INFERENCE_NUM_THREADS=%d, precision f32" % threads)
+                    rows.append((label, tries["1"], ""))
+                continue
+            res = results[got[0]]
+            if label == LABELS["naive"]:
+                naive = res
             rows.append((label, res, note))
         text = table(block, b, s, threads, peaks[threads], rows)
         print(text, flush=True)

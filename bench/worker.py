@@ -34,7 +34,11 @@ What one worker does, in order:
                   caches its workspace), the figure the issue asked for;
   5. repetitions: enough to fill --min-time seconds at the warm run's
      speed, within [--min-reps, --max-reps] (or exactly --reps); the
-     median is reported.
+     median is reported. With --turns, run.py decides instead: the worker
+     prints `READY <warm run's seconds>` and, for each line `RUN n` on
+     stdin, runs n times and prints `TIMES` and their seconds, until
+     `DONE`; so the systems of a table take turns and share the machine's
+     noise (bench/run.py, time_in_turns).
 """
 
 import argparse
@@ -197,6 +201,8 @@ def main():
     p.add_argument("--min-reps", type=int, default=5)
     p.add_argument("--max-reps", type=int, default=50)
     p.add_argument("--reps", type=int, default=0)
+    p.add_argument("--turns", action="store_true",
+                   help="after the warm-up, time runs when told on stdin (run.py's turns)")
     a = p.parse_args()
 
     x = np.load(a.x)
@@ -228,14 +234,39 @@ def main():
     _, res["extra"] = measured(run2)
     del run2
     warm, res["extra_warm"] = measured(run)
-    reps = a.reps or min(a.max_reps, max(a.min_reps, int(a.min_time / max(warm, 1e-6))))
+    if a.turns:
+        times = serve_turns(run, warm)
+    else:
+        reps = a.reps or min(a.max_reps, max(a.min_reps, int(a.min_time / max(warm, 1e-6))))
+        times = timed_runs(run, reps)
+    if not times:
+        return emit(dict(res, status="error", detail="no timed run (run.py stopped early)"))
+    return emit(dict(res, status="ok", ms=statistics.median(times) * 1e3, runs=len(times),
+                     min_ms=min(times) * 1e3, single=False))
+
+
+def timed_runs(run, n):
     times = []
-    for _ in range(reps):
+    for _ in range(n):
         t0 = time.perf_counter()
         run()
         times.append(time.perf_counter() - t0)
-    return emit(dict(res, status="ok", ms=statistics.median(times) * 1e3, runs=reps,
-                     min_ms=min(times) * 1e3, single=False))
+    return times
+
+
+def serve_turns(run, warm):
+    """The --turns protocol (see the module's docstring); returns every
+    timed run's seconds."""
+    print(f"READY {warm:.6f}", flush=True)
+    times = []
+    for line in sys.stdin:
+        words = line.split()
+        if not words or words[0] != "RUN":
+            break
+        turn = timed_runs(run, int(words[1]))
+        times += turn
+        print("TIMES " + " ".join(f"{t:.6f}" for t in turn), flush=True)
+    return times
 
 
 def malloc_trim():
