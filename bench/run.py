@@ -22,9 +22,9 @@ import importlib.util
 import json
 import os
 import platform
+import queue
 import re
 import shutil
-import queue
 import subprocess
 import sys
 import tempfile
@@ -239,16 +239,11 @@ def export_onnx(block, weights, digest, b, s, work):
 # ------------------------------------------------------------------ workers
 
 
-def worker(a, system, x, threads, extra_args, ref=None, save_out=None, single_above=None):
-    cmd = [sys.executable, os.path.join(HERE, "worker.py"), "--system", system,
-           "--x", x, "--threads", str(threads), "--tol", str(a.tol),
-           "--single-above", str(a.single_above if single_above is None else single_above),
-           "--min-time", str(a.min_time), "--min-reps", str(a.min_reps),
-           "--max-reps", str(a.max_reps), "--reps", str(a.reps)] + extra_args
-    if ref:
-        cmd += ["--ref", ref]
-    if save_out:
-        cmd += ["--save-out", save_out]
+def save_reference(a, x, extra_args, out):
+    """Our hand schedule's output for `x`, saved to `out` by a worker; its
+    RESULT."""
+    cmd = [sys.executable, os.path.join(HERE, "worker.py"), "--system", "ours",
+           "--x", x, "--threads", "1", "--save-out", out] + extra_args
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
     except subprocess.TimeoutExpired:
@@ -271,11 +266,10 @@ PAUSE_SECONDS = 0.25
 class TurnWorker:
     """A worker.py --turns process: started, then told when to run."""
 
-    def __init__(self, a, system, x, threads, extra_args, ref, single_above):
+    def __init__(self, a, system, x, threads, extra_args, ref):
         cmd = [sys.executable, os.path.join(HERE, "worker.py"), "--system", system,
                "--x", x, "--threads", str(threads), "--tol", str(a.tol),
-               "--single-above", str(a.single_above if single_above is None else single_above),
-               "--ref", ref, "--turns"] + extra_args
+               "--single-above", str(a.single_above), "--ref", ref, "--turns"] + extra_args
         self.timeout = a.timeout
         self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -329,19 +323,20 @@ class TurnWorker:
 
 
 def time_in_turns(a, x, ref, threads, jobs):
-    """Times `jobs` ([(system, extra args, single_above)]) in turns: each
+    """Times `jobs` ([(system, extra args)]) in turns: each
     worker is started and taken through its agreement run, warm-up and
     memory figures alone, one after another; then, round after round, each
     runs about TURN_SECONDS of timed runs while the others wait, until each
     has --min-time seconds and --min-reps runs (at most --max-reps; exactly
     --reps when given). So every system meets the same load from other
-    processes, which one system timed after another did not (issue 25: on a
-    shared machine our row moved 30% between runs, the others' too).
+    processes, which one system timed after another did not (issue 25, item
+    1: on a shared machine our row moved 30% between two runs, the peers'
+    3%).
     Returns each job's result, in order."""
     results, live = [None] * len(jobs), []
-    for i, (system, extra, single_above) in enumerate(jobs):
+    for i, (system, extra) in enumerate(jobs):
         log(f"  T={threads} {system} {' '.join(extra[2:])}: agreement, warm-up, memory")
-        w = TurnWorker(a, system, x, threads, extra, ref, single_above)
+        w = TurnWorker(a, system, x, threads, extra, ref)
         word, rest = w.expect("READY")
         if word == "RESULT":
             results[i] = rest
@@ -489,7 +484,7 @@ def run_shape(a, block, b, s, weights, digest, libs, peaks, results_path):
     np.save(x, np.random.default_rng([b, s]).standard_normal((b, s, blocks.D)).astype(np.float32))
     ref = os.path.join(a.workdir, f"ref_{tag}.npy")
     log(f"{block.name} {b}x{s}: reference output (hand schedule)")
-    r = worker(a, "ours", x, 1, ["--block", block.name, "--lib", libs["hand"]], save_out=ref)
+    r = save_reference(a, x, ["--block", block.name, "--lib", libs["hand"]], ref)
     if r.get("status") != "saved":
         raise BenchError(f"our hand schedule failed at {b}x{s}: {r.get('detail')}")
     onnx = None
@@ -505,7 +500,7 @@ def run_shape(a, block, b, s, weights, digest, libs, peaks, results_path):
         jobs, plan = [], []
 
         def job(system, extra):
-            jobs.append((system, ["--block", block.name] + extra, None))
+            jobs.append((system, ["--block", block.name] + extra))
             return len(jobs) - 1
 
         for sys_name in a.system_list:
