@@ -239,22 +239,6 @@ def export_onnx(block, weights, digest, b, s, work):
 # ------------------------------------------------------------------ workers
 
 
-def save_reference(a, x, extra_args, out):
-    """Our hand schedule's output for `x`, saved to `out` by a worker; its
-    RESULT."""
-    cmd = [sys.executable, os.path.join(HERE, "worker.py"), "--system", "ours",
-           "--x", x, "--threads", "1", "--save-out", out] + extra_args
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
-    except subprocess.TimeoutExpired:
-        return {"status": "error", "detail": f"timed out after {a.timeout:.0f} s"}
-    for line in reversed(r.stdout.splitlines()):
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    err = (r.stderr.strip().splitlines() or ["no output"])[-1]
-    return {"status": "error", "detail": f"worker failed (exit {r.returncode}): {err[:200]}"}
-
-
 # A turn: about this many seconds of one system's runs, then a pause that
 # lets its thread pool go idle before the next system's turn (Intel
 # OpenMP's workers spin for KMP_BLOCKTIME, 200 ms by default, after a
@@ -263,13 +247,12 @@ TURN_SECONDS = 0.3
 PAUSE_SECONDS = 0.25
 
 
-class TurnWorker:
-    """A worker.py --turns process: started, then told when to run."""
+class Worker:
+    """A worker.py process (`args` its arguments): its RESULT, or with
+    --turns, told when to run first (time_in_turns)."""
 
-    def __init__(self, a, system, x, threads, extra_args, ref):
-        cmd = [sys.executable, os.path.join(HERE, "worker.py"), "--system", system,
-               "--x", x, "--threads", str(threads), "--tol", str(a.tol),
-               "--single-above", str(a.single_above), "--ref", ref, "--turns"] + extra_args
+    def __init__(self, a, args):
+        cmd = [sys.executable, os.path.join(HERE, "worker.py")] + args
         self.timeout = a.timeout
         self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -336,7 +319,9 @@ def time_in_turns(a, x, ref, threads, jobs):
     results, live = [None] * len(jobs), []
     for i, (system, extra) in enumerate(jobs):
         log(f"  T={threads} {system} {' '.join(extra[2:])}: agreement, warm-up, memory")
-        w = TurnWorker(a, system, x, threads, extra, ref)
+        w = Worker(a, ["--system", system, "--x", x, "--threads", str(threads),
+                       "--tol", str(a.tol), "--single-above", str(a.single_above),
+                       "--ref", ref, "--turns"] + extra)
         word, rest = w.expect("READY")
         if word == "RESULT":
             results[i] = rest
@@ -484,7 +469,8 @@ def run_shape(a, block, b, s, weights, digest, libs, peaks, results_path):
     np.save(x, np.random.default_rng([b, s]).standard_normal((b, s, blocks.D)).astype(np.float32))
     ref = os.path.join(a.workdir, f"ref_{tag}.npy")
     log(f"{block.name} {b}x{s}: reference output (hand schedule)")
-    r = save_reference(a, x, ["--block", block.name, "--lib", libs["hand"]], ref)
+    r = Worker(a, ["--system", "ours", "--x", x, "--threads", "1", "--save-out", ref,
+                   "--block", block.name, "--lib", libs["hand"]]).expect()[1]
     if r.get("status") != "saved":
         raise BenchError(f"our hand schedule failed at {b}x{s}: {r.get('detail')}")
     onnx = None

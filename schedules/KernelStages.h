@@ -14,6 +14,7 @@
 #include "Halide.h"
 
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -159,6 +160,15 @@ struct AttentionStage {
   int queryTile, keyTile, keyChunks;
   bool stateSlots;
 };
+
+/// An attention Func's dims (c or slot, ii, ...) in storage order with the
+/// query rows innermost, as the CPU prefill's and the GPU's states and the
+/// CPU's tile outputs are stored: vectors or threads over rows then touch
+/// consecutive words.
+inline std::vector<Halide::Var> rowsInnermost(std::vector<Halide::Var> dims) {
+  std::swap(dims[0], dims[1]);
+  return dims;
+}
 
 /// Attention that also returns its probabilities (explicit softmax), per
 /// key j, query i, head h:

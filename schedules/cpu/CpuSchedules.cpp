@@ -392,12 +392,6 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
       .unroll(inner);
 }
 
-/// A Func's dims in storage order with its second (query rows) innermost.
-std::vector<Var> rowsFirst(std::vector<Var> dims) {
-  std::swap(dims[0], dims[1]);
-  return dims;
-}
-
 /// The lanes vectorReduce splits off a reduction over `r`.
 RVar laneOf(RVar r) { return RVar(r.name() + "_l"); }
 
@@ -585,7 +579,7 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
   RVar tile = a.tile, slot = a.tiles.x;
   std::vector<Var> sv = a.state.args(); // slot, ii, it, h, ...
   a.state.compute_at(f, it)
-      .reorder_storage(rowsFirst(sv))
+      .reorder_storage(rowsInnermost(sv))
       .vectorize(sv[1], rowWidth);
   a.state.update()
       .reorder(sv[1], slot, tile)
@@ -610,7 +604,7 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
     a.probs.update().vectorize(a.probs.args()[0], rowWidth);
 
   std::vector<Var> ov = a.tileOut.args(); // c, ii, ...
-  a.tileOut.reorder_storage(rowsFirst(ov));
+  a.tileOut.reorder_storage(rowsInnermost(ov));
   int featureBlock =
       dividingFactor(a.headDim, std::max(1, accumulators / (tq / rowWidth)));
   registerBlock(a.tileOut, ov[1], rowWidth, ov[0], featureBlock, a.keys.x);

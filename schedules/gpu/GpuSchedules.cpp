@@ -380,9 +380,9 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   // stored rows innermost: the threads' accesses to one feature are
   // consecutive words, not a row (3 x headDim words) apart in one bank.
   std::vector<Var> sv = a.state.args(); // c, ii, it, h, ...
-  std::vector<Var> storage = sv;
-  std::swap(storage[0], storage[1]);
-  a.state.compute_at(out, it).reorder_storage(storage).gpu_threads(sv[1]);
+  a.state.compute_at(out, it)
+      .reorder_storage(rowsInnermost(sv))
+      .gpu_threads(sv[1]);
   a.state.update().reorder(sv[0], sv[1], a.tile).gpu_threads(sv[1]);
   // Per key tile, before the rows fold it: its keys and values, copied by
   // every thread of the block, a thread per feature (of every key), so a
