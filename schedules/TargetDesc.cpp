@@ -103,6 +103,14 @@ int TargetDesc::gemmPanelWidth() const {
   return vectors * halide_.natural_vector_size<float>();
 }
 
+int64_t TargetDesc::l2CacheBytes() const {
+  if (isGpu())
+    return 0;
+  if (hasAmx())
+    return 2 << 20;
+  return vectorRegisters() == 32 ? 1 << 20 : 256 << 10;
+}
+
 int TargetDesc::gemmRowTile() const {
   int panel = gemmPanelWidth();
   if (panel == 0)

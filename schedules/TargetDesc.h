@@ -75,6 +75,14 @@ public:
   /// one row).
   int gemmPanelWidth() const;
 
+  /// A CPU core's L2 cache as the schedules may count on it: the smallest
+  /// per-core L2 of the CPUs that run this target's code. 2 MiB on
+  /// Sapphire Rapids (and its successors, Halide's avx512_sapphirerapids);
+  /// 1 MiB on other AVX-512 CPUs (Skylake-SP, Ice Lake-SP, Zen 4 and 5;
+  /// client Ice Lake's 512 KiB excepted); 256 KiB otherwise (Haswell to
+  /// Skylake clients; Zen 1 to 3 have 512 KiB). 0 on GPUs.
+  int64_t l2CacheBytes() const;
+
   /// Rows of the CPU GEMM register tile: as many rows of one panel's
   /// accumulators as the vector registers hold beside the panel's weight
   /// vectors and a broadcast input (6 on either: 6 x 4 + 4 + 1 of AVX-512's
