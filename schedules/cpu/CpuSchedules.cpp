@@ -220,6 +220,32 @@ bool sumsWhole(const GemmStage &g, int nTile, const TargetDesc &target) {
   return bytes <= target.l2CacheBytes() * 3 / 4;
 }
 
+/// The parallel tasks of a GEMM whose tiles sum whole (sumsWhole), one per
+/// (panel `no`, block of rows `rb`, outer dims v[2..]), panel-major: a
+/// thread's tasks in a row mostly share their panel, which then comes from
+/// memory once and from L2 after, where tasks of one block and every panel
+/// read each panel from memory for every block and batch. `inner` are the
+/// loops inside a task. BERT's layer at 1x512 and 8x128 (1 thread, Sapphire
+/// Rapids, weights cold as in a block): 0.92 and 0.93 of the time of
+/// block-major tasks.
+Var panelMajorTasks(Func f, const std::vector<Var> &v, Var no,
+                    const std::vector<Var> &inner, Var rb) {
+  std::vector<VarOrRVar> order(inner.begin(), inner.end());
+  order.push_back(rb);
+  order.insert(order.end(), v.begin() + 2, v.end());
+  order.push_back(no);
+  f.reorder(order);
+  Var blocks = rb;
+  for (size_t d = 2; d < v.size(); ++d) {
+    Var fused = fusedLoop(v[d], blocks);
+    f.fuse(blocks, v[d], fused);
+    blocks = fused;
+  }
+  Var tasks = fusedLoop(no, blocks);
+  f.fuse(blocks, no, tasks).parallel(tasks);
+  return tasks;
+}
+
 /// GEMM register blocks, GotoBLAS-style: each task owns one panel of
 /// features (nTile = TargetDesc::gemmPanelWidth, the packed weight panel) and
 /// a block of rows. The reduction is cut into chunks of kChunk; for each chunk
@@ -246,8 +272,16 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
           padded ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards)
       .split(v[1], ro, ri, rowTile, TailStrategy::GuardWithIf)
       .split(ro, rb, rt, int(blockTiles), TailStrategy::GuardWithIf);
-  f.reorder(ni, ri, rt, no, rb).fuse(no, rb, task).vectorize(ni, width);
-  Var tasks = parallelOver(f, task, v);
+  bool whole =
+      rowTile > 1 && !g.amxGemm.defined() && sumsWhole(g, nTile, target);
+  Var tasks;
+  if (whole) {
+    f.vectorize(ni, width);
+    tasks = panelMajorTasks(f, v, no, {ni, ri, rt}, rb);
+  } else {
+    f.reorder(ni, ri, rt, no, rb).fuse(no, rb, task).vectorize(ni, width);
+    tasks = parallelOver(f, task, v);
+  }
   if (g.amxGemm.defined() && !g.amxWhen.defined()) {
     // The AMX micro-kernel sums the task's block (its rows of one panel),
     // the bias and epilogue added as the task stores it.
@@ -256,7 +290,7 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
     return;
   }
   Func gemm = g.func;
-  if (rowTile > 1 && sumsWhole(g, nTile, target)) {
+  if (whole) {
     // Each register tile is summed over all of K, then stored through its
     // epilogue while it is hot: no chunks whose partial sums go out to the
     // task's buffer and back, and no second pass copying that buffer to
