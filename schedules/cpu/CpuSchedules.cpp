@@ -246,20 +246,24 @@ Var panelMajorTasks(Func f, const std::vector<Var> &v, Var no,
   return tasks;
 }
 
-/// GEMM register blocks, GotoBLAS-style: each task owns one panel of
-/// features (nTile = TargetDesc::gemmPanelWidth, the packed weight panel) and
-/// a block of rows. The reduction is cut into chunks of kChunk; for each chunk
-/// the task runs every register tile of its block (TargetDesc::gemmRowTile
-/// rows) over the chunk, so the chunk's weights stay in L1 and the block's
-/// rows of the chunk in L2, and partial sums stay in registers within a chunk
-/// (AVX-512: 4 x 6 = 24 of 32 zmm; AVX2: 2 x 6 = 12 of 16 ymm). The weights
+/// GEMM register blocks: each task owns one panel of features (nTile =
+/// TargetDesc::gemmPanelWidth, the packed weight panel) and a block of
+/// rows, and runs its register tiles (TargetDesc::gemmRowTile rows), whose
+/// partial sums stay in registers (AVX-512: 4 x 6 = 24 of 32 zmm; AVX2: 2 x
+/// 6 = 12 of 16 ymm). Where the panel fits in L2 (sumsWhole) each tile sums
+/// all of K at once from the panel in L2, and the tasks run panel-major.
+/// Otherwise GotoBLAS-style: the reduction is cut into chunks of kChunk; for
+/// each chunk the task runs every tile of its block over the chunk, so the
+/// chunk's weights stay in L1 and the block's rows of the chunk in L2, the
+/// block's partial sums in a buffer of the task between chunks; the weights
 /// then stream once per block, the inputs once per panel. Tiles span whole
 /// row tiles past the last row (the algorithm clamps the input row), so
 /// they need no guard.
 void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
                   GemmStage &g, const TargetDesc &target, int width,
                   int rowTile) {
-  // Rows per block: the block's rows of one chunk fill about 256 KiB of L2.
+  // Rows per block: the block's rows of one chunk fill about 256 KiB of L2
+  // (whole sums keep the blocks: tasks for every thread at batch 1).
   const int64_t kBlockBytes = 256 * 1024;
   int nTile = rowTile == 1 ? gemvTile(features, g, target, width)
                            : panelTile(features, g, target, width);
