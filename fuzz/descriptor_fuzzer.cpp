@@ -449,7 +449,8 @@ void exercise(const attn_model_desc &d, FuzzedDataProvider &p) {
   attn_model model;
   attn::rt::adoptDescriptor(model, d);
   model.describeOnly = true;
-  attn_model_info info;
+  attn_model_info info{};
+  info.size = sizeof info;
   (void)attn_model_get_info(&model, &info);
   attn_tensor_info t;
   for (int32_t i = 0; i < attn_model_num_inputs(&model); ++i)

@@ -197,7 +197,8 @@ public:
 
   nb::tuple info() const {
     std::shared_lock<std::shared_mutex> lock = lockShared();
-    attn_model_info i;
+    attn_model_info i{};
+    i.size = sizeof i;
     check(attn_model_get_info(live(), &i));
     return nb::make_tuple(std::string(i.name), std::string(i.compiler_version),
                           std::string(i.target), std::string(i.path),

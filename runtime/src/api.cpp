@@ -232,11 +232,21 @@ ATTN_API attn_status attn_model_get_info(const attn_model *model,
   if (!model || !info)
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 "attn_model_get_info: model and info must not be NULL");
-  info->name = model->desc->model_name;
-  info->compiler_version = model->desc->compiler_version;
-  info->target = model->desc->target;
-  info->path = model->path.c_str();
-  info->precision = precisionName(model->desc->precision);
+  // An older caller's struct is shorter: write only the `size` bytes it has.
+  if (info->size < sizeof info->size)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_model_get_info: info->size is " +
+                    std::to_string(info->size) +
+                    ", too small for the size field itself: set it to "
+                    "sizeof(attn_model_info)");
+  attn_model_info i{};
+  i.size = info->size;
+  i.name = model->desc->model_name;
+  i.compiler_version = model->desc->compiler_version;
+  i.target = model->desc->target;
+  i.path = model->path.c_str();
+  i.precision = precisionName(model->desc->precision);
+  std::memcpy(info, &i, std::min<std::size_t>(info->size, sizeof i));
   return ATTN_OK;
 }
 

@@ -339,7 +339,8 @@ double cacheRoundoff(const attn_model *model) {
 /// f32, 2^-8 at bf16; at int8 a block's values are within half a step,
 /// 1/254, of its largest.
 double precisionRoundoff(const attn_model *model) {
-  attn_model_info info;
+  attn_model_info info{};
+  info.size = sizeof info;
   check(attn_model_get_info(model, &info));
   std::string_view precision = info.precision;
   if (precision == "bf16")

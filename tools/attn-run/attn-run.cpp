@@ -495,7 +495,8 @@ std::string describe(const attn_tensor_info &t) {
 }
 
 void printInfo(const attn_model *model) {
-  attn_model_info info;
+  attn_model_info info{};
+  info.size = sizeof info;
   check(attn_model_get_info(model, &info));
   std::printf("model %s (built by %s for %s, precision %s)\n", info.name,
               info.compiler_version, info.target, info.precision);
@@ -711,7 +712,8 @@ int run(const Options &o) {
       raw, &attn_model_free);
   if ((o.device >= 0 || o.deviceMemory) &&
       attn::run::modelDevice(model.get()) == ATTN_DEVICE_HOST) {
-    attn_model_info info;
+    attn_model_info info{};
+    info.size = sizeof info;
     check(attn_model_get_info(model.get(), &info));
     throw Failure{fmt::format(
         "{} needs a model that runs on a GPU, but '{}' was built for {}, "

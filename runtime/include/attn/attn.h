@@ -89,8 +89,11 @@ typedef struct attn_tensor_info {
   const attn_dim_info *dims;
 } attn_tensor_info;
 
-/* What a model says about itself. Pointers stay valid until attn_model_free. */
+/* What a model says about itself. Zero-initialise it and set `size` before
+ * attn_model_get_info: later runtimes may add fields at the end, and write
+ * only `size` bytes of it. Pointers stay valid until attn_model_free. */
 typedef struct attn_model_info {
+  uint32_t size; /* sizeof(attn_model_info) */
   const char *name;
   const char *compiler_version;
   const char *target;

@@ -113,7 +113,8 @@ public:
   ~Model() { attn_model_free(model); }
 
   attn_model_info info() const {
-    attn_model_info i;
+    attn_model_info i{};
+    i.size = sizeof i;
     check(attn_model_get_info(model, &i));
     return i;
   }

@@ -102,8 +102,40 @@ protected:
   attn_model *model = nullptr;
 };
 
+TEST_F(RuntimeTest, InfoSize) {
+  attn_model_info info{};
+  for (uint32_t size : {0u, 2u}) {
+    info.size = size;
+    EXPECT_EQ(attn_model_get_info(model, &info), ATTN_ERROR_INVALID_ARGUMENT);
+    EXPECT_THAT(error(),
+                AllOf(HasSubstr("info->size is " + std::to_string(size)),
+                      HasSubstr("sizeof(attn_model_info)")));
+  }
+  // An older caller's struct ends before `precision`: only its `size` bytes
+  // are written, so the field past them keeps the caller's value.
+  const char *untouched = "untouched";
+  info.size = offsetof(attn_model_info, precision);
+  info.precision = untouched;
+  ASSERT_EQ(attn_model_get_info(model, &info), ATTN_OK) << error();
+  EXPECT_STREQ(info.name, "fake");
+  EXPECT_EQ(info.size, offsetof(attn_model_info, precision));
+  EXPECT_EQ(info.precision, untouched);
+  // A newer caller's larger struct: the fields this runtime lacks are left.
+  struct {
+    attn_model_info known;
+    uint64_t later;
+  } newer{};
+  newer.known.size = sizeof newer;
+  newer.later = 7;
+  ASSERT_EQ(attn_model_get_info(model, &newer.known), ATTN_OK) << error();
+  EXPECT_STREQ(newer.known.precision, "f32");
+  EXPECT_EQ(newer.known.size, sizeof newer);
+  EXPECT_EQ(newer.later, 7u);
+}
+
 TEST_F(RuntimeTest, Info) {
-  attn_model_info info;
+  attn_model_info info{};
+  info.size = sizeof info;
   ASSERT_EQ(attn_model_get_info(model, &info), ATTN_OK);
   EXPECT_STREQ(info.name, "fake");
   EXPECT_STREQ(info.compiler_version, "fake-compiler 1.0");
@@ -348,7 +380,8 @@ TEST_F(RuntimeTest, SetThreads) {
 TEST_F(RuntimeTest, TwoModelsAtOnceAreIndependent) {
   attn_model *second = nullptr;
   ASSERT_EQ(attn_model_load(FAKE_MODEL2, &second), ATTN_OK) << error();
-  attn_model_info info;
+  attn_model_info info{};
+  info.size = sizeof info;
   ASSERT_EQ(attn_model_get_info(second, &info), ATTN_OK);
   EXPECT_STREQ(info.name, "fake2");
 
@@ -518,7 +551,8 @@ TEST(RuntimeLoadTest, PrecisionIsNamedAndAnUnknownOneRefused) {
   attn_model *model = nullptr;
   ASSERT_EQ(attn_model_load(FAKE_MODEL_BF16, &model), ATTN_OK)
       << attn_last_error();
-  attn_model_info info;
+  attn_model_info info{};
+  info.size = sizeof info;
   ASSERT_EQ(attn_model_get_info(model, &info), ATTN_OK);
   EXPECT_STREQ(info.precision, "bf16");
   attn_model_free(model);
@@ -1211,7 +1245,8 @@ attn_status loadDescribeOnly(const char *library, attn_model **model) {
 TEST_F(WeightsTest, DescribeOnlyNeedsNoWeights) {
   ASSERT_EQ(loadDescribeOnly(FAKE_WEIGHTS, &model), ATTN_OK)
       << attn_last_error();
-  attn_model_info info;
+  attn_model_info info{};
+  info.size = sizeof info;
   ASSERT_EQ(attn_model_get_info(model, &info), ATTN_OK);
   EXPECT_STREQ(info.name, "fake_weights");
   attn_tensor_info x;
