@@ -293,38 +293,37 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
     scheduleBf16Input(g, width);
     return;
   }
+  // Whole sums: the GEMM per register tile, over all of K, then stored
+  // through its epilogue while it is hot: no chunks whose partial sums go
+  // out to the task's buffer and back, and no second pass copying that
+  // buffer to the output. A linear alone (768 -> 3072 and 3072 -> 768, S
+  // 128 and 512, 1 thread, Sapphire Rapids, AVX-512 and AVX2 code) took
+  // 0.92-0.95 of the chunked schedule's time (docs/performance.md).
+  // Chunks: the GEMM per task, over its block of rows.
   Func gemm = g.func;
-  if (whole) {
-    // Each register tile is summed over all of K, then stored through its
-    // epilogue while it is hot: no chunks whose partial sums go out to the
-    // task's buffer and back, and no second pass copying that buffer to
-    // the output. A linear alone (768 -> 3072 and 3072 -> 768, S 128 and
-    // 512, 1 thread, Sapphire Rapids, AVX-512 and AVX2 code) took 0.92-0.95
-    // of the chunked schedule's time (docs/performance.md).
-    gemm.compute_at(f, rt)
-        .align_bounds(v[1], rowTile)
-        .bound_extent(v[1], rowTile)
-        .vectorize(v[0], width);
-    if (padded)
-      gemm.align_bounds(v[0], nTile).bound_extent(v[0], nTile);
-    Halide::Stage update = gemm.update();
-    orderSteps(update, g, {v[0], v[1], stepsOf(g)}, target);
-    update.vectorize(v[0], width).unroll(v[0]).unroll(v[1]);
-    scheduleGroupSums(gemm, stepsOf(g), g, width);
-    scheduleBf16Input(g, width);
-    return;
-  }
-  Var rto("rto"), rti("rti");
-  RVar ko("ko"), ki("ki");
-  gemm.compute_at(f, tasks).align_bounds(v[1], rowTile).vectorize(v[0], width);
+  gemm.compute_at(f, whole ? rt : tasks)
+      .align_bounds(v[1], rowTile)
+      .vectorize(v[0], width);
+  if (whole)
+    gemm.bound_extent(v[1], rowTile);
   if (padded)
     gemm.align_bounds(v[0], nTile).bound_extent(v[0], nTile);
   Halide::Stage update = gemm.update();
-  update.split(v[1], rto, rti, rowTile, TailStrategy::RoundUp)
-      .split(stepsOf(g), ko, ki, chunkOf(g), TailStrategy::GuardWithIf);
-  orderSteps(update, g, {v[0], rti, ki, rto, ko}, target);
-  update.vectorize(v[0], width).unroll(v[0]).unroll(rti);
-  scheduleGroupSums(gemm, ki, g, width);
+  Var rows = v[1];
+  RVar steps = stepsOf(g);
+  if (whole) {
+    orderSteps(update, g, {v[0], rows, steps}, target);
+  } else {
+    Var rto("rto");
+    RVar ko("ko");
+    rows = Var("rti");
+    steps = RVar("ki");
+    update.split(v[1], rto, rows, rowTile, TailStrategy::RoundUp)
+        .split(stepsOf(g), ko, steps, chunkOf(g), TailStrategy::GuardWithIf);
+    orderSteps(update, g, {v[0], rows, steps, rto, ko}, target);
+  }
+  update.vectorize(v[0], width).unroll(v[0]).unroll(rows);
+  scheduleGroupSums(gemm, steps, g, width);
   scheduleBf16Input(g, width);
 }
 
