@@ -27,6 +27,18 @@ template <typename Body> attn_status guarded(const char *fn, Body body) {
   }
 }
 
+/// ATTN_OK if a caller's struct (`param`, of type `type`) is large enough
+/// for its leading `size` field; reports the fix otherwise.
+attn_status checkStructSize(uint32_t size, const std::string &fn,
+                            const char *param, const char *type) {
+  if (size >= sizeof size)
+    return ATTN_OK;
+  return fail(ATTN_ERROR_INVALID_ARGUMENT,
+              fn + ": " + param + "->size is " + std::to_string(size) +
+                  ", too small for the size field itself: set it to sizeof(" +
+                  type + ")");
+}
+
 attn_status tensorInfo(const attn_model *model, int32_t index, bool input,
                        attn_tensor_info *info, const char *fn) {
   if (!model || !info)
@@ -211,12 +223,10 @@ ATTN_API attn_status attn_model_load_with_options(
   // read only options->size bytes, and take the rest as zero.
   attn_load_options o{};
   if (options) {
-    if (options->size < sizeof options->size)
-      return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                  std::string(fn) + ": options->size is " +
-                      std::to_string(options->size) +
-                      ", too small for the size field itself: set it to "
-                      "sizeof(attn_load_options)");
+    if (attn_status s =
+            checkStructSize(options->size, fn, "options", "attn_load_options");
+        s != ATTN_OK)
+      return s;
     std::memcpy(&o, options, std::min<std::size_t>(options->size, sizeof o));
   }
   if (attn_status s = checkLoadFlags(o, fn); s != ATTN_OK)
@@ -233,12 +243,10 @@ ATTN_API attn_status attn_model_get_info(const attn_model *model,
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 "attn_model_get_info: model and info must not be NULL");
   // An older caller's struct is shorter: write only the `size` bytes it has.
-  if (info->size < sizeof info->size)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "attn_model_get_info: info->size is " +
-                    std::to_string(info->size) +
-                    ", too small for the size field itself: set it to "
-                    "sizeof(attn_model_info)");
+  if (attn_status s = checkStructSize(info->size, "attn_model_get_info", "info",
+                                      "attn_model_info");
+      s != ATTN_OK)
+    return s;
   attn_model_info i{};
   i.size = info->size;
   i.name = model->desc->model_name;
