@@ -76,7 +76,27 @@ Expr ieeeExp(Expr x) {
   return select(is_finite(x), exp(x), select(negativeInf, 0.0f, x));
 }
 
-Expr expNonPositive(Expr x) { return select(is_nan(x), x, exp(x)); }
+Expr expNonPositive(Expr x) {
+  // exp(x) = 2^-n p(r), n = round(-x / ln 2), r = x + n ln 2 in [-ln2/2,
+  // ln2/2], p Cephes expf's polynomial. Halide's exp takes n = floor (two
+  // instructions per 256-bit half on AVX-512) and checks overflow: about 30
+  // vector instructions a vector, 20 here. Below -104 exp is 0 in f32 (-Inf
+  // is clamped there); as in Halide's exp, n >= 127 flushes to 0.
+  Expr t = max(x, -104.0f);
+  // t <= 0, so 0.5 - t / ln 2 > 0 and truncation is floor: n >= 0.
+  Expr n = cast<int32_t>(0.5f - t * 1.44269504088896341f);
+  // One rounded ln 2 (Halide's simplifier folds a two-part one into it),
+  // off by 1.9e-9: r is off by n times that, at most 1.5 ulp of exp(x) for
+  // x > -20 and 4.5 ulp below (numpy's fp64 exp over 5M points).
+  Expr r = t + cast<float>(n) * 0.693147182f;
+  Expr p = 1.9875691500e-4f;
+  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
+                  1.6666665459e-1f, 5.0000001201e-1f})
+    p = p * r + c;
+  p = p * (r * r) + r + 1.0f;
+  Expr scale = reinterpret<float>(max(127 - n, 0) << 23);
+  return select(is_nan(x), x, p * scale);
+}
 
 /// tanh(x) = 1 - 2 / (exp(2x) + 1): Halide lowers `tanh` to a scalar libm
 /// call per lane, `exp` to a vector polynomial (GPT-2's tanh GELU ran at 60%
