@@ -461,6 +461,30 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
       .unroll(inner);
 }
 
+/// A reduction `g.update()` over `r` of each row of a tile, `rowVectors`
+/// vectors of `width` rows (args()[0]): split `r` across independent running
+/// values (rfactor), computed at `at`, so the row vectors' chains of adds or
+/// maxima hide the latency, then folded. A single running value per row
+/// vector, kept in memory, was a chain of store, load and add per key: the
+/// tile's max and sum took 9% of a long attention.
+void rowReduce(Func g, RVar r, int width, int rowVectors, LoopLevel at) {
+  // Enough chains to fill two vector pipes of 4-cycle latency.
+  const int chains = std::max(1, 8 / rowVectors);
+  RVar outer(r.name() + "_o"), inner(r.name() + "_i");
+  Var u(r.name() + "_u");
+  Func partial = g.update().split(r, outer, inner, chains).rfactor(inner, u);
+  Var row = partial.args()[0], ro(row.name() + "_o"), ri(row.name() + "_i");
+  partial.compute_at(at).vectorize(row, width);
+  partial.update()
+      .split(row, ro, ri, width)
+      .reorder(ri, ro, u, outer)
+      .vectorize(ri)
+      .unroll(ro)
+      .unroll(u);
+  g.vectorize(g.args()[0], width);
+  g.update().reorder(g.args()[0], inner).vectorize(g.args()[0], width);
+}
+
 /// The lanes vectorReduce splits off a reduction over `r`.
 RVar laneOf(RVar r) { return RVar(r.name() + "_l"); }
 
@@ -663,10 +687,8 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
       dividingFactor(a.keyTile, std::max(1, accumulators / (tq / rowWidth)));
   registerBlock(a.dot, a.dot.args()[0], rowWidth, a.dot.args()[1], keyBlock,
                 a.headDims.x);
-  for (Func g : {a.tileMax, a.tileSum}) {
-    g.vectorize(g.args()[0], rowWidth);
-    g.update().reorder(g.args()[0], a.keys.x).vectorize(g.args()[0], rowWidth);
-  }
+  for (Func g : {a.tileMax, a.tileSum})
+    rowReduce(g, a.keys.x, rowWidth, tq / rowWidth, LoopLevel(a.state, tile));
   // A constant 8 KiB that Halide put on the heap: a malloc per key tile.
   a.probs.vectorize(a.probs.args()[0], rowWidth).store_in(MemoryType::Stack);
   if (a.probs.has_update_definition())
