@@ -312,8 +312,8 @@ LogicalResult lowerFlash(AttentionParts &a) {
       max(tileMax(a.with({ii, kt, it, h})),
           select(visibleAt, score(kr.x), kLowest));
   Expr prob = select(
-      visible, expNonPositive(score(jj) - tileMax(a.with({ii, kt, it, h}))),
-      0.0f);
+      visible,
+      expNonPositiveInLoop(score(jj) - tileMax(a.with({ii, kt, it, h}))), 0.0f);
   if (a.checkedLengths.defined()) {
     // Only the tiles a sequence's length reaches pay for their exps.
     probs(a.with({ii, jj, kt, it, h})) = 0.0f;
@@ -436,8 +436,8 @@ LogicalResult lowerWithWeights(AttentionParts &a) {
   rowMax(a.with({i, h})) =
       max(rowMax(a.with({i, h})), select(a.visible(i, kr.x), sAt, kLowest));
   Func exps(b.name("exps"));
-  exps(at(j, i, h)) =
-      select(a.visible(i, j), expNonPositive(s - rowMax(a.with({i, h}))), 0.0f);
+  exps(at(j, i, h)) = select(
+      a.visible(i, j), expNonPositiveInLoop(s - rowMax(a.with({i, h}))), 0.0f);
   rowSum(a.with({i, h})) = 0.0f;
   rowSum(a.with({i, h})) += exps(at(kr.x, i, h));
   Func probs(b.name("weights"));

@@ -76,14 +76,18 @@ Expr ieeeExp(Expr x) {
   return select(is_finite(x), exp(x), select(negativeInf, 0.0f, x));
 }
 
-Expr expNonPositive(Expr x) {
+Expr expNonPositive(Expr x) { return select(is_nan(x), x, exp(x)); }
+
+Expr expNonPositiveInLoop(Expr x) {
   // exp(x) = 2^-n p(r), n = round(-x / ln 2), r = x + n ln 2 in [-ln2/2,
   // ln2/2], p Cephes expf's polynomial. Halide's exp takes n = floor (two
   // instructions per 256-bit half on AVX-512) and checks overflow: about 30
-  // vector instructions a vector, 20 here. Below -104 exp is 0 in f32 (-Inf
-  // is clamped there); as in Halide's exp, n >= 127 flushes to 0.
-  Expr t = max(x, -104.0f);
-  // t <= 0, so 0.5 - t / ln 2 > 0 and truncation is floor: n >= 0.
+  // vector instructions a vector, 22 here.
+  // Below -87, exp(x) < 1.7e-38 is flushed to 0, as Halide's exp does
+  // below -87.3: 2^-n p(r) with p(r) < 1 would be a denormal there, and an
+  // x86 core takes a microcode assist per denormal it makes or reads.
+  Expr t = max(x, -87.0f);
+  // t <= 0, so 0.5 - t / ln 2 > 0 and truncation is floor: 0 <= n <= 126.
   Expr n = cast<int32_t>(0.5f - t * 1.44269504088896341f);
   // One rounded ln 2 (Halide's simplifier folds a two-part one into it),
   // off by 1.9e-9: r is off by n times that, at most 1.5 ulp of exp(x) for
@@ -94,8 +98,8 @@ Expr expNonPositive(Expr x) {
                   1.6666665459e-1f, 5.0000001201e-1f})
     p = p * r + c;
   p = p * (r * r) + r + 1.0f;
-  Expr scale = reinterpret<float>(max(127 - n, 0) << 23);
-  return select(is_nan(x), x, p * scale);
+  Expr scale = reinterpret<float>((127 - n) << 23);
+  return select(is_nan(x), x, x < -87.0f, 0.0f, p * scale);
 }
 
 /// tanh(x) = 1 - 2 / (exp(2x) + 1): Halide lowers `tanh` to a scalar libm
