@@ -468,8 +468,14 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
 /// vector, kept in memory, was a chain of store, load and add per key: the
 /// tile's max and sum took 9% of a long attention.
 void rowReduce(Func g, RVar r, int width, int rowVectors, LoopLevel at) {
+  g.vectorize(g.args()[0], width);
   // Enough chains to fill two vector pipes of 4-cycle latency.
-  const int chains = std::max(1, 8 / rowVectors);
+  const int chains = 8 / rowVectors;
+  if (chains < 2) {
+    // The row vectors alone are that many (4-lane SSE or NEON).
+    g.update().reorder(g.args()[0], r).vectorize(g.args()[0], width);
+    return;
+  }
   RVar outer(r.name() + "_o"), inner(r.name() + "_i");
   Var u(r.name() + "_u");
   Func partial = g.update().split(r, outer, inner, chains).rfactor(inner, u);
@@ -481,7 +487,6 @@ void rowReduce(Func g, RVar r, int width, int rowVectors, LoopLevel at) {
       .vectorize(ri)
       .unroll(ro)
       .unroll(u);
-  g.vectorize(g.args()[0], width);
   g.update().reorder(g.args()[0], inner).vectorize(g.args()[0], width);
 }
 
