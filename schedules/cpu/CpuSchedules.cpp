@@ -66,14 +66,21 @@ Var fusedLoop(const Var &outer, const Var &rows) {
 /// where the tasks of its other specialization do.
 const Var kGemmTasks("task");
 
-/// Fuses `rows` with the outer dims vars[2..] into one parallel loop, so
-/// batch 1 still spreads over cores. Returns the fused var.
-Var parallelOver(Func f, Var rows, const std::vector<Var> &vars) {
+/// Fuses `rows` with the outer dims vars[2..] into one loop (fusedLoop's
+/// names). Returns the fused var.
+Var fuseOuter(Func f, Var rows, const std::vector<Var> &vars) {
   for (size_t d = 2; d < vars.size(); ++d) {
     Var fused = fusedLoop(vars[d], rows);
     f.fuse(rows, vars[d], fused);
     rows = fused;
   }
+  return rows;
+}
+
+/// Fuses `rows` with the outer dims vars[2..] into one parallel loop, so
+/// batch 1 still spreads over cores. Returns the fused var.
+Var parallelOver(Func f, Var rows, const std::vector<Var> &vars) {
+  rows = fuseOuter(f, rows, vars);
   f.parallel(rows);
   return rows;
 }
@@ -235,12 +242,7 @@ Var panelMajorTasks(Func f, const std::vector<Var> &v, Var no,
   order.insert(order.end(), v.begin() + 2, v.end());
   order.push_back(no);
   f.reorder(order);
-  Var blocks = rb;
-  for (size_t d = 2; d < v.size(); ++d) {
-    Var fused = fusedLoop(v[d], blocks);
-    f.fuse(blocks, v[d], fused);
-    blocks = fused;
-  }
+  Var blocks = fuseOuter(f, rb, v);
   Var tasks = fusedLoop(no, blocks);
   f.fuse(blocks, no, tasks).parallel(tasks);
   return tasks;
