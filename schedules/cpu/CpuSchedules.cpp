@@ -471,25 +471,25 @@ void registerBlock(Func g, Var vec, int width, Var across, int block, RVar r) {
 /// tile's max and sum took 9% of a long attention.
 void rowReduce(Func g, RVar r, int width, int rowVectors, LoopLevel at) {
   g.vectorize(g.args()[0], width);
-  // Enough chains to fill two vector pipes of 4-cycle latency.
+  // Enough chains to fill two vector pipes of 4-cycle latency; 4-lane SSE
+  // or NEON's 8 row vectors are that many alone.
   const int chains = 8 / rowVectors;
-  if (chains < 2) {
-    // The row vectors alone are that many (4-lane SSE or NEON).
-    g.update().reorder(g.args()[0], r).vectorize(g.args()[0], width);
-    return;
+  RVar folded = r;
+  if (chains > 1) {
+    RVar outer(r.name() + "_o");
+    folded = RVar(r.name() + "_i");
+    Var u(r.name() + "_u");
+    Func partial = g.update().split(r, outer, folded, chains).rfactor(folded, u);
+    Var row = partial.args()[0], ro(row.name() + "_o"), ri(row.name() + "_i");
+    partial.compute_at(at).vectorize(row, width);
+    partial.update()
+        .split(row, ro, ri, width)
+        .reorder(ri, ro, u, outer)
+        .vectorize(ri)
+        .unroll(ro)
+        .unroll(u);
   }
-  RVar outer(r.name() + "_o"), inner(r.name() + "_i");
-  Var u(r.name() + "_u");
-  Func partial = g.update().split(r, outer, inner, chains).rfactor(inner, u);
-  Var row = partial.args()[0], ro(row.name() + "_o"), ri(row.name() + "_i");
-  partial.compute_at(at).vectorize(row, width);
-  partial.update()
-      .split(row, ro, ri, width)
-      .reorder(ri, ro, u, outer)
-      .vectorize(ri)
-      .unroll(ro)
-      .unroll(u);
-  g.update().reorder(g.args()[0], inner).vectorize(g.args()[0], width);
+  g.update().reorder(g.args()[0], folded).vectorize(g.args()[0], width);
 }
 
 /// The lanes vectorReduce splits off a reduction over `r`.
