@@ -36,6 +36,11 @@ if getattr(config, "attnc_opencl_library", "").endswith(".so"):
 # docs/robustness.md), for the few tests whose cost there buys no coverage.
 if "address" in getattr(config, "attnc_sanitize", "").split(";"):
     config.available_features.add("asan")
+# `REQUIRES: cache-as`: this build's attnc shares the kernel cache entries of
+# another attnc (ATTNC_CACHE_AS, the sanitizer builds), %cache-as-attnc.
+if getattr(config, "attnc_cache_as", ""):
+    config.available_features.add("cache-as")
+    config.substitutions.append(("%cache-as-attnc", config.attnc_cache_as))
 # `UNSUPPORTED: cuda-driver`: tests of a CUDA library on a machine without
 # the CUDA driver.
 try:
