@@ -24,14 +24,9 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/pip install -q --disable-pip-version-check halide==21.0.0 numpy \
-  scikit-build-core==1.1.2 nanobind==3.1.0
+  scikit-build-core==1.1.2 nanobind==3.1.0 pytest==9.2.0 tokenizers==0.23.3 \
+  "ray[serve]==2.60.0"
 HALIDE_ROOT=$(.venv/bin/python -c 'import halide; print(halide.install_dir())')
-# What only the Python package's users and tests need installs while the
-# compiler builds (mostly download and unpacking: ray alone is ~70 MB).
-.venv/bin/pip install -q --disable-pip-version-check pytest==9.2.0 \
-  tokenizers==0.23.3 "ray[serve]==2.60.0" > .venv/setup-pip.log 2>&1 &
-pip_pid=$!
-trap 'kill $pip_pid 2>/dev/null || true' EXIT
 
 # A unity build with clang 19: a file's time here is mostly its MLIR and
 # Halide headers, which a unit of several files parses once, and clang's
@@ -48,11 +43,6 @@ cmake -S . -B build -G Ninja \
   -DHALIDE_ROOT="$HALIDE_ROOT" \
   -DATTNC_REQUIRE_GPU_CHECKS="${ATTNC_REQUIRE_GPU_CHECKS:-OFF}"
 cmake --build build -j"$(nproc)"
-wait $pip_pid || {
-  cat .venv/setup-pip.log >&2
-  echo "setup.sh: pip could not install pytest, tokenizers and ray[serve] (above)" >&2
-  exit 1
-}
 
 # `import attnc` in .venv: the package builds libattnrt from runtime/ into
 # itself. Built in build/python (no build isolation: the build tools above),
