@@ -13,9 +13,10 @@
 // cannot read or write costs only the compile, never the build.
 //
 // Entries are named by what determines their bytes (KernelCodegen.cpp: the
-// Halide version, the target and, for a kernel, its whole scheduled Halide
-// pipeline), so attnc itself may change between builds. An entry not used
-// for 30 days is removed (checked at most once a day).
+// Halide version, the target and, for a kernel, the attnc executable that
+// lowers it, or the one ATTNC_CACHE_AS names, its function name, schedule,
+// precision and structural key), so a rebuilt attnc compiles afresh. An
+// entry not used for 30 days is removed (checked at most once a day).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_COMPILER_CODEGEN_OBJECTCACHE_H
