@@ -3,8 +3,9 @@
 // Any bytes as a .attn model. The contract attnc keeps: the frontend either
 // rejects them with an `error:` diagnostic or checks a model; MLIRGen turns a
 // checked model into IR that verifies, or reports an error; and the pass
-// pipeline (as attnc runs it, with or without weight panels) either succeeds
-// with verified IR or fails with an error diagnostic. A crash, a sanitizer
+// pipeline (as attnc runs it, with or without weight panels; models of up
+// to kMaxOpsThroughPasses ops) either succeeds with verified IR or fails
+// with an error diagnostic. A crash, a sanitizer
 // report or a failure that says nothing is a finding.
 //
 //===----------------------------------------------------------------------===//
