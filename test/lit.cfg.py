@@ -20,11 +20,6 @@ llvm_config.with_environment("PATH", config.attnc_tools_dir, append_path=True)
 # FileCheck variables captured in one CHECK-LABEL block stay in it.
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 config.substitutions.append(("%models", os.path.join(config.attnc_src_root, "models")))
-# %model-attnc: the attnc that compiles test/models (ATTNC_MODEL_COMPILER: the
-# sanitizer jobs pass the plain build's), for tests of the runtime whose
-# compiles the rest of this suite already covers under the sanitizer.
-config.substitutions.append(
-    ("%model-attnc", getattr(config, "attnc_model_compiler", "") or "attnc"))
 # `REQUIRES: autoscheduler`: cmake found the plugin behind --schedule=auto.
 if getattr(config, "attnc_autoscheduler_plugin", ""):
     config.available_features.add("autoscheduler")

@@ -3,15 +3,12 @@
 // tokens the CPU build generates, its KV caches in device memory, each
 // checked against one run over the whole sequence; built for CUDA, on a
 // machine without the CUDA driver, it is refused at load with
-// ATTN_ERROR_NO_DEVICE, before any kernel runs. The runtime is what this
-// tests: under ASan the plain build's attnc compiles (%model-attnc), as the
-// GPU compiles of gpu-targets.mlir and gpu-decode-head-dim.attn are checked
-// under ASan themselves.
+// ATTN_ERROR_NO_DEVICE, before any kernel runs.
 // RUN: rm -rf %t && mkdir %t
-// RUN: %model-attnc %S/../models/decoder.attn --init-weights=%t/w.safetensors --seed=3
-// RUN: %model-attnc %S/../models/decoder.attn -o %t/cpu.so
+// RUN: attnc %S/../models/decoder.attn --init-weights=%t/w.safetensors --seed=3
+// RUN: attnc %S/../models/decoder.attn -o %t/cpu.so
 // RUN: attn-run %t/cpu.so --weights %t/w.safetensors --generate 6 --prompt 1,2,3 --check > %t/out.txt
-// RUN: %if opencl %{ %model-attnc %S/../models/decoder.attn --target=host-opencl -o %t/cl.so %}
+// RUN: %if opencl %{ attnc %S/../models/decoder.attn --target=host-opencl -o %t/cl.so %}
 // RUN: %if opencl %{ attn-run %t/cl.so --weights %t/w.safetensors --generate 6 --prompt 1,2,3 --check >> %t/out.txt %}
 // RUN: %if opencl %{ FileCheck %s --check-prefix=OPENCL < %t/out.txt %}
 // A ragged batch on the device: the prompts prefilled one by one on the
@@ -31,7 +28,7 @@
 // RUN: %if opencl %{ cmp %t/host.safetensors %t/device.safetensors %}
 // RUN: %if opencl %{ not attn-run %t/cl.so --weights %t/w.safetensors --random B=1,S=2 --device 7 2>&1 | FileCheck %s --check-prefix=ORDINAL %}
 // RUN: not attn-run %t/cpu.so --weights %t/w.safetensors --random B=1,S=2 --device-memory 2>&1 | FileCheck %s --check-prefix=HOST-ONLY
-// RUN: %model-attnc %S/../models/decoder.attn --target=host-cuda-cuda_capability_80 -o %t/cuda.so
+// RUN: attnc %S/../models/decoder.attn --target=host-cuda-cuda_capability_80 -o %t/cuda.so
 // RUN: %if !cuda-driver %{ not attn-run %t/cuda.so --weights %t/w.safetensors --random B=1,S=4 2>&1 | FileCheck %s --check-prefix=NO-CUDA %}
 // RUN: attn-run %t/cuda.so --info | FileCheck %s --check-prefix=DESCRIBE
 
