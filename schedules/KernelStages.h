@@ -13,6 +13,7 @@
 
 #include "Halide.h"
 
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -56,6 +57,10 @@ struct GemmStage {
   /// specializes on `amxWhen`. Undefined otherwise.
   Halide::Func amxGemm;
   Halide::Expr amxWhen;
+  /// The kernel input `weight` reads as packed panels [out / p, in, p]
+  /// (Halide's dim 2 the panel), by name: a prefill schedule prefetches
+  /// the next panel from it. Empty for other layouts and bf16 pairs.
+  std::string panelWeights;
 };
 
 /// A projection of int8 activations and i8 or 4-bit weights
@@ -221,6 +226,17 @@ inline Halide::Func stageResult(const Stage &stage) {
       stage);
 }
 
+/// A CPU prefill GEMM's prefetch of its next weight panel
+/// (schedules/cpu/PanelPrefetch.h), named by the loops Halide lowers it to.
+struct PanelPrefetch {
+  /// The loop over a task's register tiles of rows (tile t's index).
+  std::string tileLoop;
+  /// A tile's loop over the reduction, one panel row a step.
+  std::string stepLoop;
+  /// GemmStage::panelWeights, as the step loop loads it.
+  std::string weights;
+};
+
 struct KernelStages {
   /// The kernel's vars, innermost first, shared by its Funcs; an output of
   /// rank r is defined over the first r.
@@ -246,6 +262,10 @@ struct KernelStages {
   /// otherwise recompute for every element they read: a schedule computes
   /// each once, whole.
   std::vector<Halide::Func> tables;
+
+  /// Lowering passes' prefetches of the next weight panel, which CPU
+  /// schedules ask for (scheduleGemm); the kernel's pipeline adds them.
+  std::vector<PanelPrefetch> prefetches;
 
   /// Run-time values checked with `require` (token ids against their
   /// table): CPU schedules leave them inlined into their readers; GPU

@@ -6,6 +6,7 @@
 #include "dialects/attn/Analysis/DimSymbols.h"
 #include "schedules/AutoSchedule.h"
 #include "schedules/cpu/CpuSchedules.h"
+#include "schedules/cpu/PanelPrefetch.h"
 #include "schedules/gpu/GpuSchedules.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -250,6 +251,7 @@ scheduleKernel(attn::KernelOp kernel, ScheduleKind schedule,
       schedules::scheduleGpu(stages, desc);
     else
       schedules::scheduleHand(stages, desc);
+    schedules::addPanelPrefetches(pipeline, stages.prefetches);
     break;
   case ScheduleKind::Naive:
     schedules::scheduleNaive(stages);

@@ -15,6 +15,7 @@
 #include "schedules/cpu/QuantGemmSchedule.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 using namespace Halide;
@@ -215,6 +216,21 @@ void scheduleGroupSums(Func gemm, RVar k, GemmStage &g, int width) {
     update.unroll(pv[d]);
 }
 
+/// The name Halide lowers the loop over `var` of `f`'s definition `stage`
+/// (0 the pure one, then the updates) to: the Func, the stage and the var
+/// qualified by the vars it was split from ("out.s0.x1.ro.rt").
+std::string loopName(Func f, int stage, const std::string &var) {
+  const Internal::Definition &def =
+      stage == 0 ? f.function().definition() : f.function().update(stage - 1);
+  std::string suffix = "." + var;
+  for (const Internal::Dim &d : def.schedule().dims())
+    if (d.var == var || (d.var.size() > suffix.size() &&
+                         d.var.compare(d.var.size() - suffix.size(),
+                                       suffix.size(), suffix) == 0))
+      return f.name() + ".s" + std::to_string(stage) + "." + d.var;
+  throw std::logic_error("loopName: " + f.name() + " has no loop over " + var);
+}
+
 /// Whether a prefill's GEMM tile sums its whole reduction at once
 /// (scheduleGemm): when its panel of weights, K x nTile, fits in three
 /// quarters of L2 (TargetDesc::l2CacheBytes), where it stays while the
@@ -261,9 +277,10 @@ Var panelMajorTasks(Func f, const std::vector<Var> &v, Var no,
 /// then stream once per block, the inputs once per panel. Tiles span whole
 /// row tiles past the last row (the algorithm clamps the input row), so
 /// they need no guard.
-void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
-                  GemmStage &g, const TargetDesc &target, int width,
-                  int rowTile) {
+std::optional<PanelPrefetch> scheduleGemm(Func f, const std::vector<Var> &v,
+                                          int64_t features, GemmStage &g,
+                                          const TargetDesc &target, int width,
+                                          int rowTile) {
   // Rows per block: the block's rows of one chunk fill about 256 KiB of L2
   // (whole sums keep the blocks: tasks for every thread at batch 1).
   const int64_t kBlockBytes = 256 * 1024;
@@ -293,7 +310,7 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
     // the bias and epilogue added as the task stores it.
     g.amxGemm.compute_at(f, tasks);
     scheduleBf16Input(g, width);
-    return;
+    return std::nullopt;
   }
   // Whole sums: the GEMM per register tile, over all of K, then stored
   // through its epilogue while it is hot: no chunks whose partial sums go
@@ -327,6 +344,12 @@ void scheduleGemm(Func f, const std::vector<Var> &v, int64_t features,
   update.vectorize(v[0], width).unroll(v[0]).unroll(rows);
   scheduleGroupSums(gemm, steps, g, width);
   scheduleBf16Input(g, width);
+  // A whole-sum task's first tile reads its panel from memory: the tasks
+  // before it prefetch it (PanelPrefetch.h).
+  if (!whole || g.bf16Pairs || g.groupSums.defined() || g.panelWeights.empty())
+    return std::nullopt;
+  return PanelPrefetch{loopName(f, 0, rt.name()),
+                       loopName(gemm, 1, stepsOf(g).name()), g.panelWeights};
 }
 
 /// A decode step's GEMM on AMX (GemmStage::amxGemm), where enough
@@ -787,10 +810,11 @@ void scheduleHand(KernelStages &s, const TargetDesc &desc) {
               if (s.fewRows)
                 scheduleDecodeGemm(out, vars, features, g, desc, width,
                                    last ? decodeBatch(s) : Expr());
-              else
-                scheduleGemm(out, vars, features, g, desc, width,
-                             g.amxGemm.defined() ? AmxTile::rows
-                                                 : desc.gemmRowTile());
+              else if (std::optional<PanelPrefetch> p = scheduleGemm(
+                           out, vars, features, g, desc, width,
+                           g.amxGemm.defined() ? AmxTile::rows
+                                               : desc.gemmRowTile()))
+                s.prefetches.push_back(*p);
             },
             [&](NormStage &n) { scheduleNorm(out, vars, n, target, width); },
             [&](AttentionStage &a) { scheduleAttention(out, vars, a, desc); },

@@ -197,8 +197,11 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
       cast<RankedTensorType>(op.getScales().getType()).getRank() == 1;
   gemm(v) = perOutput ? Expr(0.0f) : bias;
   gemm(v) += lhs(b.args(rank, 0, r.x)) * rhs(v[0], r.x);
-  b.stages.stages.push_back(
-      schedules::GemmStage{gemm, r, k, n, padded, lhs, rhs});
+  schedules::GemmStage stage{gemm, r, k, n, padded, lhs, rhs};
+  if (op.getLayout() == WeightLayout::panels &&
+      b.get(op.getWeight()).stored.defined())
+    stage.panelWeights = b.get(op.getWeight()).stored.name();
+  b.stages.stages.push_back(stage);
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
   if (!perOutput) {
