@@ -34,6 +34,15 @@ public:
     values = b.get(op.getValue()).func;
     queryLength = q.extents[1];
     keyLength = k.extents[1];
+    // Zeros past the last key, where whole key tiles read: their weight is
+    // 0, and 0 times the last key's value (clamped to it) would be NaN
+    // were that value infinite, where PyTorch's output is infinite.
+    std::vector<Var> vv = b.vars(rank);
+    std::vector<Expr> at(vv.begin(), vv.end());
+    at[1] = min(vv[1], keyLength - 1);
+    paddedValues = Func(b.name("padded_values"));
+    paddedValues(vv) = select(vv[1] < keyLength, values(at),
+                              Internal::make_zero(values.type()));
     queryExtents = q.extents;
     heads = op.getHeads();
     group = int(heads / op.getNumKvHeads());
@@ -204,7 +213,7 @@ public:
 
   /// The value feature `c` of head `h` at `key`.
   Expr value(Expr h, Expr c, Expr key) const {
-    return values(with({(h / group) * dv + c, min(key, keyLength - 1)}));
+    return paddedValues(with({(h / group) * dv + c, key}));
   }
 
   /// `front` followed by the batch vars.
@@ -220,8 +229,8 @@ public:
   KernelBuilder &b;
   size_t rank;
   std::vector<Var> v, batch;
-  Func queries, keys, values, checkedLengths, biasFunc, scoreVector,
-      queryOffsets, keyScales, valueScales;
+  Func queries, keys, values, paddedValues, checkedLengths, biasFunc,
+      scoreVector, queryOffsets, keyScales, valueScales;
   int biasRank = 0;
   /// The soft cap of the scores, 0 for none; ALiBi's slope per query head.
   float softcap = 0.0f;
@@ -403,11 +412,14 @@ LogicalResult lowerFlash(AttentionParts &a) {
         a.with({v[0] % a.dv, v[1] % tq, v[1] / tq, v[0] / a.dv}));
     out(v) = normalise(fin[2], fin[1]);
   }
-  b.stages.stages.push_back(AttentionStage{
-      out,   a.keys,  a.values, queries, dot,    tileMax,
-      probs, tileSum, tileOut,  state,   merged, a.checkedLengths,
-      tiles, tileVar, kr,       r,       runs,   a.heads,
-      a.dv,  a.dk,    tq,       tk,      chunks, slotted});
+  b.stages.stages.push_back(AttentionStage{out,     a.keys,  a.paddedValues,
+                                           queries, dot,     tileMax,
+                                           probs,   tileSum, tileOut,
+                                           state,   merged,  a.checkedLengths,
+                                           tiles,   tileVar, kr,
+                                           r,       runs,    a.heads,
+                                           a.dv,    a.dk,    tq,
+                                           tk,      chunks,  slotted});
   std::vector<Expr> extents = a.queryExtents;
   extents[0] = int(a.heads * a.dv);
   b.define(a.op.getResult(), {out, extents});

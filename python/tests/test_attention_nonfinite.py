@@ -1,0 +1,77 @@
+"""An infinite value in the last key's row, as PyTorch's attention gives it.
+
+A CPU prefill attention reads whole key tiles: the keys past the last one
+have weight 0 and read the values as zeros (lowerings/Attention.cpp's padded
+values). They were the last key's value, clamped to it, and 0 times an
+infinite one made every output of that feature NaN where PyTorch's is
+infinite.
+
+Under a causal mask the rows before the bad key do not see it, and what
+they hold in its feature depends on the implementation even within
+PyTorch: its math path multiplies the zero weight too (NaN; so does attnc
+where the row shares a key tile with the key), its CPU flash kernel skips
+whole blocks of unseen keys (at S = 1100, 75 NaN rows against the math
+path's 1099, PyTorch 2.15). Those entries are not compared.
+
+The reference is test/e2e/reference.py's masked attention in float64
+(softmax, then the weights times the values as a matmul, as PyTorch's math
+path does). Finite outputs match within 1e-5 (f32 scores, exp and sums over
+at most 100 keys of N(0, 1) values, outputs of order 1); NaN and infinite
+ones exactly, position by position.
+"""
+
+import numpy as np
+import pytest
+
+import reference as ref
+from conftest import build
+
+SOURCE = """\
+model att {{
+  dim B <= 2, S <= 128
+  input q : f32[B, S, 32]
+  input k : f32[B, S, 32]
+  input v : f32[B, S, 32]
+  output y = attention(q, k, v, heads = 2{mask})
+}}
+"""
+
+
+@pytest.fixture(scope="module", params=["none", "causal"])
+def model(request, tmp_path_factory):
+    mask = "" if request.param == "none" else ", mask = causal"
+    built = build(tmp_path_factory.mktemp("att"), "att",
+                  SOURCE.format(mask=mask))
+    import attnc
+    return request.param == "causal", attnc.load(built.lib)
+
+
+# 5 and 37: one key tile, part of it past the last key; 100: two, the
+# second part past it.
+@pytest.mark.parametrize("S", [5, 37, 100])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_a_last_value_that_is_not_finite(model, S, bad):
+    causal, m = model
+    rng = np.random.default_rng(S)
+    q, k, v = (rng.standard_normal((2, S, 32), dtype=np.float32)
+               for _ in range(3))
+    v[0, S - 1, 3] = bad      # head 0
+    v[1, S - 1, 20] = bad     # head 1
+    y = m.run({"q": q, "k": k, "v": v})["y"]
+    with np.errstate(invalid="ignore"):
+        want = ref.masked_attention(q.astype(np.float64), k.astype(np.float64),
+                                    v.astype(np.float64), 2, causal=causal)
+    compared = np.ones(y.shape, dtype=bool)
+    if causal:
+        compared[0, :S - 1, 3] = compared[1, :S - 1, 20] = False
+    y, want = y[compared], want[compared]
+    assert np.array_equal(np.isnan(y), np.isnan(want))
+    assert np.array_equal(np.isinf(y) & (y > 0), np.isinf(want) & (want > 0))
+    assert np.array_equal(np.isinf(y) & (y < 0), np.isinf(want) & (want < 0))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(y[finite], want[finite], rtol=1e-5, atol=1e-5)
+    # The row that sees the bad value has it in that feature (infinite:
+    # its weight is positive), the other features stay finite.
+    last = m.run({"q": q, "k": k, "v": v})["y"][0, S - 1]
+    assert np.isnan(last[3]) if np.isnan(bad) else last[3] == bad
+    assert np.isfinite(np.delete(last, 3)).all()
