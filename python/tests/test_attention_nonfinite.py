@@ -1,4 +1,5 @@
-"""An infinite value in the last key's row, as PyTorch's attention gives it.
+"""Non-finite values where attention reads keys no query sees: past the last
+key, and a KV cache's stale rows.
 
 A CPU prefill attention reads whole key tiles: the keys past the last one
 have weight 0 and read the values as zeros (lowerings/Attention.cpp's padded
@@ -12,6 +13,10 @@ PyTorch: its math path multiplies the zero weight too (NaN; so does attnc
 where the row shares a key tile with the key), its CPU flash kernel skips
 whole blocks of unseen keys (at S = 1100, 75 NaN rows against the math
 path's 1099, PyTorch 2.15). Those entries are not compared.
+
+A KV cache's rows past the visible ones (what an earlier sequence left) are
+read as zeros for the same reason: Hugging Face's caches end at the
+visible rows, so nothing there may reach an output.
 
 The reference is test/e2e/reference.py's masked attention in float64
 (softmax, then the weights times the values as a matmul, as PyTorch's math
@@ -75,3 +80,51 @@ def test_a_last_value_that_is_not_finite(model, S, bad):
     last = m.run({"q": q, "k": k, "v": v})["y"][0, S - 1]
     assert np.isnan(last[3]) if np.isnan(bad) else last[3] == bad
     assert np.isfinite(np.delete(last, 3)).all()
+
+
+CACHED = """\
+model cached {{
+  dim B <= 2, S <= 16, L <= 40
+  input x : f32[B, S, 32]
+  weight qkv.weight : f32[96, 32]
+  weight o.weight : f32[32, 32]
+  state past.key : {t}[B, L, 32]
+  state past.value : {t}[B, L, 32]
+{scales}  output y = self_attention(x, heads = 2, qkv = qkv, out = o, mask = causal,
+                            cache = past)
+}}
+"""
+I8_SCALES = """\
+  state past.key_scale : f32[B, L, 2]
+  state past.value_scale : f32[B, L, 2]
+"""
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+@pytest.mark.parametrize("cache", ["f32", "f16", "i8"])
+def test_stale_cache_rows_are_never_read(tmp_path, cache, bad):
+    """A cache's rows past the visible ones hold what an earlier sequence
+    left there (attnc.batching reuses a finished sequence's row): non-finite
+    ones (an f16 cache that overflowed; an i8 cache's scales) must not reach
+    the outputs. The decode steps read the same key tile as those rows: each
+    step's output equals that of a cache that held zeros, bit for bit."""
+    import attnc
+    source = CACHED.format(t=cache, scales=I8_SCALES if cache == "i8" else "")
+    built = build(tmp_path, "cached", source)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 9, 32), dtype=np.float32)
+    with attnc.load(built.lib, weights=built.weights) as m:
+        outs = []
+        for stale in (False, True):
+            states = m.new_state(batch=2, capacity=37)
+            if stale:
+                for a in states.values():
+                    a[...] = bad if a.dtype.kind == "f" else -128
+            ys = [m.prefill({"x": x[:, :5]}, states)["y"]]
+            for p in range(5, 9):
+                ys.append(m.decode({"x": x[:, p:p + 1]}, states,
+                                   position=np.array([p, p], np.int32))["y"])
+            outs.append(np.concatenate(ys, axis=1))
+    clean, stale = outs
+    assert np.isfinite(clean).all()
+    assert np.array_equal(stale, clean)

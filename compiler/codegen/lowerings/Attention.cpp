@@ -34,15 +34,6 @@ public:
     values = b.get(op.getValue()).func;
     queryLength = q.extents[1];
     keyLength = k.extents[1];
-    // Zeros past the last key, where whole key tiles read: their weight is
-    // 0, and 0 times the last key's value (clamped to it) would be NaN
-    // were that value infinite, where PyTorch's output is infinite.
-    std::vector<Var> vv = b.vars(rank);
-    std::vector<Expr> at(vv.begin(), vv.end());
-    at[1] = min(vv[1], keyLength - 1);
-    paddedValues = Func(b.name("padded_values"));
-    paddedValues(vv) = select(vv[1] < keyLength, values(at),
-                              Internal::make_zero(values.type()));
     queryExtents = q.extents;
     heads = op.getHeads();
     group = int(heads / op.getNumKvHeads());
@@ -90,6 +81,24 @@ public:
                            ? w(e)
                            : w(e, 0);
     }
+    // Zeros for the keys no query sees at or past the cache's visible rows
+    // or the last key, where whole key tiles read: their weight is 0, and
+    // 0 times the last key's value (the clamped read) or a stale cache
+    // row's would be NaN were it infinite. PyTorch's output is infinite
+    // there (its keys end with the last), a stale row's never read.
+    std::vector<Expr> at(v.begin(), v.end());
+    at[1] = min(v[1], keyLength - 1);
+    paddedValues = Func(b.name("padded_values"));
+    paddedValues(v) = select(v[1] < keysEnd(), values(at),
+                             Internal::make_zero(values.type()));
+  }
+
+  /// The end of the keys a query of the batch entry may see: the key
+  /// count, or a cache's visible rows (its offset plus the queries).
+  Expr keysEnd() const {
+    if (queryOffsets.defined())
+      return min(keyLength, offset() + queryLength);
+    return keyLength;
   }
 
   /// Whether the query at `row` sees the key at `key` (both in range or
@@ -208,7 +217,8 @@ public:
   Expr valueWeight(Expr prob, Expr h, Expr key) const {
     if (!valueScales.defined())
       return prob;
-    return prob * valueScales(with({h / group, min(key, keyLength - 1)}));
+    Expr scale = valueScales(with({h / group, min(key, keyLength - 1)}));
+    return prob * select(key < keysEnd(), scale, 0.0f);
   }
 
   /// The value feature `c` of head `h` at `key`.
