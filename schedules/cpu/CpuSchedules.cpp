@@ -276,7 +276,9 @@ Var panelMajorTasks(Func f, const std::vector<Var> &v, Var no,
 /// block's partial sums in a buffer of the task between chunks; the weights
 /// then stream once per block, the inputs once per panel. Tiles span whole
 /// row tiles past the last row (the algorithm clamps the input row), so
-/// they need no guard.
+/// they need no guard. Returns the prefetch of the next panel that whole-sum
+/// tiles of packed f32, half or i8 weights take (PanelPrefetch.h), for the
+/// kernel's pipeline to add.
 std::optional<PanelPrefetch> scheduleGemm(Func f, const std::vector<Var> &v,
                                           int64_t features, GemmStage &g,
                                           const TargetDesc &target, int width,
