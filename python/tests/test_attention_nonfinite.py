@@ -28,7 +28,8 @@ ones exactly, position by position.
 import numpy as np
 import pytest
 
-import reference as ref
+import attnc
+import reference as ref  # test/e2e, put on sys.path by conftest.py
 from conftest import build
 
 SOURCE = """\
@@ -47,7 +48,6 @@ def model(request, tmp_path_factory):
     mask = "" if request.param == "none" else ", mask = causal"
     built = build(tmp_path_factory.mktemp("att"), "att",
                   SOURCE.format(mask=mask))
-    import attnc
     return request.param == "causal", attnc.load(built.lib)
 
 
@@ -108,7 +108,6 @@ def test_stale_cache_rows_are_never_read(tmp_path, cache, bad):
     ones (an f16 cache that overflowed; an i8 cache's scales) must not reach
     the outputs. The decode steps read the same key tile as those rows: each
     step's output equals that of a cache that held zeros, bit for bit."""
-    import attnc
     source = CACHED.format(t=cache, scales=I8_SCALES if cache == "i8" else "")
     built = build(tmp_path, "cached", source)
     rng = np.random.default_rng(3)
