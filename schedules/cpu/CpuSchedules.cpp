@@ -222,11 +222,8 @@ void scheduleGroupSums(Func gemm, RVar k, GemmStage &g, int width) {
 std::string loopName(Func f, int stage, const std::string &var) {
   const Internal::Definition &def =
       stage == 0 ? f.function().definition() : f.function().update(stage - 1);
-  std::string suffix = "." + var;
   for (const Internal::Dim &d : def.schedule().dims())
-    if (d.var == var || (d.var.size() > suffix.size() &&
-                         d.var.compare(d.var.size() - suffix.size(),
-                                       suffix.size(), suffix) == 0))
+    if (d.var == var || Internal::ends_with(d.var, "." + var))
       return f.name() + ".s" + std::to_string(stage) + "." + d.var;
   throw std::logic_error("loopName: " + f.name() + " has no loop over " + var);
 }

@@ -21,7 +21,6 @@
 #include "schedules/cpu/PanelPrefetch.h"
 
 #include <optional>
-#include <set>
 #include <string>
 
 using namespace Halide;
@@ -85,34 +84,22 @@ private:
 /// The names a statement defines (lets and loops) inside itself.
 class DefinedNames : public IRVisitor {
 public:
-  std::set<std::string> names;
+  Scope<> names;
 
 private:
   using IRVisitor::visit;
   void visit(const LetStmt *op) override {
-    names.insert(op->name);
+    names.push(op->name);
     IRVisitor::visit(op);
   }
   void visit(const Let *op) override {
-    names.insert(op->name);
+    names.push(op->name);
     IRVisitor::visit(op);
   }
   void visit(const For *op) override {
-    names.insert(op->name);
+    names.push(op->name);
     IRVisitor::visit(op);
   }
-};
-
-/// Whether an expression reads any of `names`.
-class UsesAny : public IRVisitor {
-public:
-  explicit UsesAny(const std::set<std::string> &names) : names(names) {}
-  bool found = false;
-
-private:
-  using IRVisitor::visit;
-  void visit(const Variable *op) override { found |= names.count(op->name); }
-  const std::set<std::string> &names;
 };
 
 /// The pass: each PanelPrefetch's step loops, inside its tile loop, with
@@ -164,9 +151,7 @@ private:
     // defined inside it.
     DefinedNames inner;
     step->body.accept(&inner);
-    UsesAny uses(inner.names);
-    index.accept(&uses);
-    if (uses.found)
+    if (expr_uses_vars(index, inner.names))
       return step;
     // The weights' host pointer once per loop, the address as an integer:
     // Halide 21 has no intrinsic for an element's address.
