@@ -198,9 +198,9 @@ static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
   gemm(v) = perOutput ? Expr(0.0f) : bias;
   gemm(v) += lhs(b.args(rank, 0, r.x)) * rhs(v[0], r.x);
   schedules::GemmStage stage{gemm, r, k, n, padded, lhs, rhs};
-  if (op.getLayout() == WeightLayout::panels &&
-      b.get(op.getWeight()).stored.defined())
-    stage.panelWeights = b.get(op.getWeight()).stored.name();
+  const Halide::ImageParam &stored = b.get(op.getWeight()).stored;
+  if (op.getLayout() == WeightLayout::panels && stored.defined())
+    stage.panelWeights = stored.name();
   b.stages.stages.push_back(stage);
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
