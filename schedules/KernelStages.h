@@ -13,6 +13,7 @@
 
 #include "Halide.h"
 
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -141,6 +142,23 @@ struct NormStage {
 ///                                        `tiles`
 ///   merged(c, ii, it, h, ...)            the runs' states folded together,
 ///                                        over `runs` in order
+/// A CPU prefill attention's two products on AMX tiles (--precision=bf16,
+/// TargetDesc::hasAmx; lowerings/Attention.cpp): each key tile's scores and
+/// weighted values are extern stages of compiler/driver/glue/amx.c, which
+/// read bf16 operands laid out for the tiles.
+struct AttentionAmx {
+  /// Per (head, batch): keyRows(e, key, h, ...) the keys, valueRows(key, c,
+  /// h, ...) the values transposed, both bf16.
+  Halide::Func keyRows, valueRows;
+  /// Per query tile: queryPairs(t, ii, q, it, h, ...) its scaled queries,
+  /// bf16 pairs of head dims 2q + t.
+  Halide::Func queryPairs;
+  /// Per key tile: scores(ii, jj, kt, it, h, ...); probPairs(t, ii, j, kt,
+  /// it, h, ...) the probabilities, bf16 pairs of keys 2j + t; values(ii,
+  /// c, kt, it, h, ...) their weighted values.
+  Halide::Func scores, probPairs, values;
+};
+
 struct AttentionStage {
   /// The joined heads, [.., S, heads * headDim].
   Halide::Func result;
@@ -164,6 +182,9 @@ struct AttentionStage {
   /// them, so a schedule reads them here.
   int queryTile, keyTile, keyChunks;
   bool stateSlots;
+  /// The products on AMX tiles; nullopt for vectors. `dot` and `tileOut`
+  /// then read its externs' results.
+  std::optional<AttentionAmx> amx;
 };
 
 /// An attention Func's dims (c or slot, ii, ...) in storage order with the

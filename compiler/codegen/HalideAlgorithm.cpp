@@ -85,9 +85,10 @@ void promiseDensePairs(ImageParam param, RankedTensorType type) {
 
 LogicalResult buildAlgorithm(KernelOp kernel,
                              const schedules::TargetDesc &target,
+                             schedules::Precision precision,
                              std::vector<ImageParam> &params,
                              schedules::KernelStages &stages) {
-  KernelBuilder b(stages, target);
+  KernelBuilder b(stages, target, precision);
   // Before the lowerings, which build a decode's GEMMs as GEMVs.
   stages.fewRows = kernel->hasAttr(attn::kDecodeKernelAttr);
   Block &body = kernel.getBody().front();

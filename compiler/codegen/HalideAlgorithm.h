@@ -18,6 +18,7 @@ namespace attnc::codegen {
 /// Reports unsupported ops at their location.
 mlir::LogicalResult buildAlgorithm(mlir::attn::KernelOp kernel,
                                    const schedules::TargetDesc &target,
+                                   schedules::Precision precision,
                                    std::vector<Halide::ImageParam> &params,
                                    schedules::KernelStages &stages);
 

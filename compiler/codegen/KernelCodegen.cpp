@@ -238,11 +238,12 @@ static Halide::Target kernelTarget(const schedules::TargetDesc &variant) {
 /// as exceptions.
 static FailureOr<ScheduledKernel>
 scheduleKernel(attn::KernelOp kernel, ScheduleKind schedule,
+               schedules::Precision precision,
                const schedules::TargetDesc &desc) {
   Halide::Target halideTarget = kernelTarget(desc);
   std::vector<Halide::ImageParam> params;
   schedules::KernelStages stages;
-  if (failed(buildAlgorithm(kernel, desc, params, stages)))
+  if (failed(buildAlgorithm(kernel, desc, precision, params, stages)))
     return failure();
   Halide::Pipeline pipeline(stages.outputs);
   switch (schedule) {
@@ -423,8 +424,8 @@ compileKernel(attn::KernelOp kernel, const BuildTarget &target,
   try {
     std::vector<ScheduledKernel> scheduled;
     for (const schedules::TargetDesc &variant : variants) {
-      FailureOr<ScheduledKernel> k =
-          scheduleKernel(kernel, target.schedule(), variant);
+      FailureOr<ScheduledKernel> k = scheduleKernel(
+          kernel, target.schedule(), target.precision(), variant);
       if (failed(k))
         return failure();
       scheduled.push_back(std::move(*k));
@@ -466,8 +467,8 @@ LogicalResult emitKernelText(attn::KernelOp kernel, const BuildTarget &target,
                              KernelText what, llvm::StringRef path) {
   installCompileReporter();
   try {
-    FailureOr<ScheduledKernel> k =
-        scheduleKernel(kernel, target.schedule(), target.baseline());
+    FailureOr<ScheduledKernel> k = scheduleKernel(
+        kernel, target.schedule(), target.precision(), target.baseline());
     if (failed(k))
       return failure();
     if (what == KernelText::Stmt)

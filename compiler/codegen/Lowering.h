@@ -37,8 +37,9 @@ struct Tensor {
 class KernelBuilder {
 public:
   KernelBuilder(schedules::KernelStages &stages,
-                const schedules::TargetDesc &target)
-      : stages(stages), target(target) {}
+                const schedules::TargetDesc &target,
+                schedules::Precision precision)
+      : stages(stages), target(target), precision(precision) {}
 
   /// The kernel's vars 0..rank-1 (innermost first), shared by every Func.
   std::vector<Halide::Var> vars(size_t rank);
@@ -57,6 +58,9 @@ public:
   /// What the kernel is built for: the algorithm reads only the shapes the
   /// target fixes (attention tiles), never a schedule.
   const schedules::TargetDesc &target;
+  /// --precision. The linears read theirs from their weights' packed type;
+  /// attention from here (bf16 products at BF16, see lowerings/Attention.cpp).
+  schedules::Precision precision;
 
 private:
   llvm::DenseMap<mlir::Value, Tensor> values;

@@ -660,6 +660,73 @@ void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
       .unroll(ov[0]);
 }
 
+/// The prefill attention's products in vectors: the task's keys and values
+/// copied whole, then per key tile its scores (`dot`) and weighted values
+/// (`tileOut`) in register blocks.
+void scheduleVectorProducts(Func f, const std::vector<Var> &v, Var tasks,
+                            AttentionStage &a, RVar tile,
+                            const TargetDesc &desc) {
+  const Target &target = desc.halide();
+  int natural = target.natural_vector_size<float>();
+  int accumulators = desc.vectorRegisters() / 2;
+  const int tq = a.queryTile;
+  int rowWidth = std::min(natural, tq);
+  Func keys = a.keySource.in(a.dot), values = a.valueSource.in(a.tileOut);
+  keys.compute_at(f, tasks).vectorize(v[0],
+                                      dividingFactor(a.keyHeadDim, natural));
+  values.compute_at(f, tasks).vectorize(v[0],
+                                        dividingFactor(a.headDim, natural));
+  for (Func g : {a.dot, a.tileOut})
+    g.compute_at(a.state, tile);
+  int keyBlock =
+      dividingFactor(a.keyTile, std::max(1, accumulators / (tq / rowWidth)));
+  registerBlock(a.dot, a.dot.args()[0], rowWidth, a.dot.args()[1], keyBlock,
+                a.headDims.x);
+  std::vector<Var> ov = a.tileOut.args(); // c, ii, ...
+  a.tileOut.reorder_storage(rowsInnermost(ov));
+  int featureBlock =
+      dividingFactor(a.headDim, std::max(1, accumulators / (tq / rowWidth)));
+  registerBlock(a.tileOut, ov[1], rowWidth, ov[0], featureBlock, a.keys.x);
+}
+
+/// The prefill attention's products on AMX tiles (AttentionAmx): the task's
+/// keys and transposed values rounded to bf16 once, the query tile's pairs
+/// once per query tile, and per key tile (`tile`) the scores, the
+/// probabilities' pairs and the weighted values. `dot` and `tileOut` stay
+/// inlined: they only read the externs' results. The externs' bounds
+/// queries are opaque to Halide, so their inputs' tile extents are stated.
+void scheduleAmxProducts(Func f, Var tasks, Var it, AttentionStage &a,
+                         LoopLevel tile, int natural) {
+  AttentionAmx &amx = *a.amx;
+  std::vector<Var> k = amx.keyRows.args(); // e, key, ...
+  amx.keyRows.compute_at(f, tasks)
+      .bound(k[0], 0, a.keyHeadDim)
+      .vectorize(k[0], natural);
+  std::vector<Var> w = amx.valueRows.args(); // key, c, ...
+  // Rounded up: the keys' count is the bounds query's, which Halide cannot
+  // bound below a vector, and shifting inwards would read before key 0.
+  amx.valueRows.compute_at(f, tasks)
+      .bound(w[1], 0, a.headDim)
+      .vectorize(w[0], natural, TailStrategy::RoundUp);
+  Func values = a.valueSource.in(amx.valueRows);
+  values.compute_at(f, tasks).vectorize(values.args()[0],
+                                        dividingFactor(a.headDim, natural));
+  // Pairs (t, ii, half of the depth, ...).
+  for (auto [pairs, depth] : {std::pair{amx.queryPairs, a.keyHeadDim},
+                              std::pair{amx.probPairs, a.keyTile}}) {
+    std::vector<Var> p = pairs.args();
+    pairs.bound(p[0], 0, 2)
+        .bound(p[1], 0, a.queryTile)
+        .bound(p[2], 0, depth / 2)
+        .vectorize(p[0])
+        .vectorize(p[1], natural);
+  }
+  amx.queryPairs.compute_at(f, it);
+  amx.probPairs.compute_at(tile).store_in(MemoryType::Stack);
+  for (Func g : {amx.scores, amx.values})
+    g.compute_at(tile).store_in(MemoryType::Stack);
+}
+
 /// Flash attention: one task per (head, batch), which first copies its head's
 /// keys and values into contiguous S x headDim blocks (in the projection's
 /// output they are 256-byte pieces of rows thousands of bytes apart: a TLB
@@ -691,10 +758,6 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
   Var tasks = parallelOver(f, h, v);
   if (a.keyLengths.defined())
     a.keyLengths.compute_root();
-  Func keys = a.keySource.in(a.dot), values = a.valueSource.in(a.tileOut);
-  keys.compute_at(f, tasks).vectorize(v[0],
-                                      dividingFactor(a.keyHeadDim, natural));
-  values.compute_at(f, tasks).vectorize(v[0], headWidth);
   a.queries.compute_at(f, it);
   if (!a.stateSlots)
     throw std::logic_error("a CPU prefill without state slots");
@@ -709,25 +772,19 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
       .unroll(slot);
 
   // Everything per key tile is computed at the state's loop over tiles.
-  for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
+  for (Func g : {a.tileMax, a.probs, a.tileSum})
     g.compute_at(a.state, tile);
   a.queries.vectorize(a.queries.args()[0], rowWidth);
-  int keyBlock =
-      dividingFactor(a.keyTile, std::max(1, accumulators / (tq / rowWidth)));
-  registerBlock(a.dot, a.dot.args()[0], rowWidth, a.dot.args()[1], keyBlock,
-                a.headDims.x);
+  if (a.amx)
+    scheduleAmxProducts(f, tasks, it, a, LoopLevel(a.state, tile), natural);
+  else
+    scheduleVectorProducts(f, v, tasks, a, tile, desc);
   for (Func g : {a.tileMax, a.tileSum})
     rowReduce(g, a.keys.x, rowWidth, tq / rowWidth, LoopLevel(a.state, tile));
   // A constant 8 KiB that Halide put on the heap: a malloc per key tile.
   a.probs.vectorize(a.probs.args()[0], rowWidth).store_in(MemoryType::Stack);
   if (a.probs.has_update_definition())
     a.probs.update().vectorize(a.probs.args()[0], rowWidth);
-
-  std::vector<Var> ov = a.tileOut.args(); // c, ii, ...
-  a.tileOut.reorder_storage(rowsInnermost(ov));
-  int featureBlock =
-      dividingFactor(a.headDim, std::max(1, accumulators / (tq / rowWidth)));
-  registerBlock(a.tileOut, ov[1], rowWidth, ov[0], featureBlock, a.keys.x);
 }
 
 /// Attention with its probabilities: the scores, row statistics and

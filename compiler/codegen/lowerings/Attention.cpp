@@ -1,4 +1,5 @@
 //===- compiler/codegen/lowerings/Attention.cpp - attn.sdpa ---------------===//
+#include "compiler/codegen/HalfBits.h"
 #include "compiler/codegen/Lowering.h"
 
 #include <cmath>
@@ -13,6 +14,11 @@ namespace {
 /// A finite floor instead of -inf keeps exp() arguments finite when a row
 /// sees no key of a tile (masked, past the sequence).
 const float kLowest = -1e30f;
+
+/// The AMX micro-kernels of the prefill attention's products
+/// (compiler/driver/glue/amx.c).
+const char *const kAmxScoresSymbol = "attn_amx_attention_scores";
+const char *const kAmxValuesSymbol = "attn_amx_attention_values";
 
 /// A CPU prefill's online-softmax state, per query row, as slots along one
 /// dim (see lowerFlash): the key tile's factor for the running values and
@@ -282,6 +288,70 @@ Expr normalise(Expr out, Expr sum) {
   return select(is_nan(sum), sum, select(sum == 0.0f, 0.0f, out / sum));
 }
 
+/// Whether a CPU prefill's products run on AMX tiles: --precision=bf16 on an
+/// AMX target, whole tiles (AmxTile) of query rows, keys and head dims, and
+/// the plain scaled dot product (no i8 cache's scales, no additive score).
+bool usesAmxTiles(const AttentionParts &a, int tq, int tk) {
+  using schedules::AmxTile;
+  const schedules::TargetDesc &target = a.b.target;
+  return a.b.precision == schedules::Precision::BF16 && target.hasAmx() &&
+         !target.isGpu() && !a.queryOffsets.defined() &&
+         tq % (2 * AmxTile::cols) == 0 && tk % AmxTile::depth == 0 &&
+         a.dk % AmxTile::depth == 0 && a.dv % AmxTile::rows == 0 &&
+         !a.keyScales.defined() && !a.scoreVector.defined();
+}
+
+/// `x` rounded to bf16 for the AMX products (to nearest, ties to even).
+Expr amxOperand(Expr x) { return narrowToHalf(x, BFloat(16), true); }
+
+/// The extern `symbol` of `inputs` over a key tile: (first, second, kt, it,
+/// h, batch...).
+Func amxTileExtern(AttentionParts &a, const char *symbol,
+                   std::vector<ExternFuncArgument> inputs, Var first,
+                   Var second) {
+  Var kt("kt"), it("it"), h("h");
+  std::vector<Var> vars = {first, second, kt, it, h};
+  vars.insert(vars.end(), a.batch.begin(), a.batch.end());
+  Func f(a.b.name(symbol));
+  f.define_extern(symbol, inputs, Float(32), vars, NameMangling::C);
+  return f;
+}
+
+/// The AMX scores of each key tile (schedules::AttentionAmx::scores) from
+/// `queries`, the scaled query tile (ii, e, it, h, ...).
+schedules::AttentionAmx amxScores(AttentionParts &a, Func queries, int tk) {
+  KernelBuilder &b = a.b;
+  Var e("e"), key("key"), t("t"), q("q"), ii("ii"), jj("jj"), it("it"), h("h");
+  schedules::AttentionAmx amx;
+  amx.keyRows = Func(b.name("key_rows"));
+  amx.keyRows(a.with({e, key, h})) = amxOperand(
+      a.keys(a.with({(h / a.group) * a.dk + e, min(key, a.keyLength - 1)})));
+  amx.queryPairs = Func(b.name("query_pairs"));
+  amx.queryPairs(a.with({t, ii, q, it, h})) =
+      amxOperand(queries(a.with({ii, 2 * q + t, it, h})));
+  amx.scores = amxTileExtern(
+      a, kAmxScoresSymbol,
+      {amx.queryPairs, amx.keyRows, Expr(int32_t(a.dk)), Expr(int32_t(tk))}, ii,
+      jj);
+  return amx;
+}
+
+/// The AMX weighted values of each key tile (AttentionAmx::values) from
+/// `probs` (ii, jj, kt, it, h, ...).
+void amxValues(AttentionParts &a, schedules::AttentionAmx &amx, Func probs,
+               int tk) {
+  KernelBuilder &b = a.b;
+  Var key("key"), c("c"), t("t"), j("j"), ii("ii"), kt("kt"), it("it"), h("h");
+  amx.valueRows = Func(b.name("value_rows"));
+  amx.valueRows(a.with({key, c, h})) = amxOperand(a.value(h, c, key));
+  amx.probPairs = Func(b.name("prob_pairs"));
+  amx.probPairs(a.with({t, ii, j, kt, it, h})) =
+      amxOperand(probs(a.with({ii, 2 * j + t, kt, it, h})));
+  amx.values =
+      amxTileExtern(a, kAmxValuesSymbol,
+                    {amx.probPairs, amx.valueRows, Expr(int32_t(tk))}, ii, c);
+}
+
 /// Flash attention: per (query tile, head), keys are visited one tile at a
 /// time; each key tile yields its own row maximum, row sum of exponentials and
 /// unnormalised output, and a running (max, sum, output) state folds the
@@ -313,10 +383,17 @@ LogicalResult lowerFlash(AttentionParts &a) {
     r.where(seen);
     kr.where(seen);
   }
+  std::optional<schedules::AttentionAmx> amx;
+  if (usesAmxTiles(a, tq, tk))
+    amx = amxScores(a, queries, tk);
   Func dot(b.name("dot"));
-  dot(a.with({ii, jj, kt, it, h})) = 0.0f;
-  dot(a.with({ii, jj, kt, it, h})) +=
-      a.scoreTerm(queries(a.with({ii, r.x, it, h})), h, r.x, key);
+  if (amx) {
+    dot(a.with({ii, jj, kt, it, h})) = amx->scores(a.with({ii, jj, kt, it, h}));
+  } else {
+    dot(a.with({ii, jj, kt, it, h})) = 0.0f;
+    dot(a.with({ii, jj, kt, it, h})) +=
+        a.scoreTerm(queries(a.with({ii, r.x, it, h})), h, r.x, key);
+  }
 
   auto score = [&](Expr j) {
     Expr key = kt * tk + j;
@@ -343,11 +420,17 @@ LogicalResult lowerFlash(AttentionParts &a) {
   tileSum(a.with({ii, kt, it, h})) = 0.0f;
   tileSum(a.with({ii, kt, it, h})) += probs(a.with({ii, kr.x, kt, it, h}));
   Func tileOut(b.name("tile_out"));
-  tileOut(a.with({c, ii, kt, it, h})) = 0.0f;
-  Expr at = kt * tk + kr.x;
-  tileOut(a.with({c, ii, kt, it, h})) +=
-      a.valueWeight(probs(a.with({ii, kr.x, kt, it, h})), h, at) *
-      a.value(h, c, at);
+  if (amx) {
+    amxValues(a, *amx, probs, tk);
+    tileOut(a.with({c, ii, kt, it, h})) =
+        amx->values(a.with({ii, c, kt, it, h}));
+  } else {
+    tileOut(a.with({c, ii, kt, it, h})) = 0.0f;
+    Expr at = kt * tk + kr.x;
+    tileOut(a.with({c, ii, kt, it, h})) +=
+        a.valueWeight(probs(a.with({ii, kr.x, kt, it, h})), h, at) *
+        a.value(h, c, at);
+  }
 
   // Online softmax over the key tiles that may be seen, in order. A decode
   // splits them into `chunks` runs, each with its own state (flash
@@ -429,7 +512,8 @@ LogicalResult lowerFlash(AttentionParts &a) {
                                            tiles,   tileVar, kr,
                                            r,       runs,    a.heads,
                                            a.dv,    a.dk,    tq,
-                                           tk,      chunks,  slotted});
+                                           tk,      chunks,  slotted,
+                                           amx});
   std::vector<Expr> extents = a.queryExtents;
   extents[0] = int(a.heads * a.dv);
   b.define(a.op.getResult(), {out, extents});

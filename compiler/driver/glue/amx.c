@@ -226,3 +226,170 @@ ATTN_AMX int attn_amx_bf16_gemm(halide_buffer_t *in, halide_buffer_t *w,
   _tile_release();
   return 0;
 }
+
+// The byte offset of the element at `at` (one coordinate per dim) in `b`.
+static int64_t attn_amx_offset(const halide_buffer_t *b, const int32_t *at) {
+  int64_t elements = 0;
+  for (int d = 0; d < b->dimensions; ++d)
+    elements += (int64_t)(at[d] - b->dim[d].min) * b->dim[d].stride;
+  return elements * (b->type.bits / 8);
+}
+
+// Sets `b`'s dim `d` to [min, min + extent).
+static void attn_amx_want(halide_buffer_t *b, int d, int32_t min,
+                          int32_t extent) {
+  b->dim[d].min = min;
+  b->dim[d].extent = extent;
+}
+
+// Runs blocks of up to 2 x 2 tiles over `rows` x `cols` sums (multiples of
+// kRows and kCols): row tile i's A rows start at a + i * kRows * lda, column
+// tile j's B at b + j * kCols * 4 bytes, sums at c + i * kRows * ldc + j *
+// kCols * 4.
+//
+// The tiles stay configured when it returns: an attention calls it for
+// every key tile, and loading the configuration each time (which also zeroes
+// the tiles) took 6% of the attention's time. The configuration in force is
+// read back first (sttilecfg), so whatever ran on this thread since, and
+// whether it released the tiles, does not matter.
+ATTN_AMX static void attn_amx_blocks(attn_amx_block *blk, const uint8_t *a,
+                                     const uint8_t *b, uint8_t *c, int rows,
+                                     int cols) {
+  attn_amx_config loaded;
+  _tile_storeconfig(&loaded);
+  attn_amx_config *now = &loaded;
+  for (int m = 0; m < rows; m += 2 * kRows) {
+    int r[2] = {kRows, rows - m > kRows ? kRows : 0};
+    for (int n = 0; n < cols; n += 2 * kCols) {
+      int k[2] = {kCols, cols - n > kCols ? kCols : 0};
+      for (int i = 0; i < 2; ++i) {
+        blk->a[i] = a + (int64_t)(m + i * kRows) * (int64_t)blk->lda;
+        blk->b[i] = b + (int64_t)(n + i * kCols) * 4;
+        for (int j = 0; j < 2; ++j)
+          blk->c[i][j] =
+              (float *)(c + (int64_t)(m + i * kRows) * (int64_t)blk->ldc +
+                        (int64_t)(n + j * kCols) * 4);
+      }
+      attn_amx_configure(now, r, k);
+      if (r[1] && k[1])
+        attn_amx_block_22(blk);
+      else if (r[1])
+        attn_amx_block_21(blk);
+      else if (k[1])
+        attn_amx_block_12(blk);
+      else
+        attn_amx_block_11(blk);
+    }
+  }
+}
+
+// A prefill attention's scores of one key tile (lowerings/Attention.cpp at
+// --precision=bf16 on AMX): out(i, j, kt, it, h, batch...) = sum over e of
+// keys(e, kt * keyTile + j, h, batch...) * queries(e % 2, i, e / 2, it, h,
+// batch...): the keys bf16 rows, the query tile bf16 pairs. out's rows are
+// keys, its columns queries, as the softmax reads them.
+ATTN_AMX int attn_amx_attention_scores(halide_buffer_t *queries,
+                                       halide_buffer_t *keys, int32_t depth,
+                                       int32_t keyTile, halide_buffer_t *out) {
+  int dims = out->dimensions;
+  if (attn_amx_is_query(queries) || attn_amx_is_query(keys)) {
+    if (attn_amx_is_query(queries)) {
+      attn_amx_want(queries, 0, 0, 2);
+      attn_amx_want(queries, 1, out->dim[0].min, out->dim[0].extent);
+      attn_amx_want(queries, 2, 0, depth / 2);
+      for (int d = 3; d < dims; ++d)
+        attn_amx_want(queries, d, out->dim[d].min, out->dim[d].extent);
+    }
+    if (attn_amx_is_query(keys)) {
+      attn_amx_want(keys, 0, 0, depth);
+      attn_amx_want(keys, 1, out->dim[2].min * keyTile,
+                    out->dim[2].extent * keyTile);
+      for (int d = 4; d < dims; ++d)
+        attn_amx_want(keys, d - 2, out->dim[d].min, out->dim[d].extent);
+    }
+    return 0;
+  }
+  int rows = out->dim[1].extent, cols = out->dim[0].extent;
+  if (dims < 5 || dims > 16 || queries->dimensions != dims ||
+      keys->dimensions != dims - 2 || depth % kDepth != 0 ||
+      rows % kRows != 0 || cols % kCols != 0 || out->dim[0].stride != 1 ||
+      keys->dim[0].stride != 1 || queries->dim[0].stride != 1 ||
+      queries->dim[1].stride != 2 || out->dim[2].extent != 1)
+    return -1;
+  int32_t at[16];
+  attn_amx_block blk;
+  blk.lda = (size_t)keys->dim[1].stride * 2;
+  blk.ldb = (size_t)queries->dim[2].stride * 2;
+  blk.ldc = (size_t)out->dim[1].stride * 4;
+  blk.steps = (size_t)depth / kDepth;
+  blk.bStep = blk.ldb * (kDepth / 2);
+  // The first key and query of the tile.
+  at[0] = 0;
+  at[1] = out->dim[2].min * keyTile + out->dim[1].min;
+  for (int d = 4; d < dims; ++d)
+    at[d - 2] = out->dim[d].min;
+  const uint8_t *a = keys->host + attn_amx_offset(keys, at);
+  at[0] = 0;
+  at[1] = out->dim[0].min;
+  at[2] = 0;
+  for (int d = 3; d < dims; ++d)
+    at[d] = out->dim[d].min;
+  const uint8_t *b = queries->host + attn_amx_offset(queries, at);
+  attn_amx_blocks(&blk, a, b, out->host, rows, cols);
+  return 0;
+}
+
+// The values a prefill attention's key tile adds, weighted: out(i, c, kt,
+// it, h, batch...) = sum over j of values(kt * keyTile + j, c, h,
+// batch...) * probs(j % 2, i, j / 2, kt, it, h, batch...): the values
+// transposed (keys innermost) bf16, the tile's probabilities bf16 pairs.
+// out's rows are features, its columns queries, as the state reads them.
+ATTN_AMX int attn_amx_attention_values(halide_buffer_t *probs,
+                                       halide_buffer_t *values, int32_t keyTile,
+                                       halide_buffer_t *out) {
+  int dims = out->dimensions;
+  if (attn_amx_is_query(probs) || attn_amx_is_query(values)) {
+    if (attn_amx_is_query(probs)) {
+      attn_amx_want(probs, 0, 0, 2);
+      attn_amx_want(probs, 1, out->dim[0].min, out->dim[0].extent);
+      attn_amx_want(probs, 2, 0, keyTile / 2);
+      for (int d = 2; d < dims; ++d)
+        attn_amx_want(probs, d + 1, out->dim[d].min, out->dim[d].extent);
+    }
+    if (attn_amx_is_query(values)) {
+      attn_amx_want(values, 0, out->dim[2].min * keyTile,
+                    out->dim[2].extent * keyTile);
+      attn_amx_want(values, 1, out->dim[1].min, out->dim[1].extent);
+      for (int d = 4; d < dims; ++d)
+        attn_amx_want(values, d - 2, out->dim[d].min, out->dim[d].extent);
+    }
+    return 0;
+  }
+  int rows = out->dim[1].extent, cols = out->dim[0].extent;
+  if (dims < 5 || probs->dimensions != dims + 1 ||
+      values->dimensions != dims - 2 || keyTile % kDepth != 0 ||
+      rows % kRows != 0 || cols % kCols != 0 || out->dim[0].stride != 1 ||
+      values->dim[0].stride != 1 || probs->dim[0].stride != 1 ||
+      probs->dim[1].stride != 2 || out->dim[2].extent != 1 || dims + 1 > 16)
+    return -1;
+  int32_t at[16];
+  attn_amx_block blk;
+  blk.lda = (size_t)values->dim[1].stride * 2;
+  blk.ldb = (size_t)probs->dim[2].stride * 2;
+  blk.ldc = (size_t)out->dim[1].stride * 4;
+  blk.steps = (size_t)keyTile / kDepth;
+  blk.bStep = blk.ldb * (kDepth / 2);
+  at[0] = out->dim[2].min * keyTile;
+  at[1] = out->dim[1].min;
+  for (int d = 4; d < dims; ++d)
+    at[d - 2] = out->dim[d].min;
+  const uint8_t *a = values->host + attn_amx_offset(values, at);
+  at[0] = 0;
+  at[1] = out->dim[0].min;
+  at[2] = 0;
+  for (int d = 2; d < dims; ++d)
+    at[d + 1] = out->dim[d].min;
+  const uint8_t *b = probs->host + attn_amx_offset(probs, at);
+  attn_amx_blocks(&blk, a, b, out->host, rows, cols);
+  return 0;
+}

@@ -1,0 +1,184 @@
+"""A prefill attention at --precision=bf16 on AMX (Sapphire Rapids): its two
+products run on AMX tiles (lowerings/Attention.cpp, compiler/driver/glue/
+amx.c's attention externs), with operands rounded to bf16 (to nearest, ties
+to even) and sums in f32:
+- the scores: the queries times the scale (an f32 product), rounded, by the
+  keys, rounded;
+- the weighted values: each key tile's probabilities, exp(score - the
+  tile's maximum) in f32, rounded, by the values, rounded. The online
+  softmax then folds the tiles as in f32, and the row sums add the
+  unrounded probabilities.
+
+The reference emulates exactly that in float64, key tile by key tile (64
+keys, TargetDesc::attentionKeyTile on CPUs); what is left is f32 summation
+and the f32 exp, whose error may flip a probability to the neighbouring
+bf16 now and then. It also checks that its tolerance tells this arithmetic
+from the f32 attention of every other precision and CPU.
+
+Needs a CPU with AMX-BF16; test/driver/attention-bf16-amx.attn checks
+where the externs are called on any host.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import attnc
+import reference as ref  # test/e2e, put on sys.path by conftest.py
+from test_precision_bf16 import bf16_round
+
+
+def cpu_has_amx_bf16():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and "amx_bf16" in line.split()
+                       for line in f)
+    except OSError:
+        return False
+
+
+pytestmark = pytest.mark.skipif(
+    not cpu_has_amx_bf16(),
+    reason="this CPU lacks amx_bf16 (/proc/cpuinfo): the AMX attention does not run here")
+
+HEADS, KEY_TILE = 4, 64
+
+SOURCE = """\
+model att {{
+  dim B <= 2, S <= 160
+  input q : f32[B, S, 256]
+  input k : f32[B, S, {kv}]
+  input v : f32[B, S, {kv}]
+  input lengths : i32[B]
+  output y = attention(q, k, v, heads = 4, kv_heads = {kv_heads}{mask})
+}}
+"""
+
+CASES = {
+    "none": dict(kv_heads=4, mask=""),
+    "causal": dict(kv_heads=4, mask=", mask = causal"),
+    "padding": dict(kv_heads=4, mask=", mask = padding(lengths)"),
+    "grouped-causal": dict(kv_heads=2, mask=", mask = causal"),
+}
+
+
+@pytest.fixture(scope="module", params=list(CASES))
+def model(request, tmp_path_factory):
+    case = CASES[request.param]
+    tmp = tmp_path_factory.mktemp("attbf16")
+    text = SOURCE.format(kv=64 * case["kv_heads"], kv_heads=case["kv_heads"],
+                         mask=case["mask"])
+    (tmp / "att.attn").write_text(text)
+    lib = attnc.compile(tmp / "att.attn", tmp / "att.so", precision="bf16")
+    return request.param, case["kv_heads"], attnc.load(lib, threads=1)
+
+
+def emulated(q, k, v, kv_heads, causal, lengths):
+    """float64 of the AMX attention's arithmetic (the module's docstring)."""
+    B, S, _ = q.shape
+    dh = q.shape[2] // HEADS
+    scale = np.float32(1 / math.sqrt(dh))
+    qr = bf16_round(q.astype(np.float32) * scale)
+    kr, vr = bf16_round(k), bf16_round(v)
+    seen = ref.visible(B, S, S, causal, None, lengths)[:, 0]
+    out = np.zeros((B, S, HEADS * dh))
+    for b in range(B):
+        for h in range(HEADS):
+            g = h // (HEADS // kv_heads)
+            s = qr[b, :, h * dh:(h + 1) * dh] @ kr[b, :, g * dh:(g + 1) * dh].T
+            top = np.full(S, -1e30)
+            total = np.zeros(S)
+            acc = np.zeros((S, dh))
+            for t in range(0, S, KEY_TILE):
+                vis = seen[b, :, t:t + KEY_TILE]
+                st = np.where(vis, s[:, t:t + KEY_TILE], -1e30)
+                m = st.max(axis=1)
+                p = np.where(vis, np.exp(st - m[:, None]), 0.0)
+                o = bf16_round(p.astype(np.float32)) @ vr[b, t:t + KEY_TILE, g * dh:(g + 1) * dh]
+                new = np.maximum(top, m)
+                keep, add = np.exp(top - new), np.exp(m - new)
+                total = total * keep + p.sum(axis=1) * add
+                acc = acc * keep[:, None] + o * add[:, None]
+                top = new
+            # A row that sees no key is zeros; a NaN sum stays NaN.
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[b, :, h * dh:(h + 1) * dh] = np.where(
+                    total[:, None] == 0, 0.0, acc / total[:, None])
+    return out
+
+
+# Errors in units of the largest |value|. Measured (Sapphire Rapids, no
+# mask, S = 37 to 160): the median output 5e-9 from the emulation (f32
+# sums), but a probability within f32's error of a bf16 rounding boundary
+# rounds the other way now and then (an f32 exp and f32 scores against
+# float64), which moves its row's outputs by up to one bf16 step of that
+# probability: at S = 100, 46 of 51200 outputs past 2e-5, the largest
+# 9.5e-5. The f32 attention (nothing rounded) misses the emulation by a
+# median of 1.6e-4 to 2.2e-4 with 93-95% of its outputs past 2e-5: the
+# median and the share past TOL tell the two apart by far.
+MEDIAN_TOL = 1e-7
+TOL = 2e-5
+FLIPPED = 0.01
+# One flip moves an output by at most 2^-8 of the largest value (a bf16 step
+# of a probability below 1); 2^-8 / 4 is 10x the largest move seen.
+FLIP_TOL = 2.0 ** -10
+
+
+def check(got, want, scale, what):
+    err = np.abs(got - want) / scale
+    assert np.median(err) <= MEDIAN_TOL, f"{what}: median {np.median(err):.3g}"
+    assert (err > TOL).mean() <= FLIPPED, f"{what}: {(err > TOL).mean():.3g} past {TOL}"
+    assert err.max() <= FLIP_TOL, f"{what}: {err.max():.3g}"
+
+
+@pytest.mark.parametrize("S", [37, 64, 100, 160])
+def test_matches_the_bf16_emulation(model, S):
+    name, kv_heads, m = model
+    rng = np.random.default_rng(S)
+    B = 2
+    q = (2 * rng.standard_normal((B, S, 256))).astype(np.float32)
+    k = rng.standard_normal((B, S, 64 * kv_heads)).astype(np.float32)
+    v = rng.standard_normal((B, S, 64 * kv_heads)).astype(np.float32)
+    lengths = np.array([S, max(1, S // 3)], dtype=np.int32)
+    causal = "causal" in name
+    lens = lengths if name == "padding" else None
+    got = m.run({"q": q, "k": k, "v": v, "lengths": lengths})["y"].astype(np.float64)
+    want = emulated(q, k, v, kv_heads, causal, lens)
+    scale = np.abs(v).max()
+    check(got, want, scale, f"{name}, S = {S}")
+    f32 = ref.llm_attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64),
+                            HEADS, kv_heads=kv_heads, causal=causal, lengths=lens)
+    f32_err = np.abs(f32 - want) / scale
+    assert np.median(f32_err) > 100 * MEDIAN_TOL and (f32_err > TOL).mean() > 0.5
+
+
+def test_non_finite_values_as_the_emulation(model):
+    """An infinite value and a NaN key reach the outputs as the emulation's
+    (IEEE products and sums of the rounded operands): NaN where an infinite
+    value meets a zero weight or the other infinity, infinite where it has
+    weight. Under a causal mask the rows before the infinite value's key are
+    not compared: they skip its key tile, where the emulation (as PyTorch's
+    math path) multiplies its zero weight (test_attention_nonfinite.py says
+    more)."""
+    name, kv_heads, m = model
+    rng = np.random.default_rng(11)
+    B, S = 2, 100
+    q = rng.standard_normal((B, S, 256)).astype(np.float32)
+    k = rng.standard_normal((B, S, 64 * kv_heads)).astype(np.float32)
+    v = rng.standard_normal((B, S, 64 * kv_heads)).astype(np.float32)
+    v[0, 70, 5] = np.inf
+    k[1, 20, 3] = np.nan
+    lengths = np.array([S, 50], dtype=np.int32)
+    causal = "causal" in name
+    lens = lengths if name == "padding" else None
+    got = m.run({"q": q, "k": k, "v": v, "lengths": lengths})["y"].astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = emulated(q, k, v, kv_heads, causal, lens)
+    if causal:
+        got, want = got[:, 70:], want[:, 70:]
+    assert np.isnan(want).any() and np.isposinf(want).any()
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(np.isposinf(got), np.isposinf(want))
+    fin = np.isfinite(want)
+    check(got[fin], want[fin], np.abs(v[np.isfinite(v)]).max(), name)
