@@ -153,10 +153,10 @@ struct AttentionAmx {
   /// Per query tile: queryPairs(t, ii, q, it, h, ...) its scaled queries,
   /// bf16 pairs of head dims 2q + t.
   Halide::Func queryPairs;
-  /// Per key tile: scores(ii, jj, kt, it, h, ...); probPairs(t, ii, j, kt,
-  /// it, h, ...) the probabilities, bf16 pairs of keys 2j + t; values(ii,
-  /// c, kt, it, h, ...) their weighted values.
-  Halide::Func scores, probPairs, values;
+  /// Per key tile: scores(ii, jj, kt, it, h, ...); values(ii, c, kt, it, h,
+  /// ...) the weighted values, from the probabilities (rounded in the
+  /// extern).
+  Halide::Func scores, values;
 };
 
 struct AttentionStage {

@@ -711,18 +711,16 @@ void scheduleAmxProducts(Func f, Var tasks, Var it, AttentionStage &a,
   Func values = a.valueSource.in(amx.valueRows);
   values.compute_at(f, tasks).vectorize(values.args()[0],
                                         dividingFactor(a.headDim, natural));
-  // Pairs (t, ii, half of the depth, ...).
-  for (auto [pairs, depth] : {std::pair{amx.queryPairs, a.keyHeadDim},
-                              std::pair{amx.probPairs, a.keyTile}}) {
-    std::vector<Var> p = pairs.args();
-    pairs.bound(p[0], 0, 2)
-        .bound(p[1], 0, a.queryTile)
-        .bound(p[2], 0, depth / 2)
-        .vectorize(p[0])
-        .vectorize(p[1], natural);
-  }
-  amx.queryPairs.compute_at(f, it);
-  amx.probPairs.compute_at(tile).store_in(MemoryType::Stack);
+  // Pairs (t, ii, half of the head dims, ...).
+  std::vector<Var> p = amx.queryPairs.args();
+  amx.queryPairs.compute_at(f, it)
+      .bound(p[0], 0, 2)
+      .bound(p[1], 0, a.queryTile)
+      .bound(p[2], 0, a.keyHeadDim / 2)
+      .vectorize(p[0])
+      .vectorize(p[1], natural);
+  std::vector<Var> q = a.probs.args(); // ii, jj, ...
+  a.probs.bound(q[0], 0, a.queryTile).bound(q[1], 0, a.keyTile);
   for (Func g : {amx.scores, amx.values})
     g.compute_at(tile).store_in(MemoryType::Stack);
 }

@@ -337,19 +337,15 @@ schedules::AttentionAmx amxScores(AttentionParts &a, Func queries, int tk) {
 }
 
 /// The AMX weighted values of each key tile (AttentionAmx::values) from
-/// `probs` (ii, jj, kt, it, h, ...).
+/// `probs` (ii, jj, kt, it, h, ...), which the extern rounds to bf16 pairs.
 void amxValues(AttentionParts &a, schedules::AttentionAmx &amx, Func probs,
                int tk) {
   KernelBuilder &b = a.b;
-  Var key("key"), c("c"), t("t"), j("j"), ii("ii"), kt("kt"), it("it"), h("h");
+  Var key("key"), c("c"), ii("ii"), h("h");
   amx.valueRows = Func(b.name("value_rows"));
   amx.valueRows(a.with({key, c, h})) = amxOperand(a.value(h, c, key));
-  amx.probPairs = Func(b.name("prob_pairs"));
-  amx.probPairs(a.with({t, ii, j, kt, it, h})) =
-      amxOperand(probs(a.with({ii, 2 * j + t, kt, it, h})));
-  amx.values =
-      amxTileExtern(a, kAmxValuesSymbol,
-                    {amx.probPairs, amx.valueRows, Expr(int32_t(tk))}, ii, c);
+  amx.values = amxTileExtern(a, kAmxValuesSymbol,
+                             {probs, amx.valueRows, Expr(int32_t(tk))}, ii, c);
 }
 
 /// Flash attention: per (query tile, head), keys are visited one tile at a

@@ -19,6 +19,7 @@
 #include "HalideRuntime.h"
 
 #define ATTN_AMX __attribute__((target("amx-tile,amx-bf16")))
+#define ATTN_AMX_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
 
 enum { kRows = 16, kCols = 16, kDepth = 32 };
 
@@ -339,10 +340,32 @@ ATTN_AMX int attn_amx_attention_scores(halide_buffer_t *queries,
   return 0;
 }
 
+enum { kMaxPairs = 8192 };
+
+// `cols` probabilities of each of `keys` keys (rows `ld` floats apart)
+// rounded to bf16 (to nearest, ties to even: vcvtne2ps2bf16) as AMX's pairs
+// of keys: pairs[j][i][t] is row 2j + t's column i.
+ATTN_AMX_BF16 static void attn_amx_pairs(const float *p, size_t ld, int keys,
+                                         int cols, uint16_t *pairs) {
+  // Word 2i of a result is the first row's column i, word 2i + 1 the second's.
+  __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11,
+                                        26, 10, 25, 9, 24, 8, 23, 7, 22, 6, 21,
+                                        5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  for (int j = 0; j < keys; j += 2) {
+    const float *first = p + (size_t)j * ld, *second = first + ld;
+    for (int i = 0; i < cols; i += 16) {
+      __m512bh both = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(second + i),
+                                          _mm512_loadu_ps(first + i));
+      _mm512_storeu_si512(pairs + (size_t)j * cols + 2 * i,
+                          _mm512_permutexvar_epi16(interleave, (__m512i)both));
+    }
+  }
+}
+
 // The values a prefill attention's key tile adds, weighted: out(i, c, kt,
 // it, h, batch...) = sum over j of values(kt * keyTile + j, c, h,
-// batch...) * probs(j % 2, i, j / 2, kt, it, h, batch...): the values
-// transposed (keys innermost) bf16, the tile's probabilities bf16 pairs.
+// batch...) * probs(i, j, kt, it, h, batch...): the values transposed (keys
+// innermost) bf16, the tile's probabilities f32, rounded to bf16 pairs here.
 // out's rows are features, its columns queries, as the state reads them.
 ATTN_AMX int attn_amx_attention_values(halide_buffer_t *probs,
                                        halide_buffer_t *values, int32_t keyTile,
@@ -350,11 +373,10 @@ ATTN_AMX int attn_amx_attention_values(halide_buffer_t *probs,
   int dims = out->dimensions;
   if (attn_amx_is_query(probs) || attn_amx_is_query(values)) {
     if (attn_amx_is_query(probs)) {
-      attn_amx_want(probs, 0, 0, 2);
-      attn_amx_want(probs, 1, out->dim[0].min, out->dim[0].extent);
-      attn_amx_want(probs, 2, 0, keyTile / 2);
+      attn_amx_want(probs, 0, out->dim[0].min, out->dim[0].extent);
+      attn_amx_want(probs, 1, 0, keyTile);
       for (int d = 2; d < dims; ++d)
-        attn_amx_want(probs, d + 1, out->dim[d].min, out->dim[d].extent);
+        attn_amx_want(probs, d, out->dim[d].min, out->dim[d].extent);
     }
     if (attn_amx_is_query(values)) {
       attn_amx_want(values, 0, out->dim[2].min * keyTile,
@@ -366,16 +388,17 @@ ATTN_AMX int attn_amx_attention_values(halide_buffer_t *probs,
     return 0;
   }
   int rows = out->dim[1].extent, cols = out->dim[0].extent;
-  if (dims < 5 || probs->dimensions != dims + 1 ||
+  if (dims < 5 || dims > 16 || probs->dimensions != dims ||
       values->dimensions != dims - 2 || keyTile % kDepth != 0 ||
-      rows % kRows != 0 || cols % kCols != 0 || out->dim[0].stride != 1 ||
+      rows % kRows != 0 || cols % kCols != 0 ||
+      (int64_t)keyTile * cols > kMaxPairs || out->dim[0].stride != 1 ||
       values->dim[0].stride != 1 || probs->dim[0].stride != 1 ||
-      probs->dim[1].stride != 2 || out->dim[2].extent != 1 || dims + 1 > 16)
+      out->dim[2].extent != 1)
     return -1;
   int32_t at[16];
   attn_amx_block blk;
   blk.lda = (size_t)values->dim[1].stride * 2;
-  blk.ldb = (size_t)probs->dim[2].stride * 2;
+  blk.ldb = (size_t)cols * 4;
   blk.ldc = (size_t)out->dim[1].stride * 4;
   blk.steps = (size_t)keyTile / kDepth;
   blk.bStep = blk.ldb * (kDepth / 2);
@@ -384,12 +407,13 @@ ATTN_AMX int attn_amx_attention_values(halide_buffer_t *probs,
   for (int d = 4; d < dims; ++d)
     at[d - 2] = out->dim[d].min;
   const uint8_t *a = values->host + attn_amx_offset(values, at);
-  at[0] = 0;
-  at[1] = out->dim[0].min;
-  at[2] = 0;
+  at[0] = out->dim[0].min;
+  at[1] = 0;
   for (int d = 2; d < dims; ++d)
-    at[d + 1] = out->dim[d].min;
-  const uint8_t *b = probs->host + attn_amx_offset(probs, at);
-  attn_amx_blocks(&blk, a, b, out->host, rows, cols);
+    at[d] = out->dim[d].min;
+  uint16_t pairs[kMaxPairs] __attribute__((aligned(64)));
+  attn_amx_pairs((const float *)(probs->host + attn_amx_offset(probs, at)),
+                 (size_t)probs->dim[1].stride, keyTile, cols, pairs);
+  attn_amx_blocks(&blk, a, (const uint8_t *)pairs, out->host, rows, cols);
   return 0;
 }
