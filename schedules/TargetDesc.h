@@ -38,7 +38,9 @@ enum class ScheduleKind { Hand, Auto, Naive, Layout };
 /// --precision: what the linears' GEMMs multiply. F32 (the default): f32
 /// inputs and weights. BF16: inputs rounded to bf16 (to nearest, ties to
 /// even) and bf16 weights (f32 ones converted once at load), products
-/// summed in f32 by AVX512_BF16's dot products (TargetDesc::hasBf16Dot).
+/// summed in f32 by AVX512_BF16's dot products (TargetDesc::hasBf16Dot);
+/// on AMX targets a prefill attention's two products too (bf16 operands,
+/// f32 sums; lowerings/Attention.cpp, usesAmxTiles).
 /// Int8: linears with i8 or 4-bit weights quantize their input rows to
 /// int8 as they run (blocks of 32 inputs, a scale each) and sum integer
 /// products (lowerings/Int8Linear.cpp); other linears as F32.

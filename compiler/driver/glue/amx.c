@@ -2,7 +2,9 @@
 // (TargetDesc::usesAmxTiles: prefills, and decode steps of enough
 // sequences), an extern stage of the kernels that call it
 // (lowerings/Linear.cpp): out(n, m, ...) = sum over k of in(k, m, ...) *
-// w(k, n), bf16 products summed in f32.
+// w(k, n), bf16 products summed in f32. A prefill attention's scores and
+// weighted values of each key tile are two more externs
+// (lowerings/Attention.cpp) on the same 2 x 2-tile blocks, at the end.
 //
 // Halide 21's own AMX lowering takes one accumulator tile per loop, so each
 // multiply waited for the one before it (16-19% of the AMX peak). Here two
