@@ -120,6 +120,23 @@ struct NormStage {
   int64_t features;
 };
 
+/// A CPU prefill attention's two products on AMX tiles (--precision=bf16,
+/// TargetDesc::hasAmx; lowerings/Attention.cpp): each key tile's scores and
+/// weighted values are extern stages of compiler/driver/glue/amx.c, which
+/// read bf16 operands laid out for the tiles.
+struct AttentionAmx {
+  /// Per (head, batch): keyRows(e, key, h, ...) the keys, valueRows(key, c,
+  /// h, ...) the values transposed, both bf16.
+  Halide::Func keyRows, valueRows;
+  /// Per query tile: queryPairs(t, ii, q, it, h, ...) its scaled queries,
+  /// bf16 pairs of head dims 2q + t.
+  Halide::Func queryPairs;
+  /// Per key tile: scores(ii, jj, kt, it, h, ...); values(ii, c, kt, it, h,
+  /// ...) the weighted values, from the probabilities (rounded in the
+  /// extern).
+  Halide::Func scores, values;
+};
+
 /// Flash attention (see lowerings/Attention.cpp), per query tile `it` of
 /// `queryTile` rows `ii`, head `h` and key tile `kt` of `keyTile` keys `jj`:
 ///   keySource, valueSource(c, j, batch...)  K and V, all heads
@@ -142,23 +159,6 @@ struct NormStage {
 ///                                        `tiles`
 ///   merged(c, ii, it, h, ...)            the runs' states folded together,
 ///                                        over `runs` in order
-/// A CPU prefill attention's two products on AMX tiles (--precision=bf16,
-/// TargetDesc::hasAmx; lowerings/Attention.cpp): each key tile's scores and
-/// weighted values are extern stages of compiler/driver/glue/amx.c, which
-/// read bf16 operands laid out for the tiles.
-struct AttentionAmx {
-  /// Per (head, batch): keyRows(e, key, h, ...) the keys, valueRows(key, c,
-  /// h, ...) the values transposed, both bf16.
-  Halide::Func keyRows, valueRows;
-  /// Per query tile: queryPairs(t, ii, q, it, h, ...) its scaled queries,
-  /// bf16 pairs of head dims 2q + t.
-  Halide::Func queryPairs;
-  /// Per key tile: scores(ii, jj, kt, it, h, ...); values(ii, c, kt, it, h,
-  /// ...) the weighted values, from the probabilities (rounded in the
-  /// extern).
-  Halide::Func scores, values;
-};
-
 struct AttentionStage {
   /// The joined heads, [.., S, heads * headDim].
   Halide::Func result;

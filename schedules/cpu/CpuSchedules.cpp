@@ -691,10 +691,10 @@ void scheduleVectorProducts(Func f, const std::vector<Var> &v, Var tasks,
 
 /// The prefill attention's products on AMX tiles (AttentionAmx): the task's
 /// keys and transposed values rounded to bf16 once, the query tile's pairs
-/// once per query tile, and per key tile (`tile`) the scores, the
-/// probabilities' pairs and the weighted values. `dot` and `tileOut` stay
-/// inlined: they only read the externs' results. The externs' bounds
-/// queries are opaque to Halide, so their inputs' tile extents are stated.
+/// once per query tile, and per key tile (`tile`) the scores and the
+/// weighted values. `dot` and `tileOut` stay inlined: they only read the
+/// externs' results. The externs' bounds queries are opaque to Halide, so
+/// their inputs' tile extents are stated.
 void scheduleAmxProducts(Func f, Var tasks, Var it, AttentionStage &a,
                          LoopLevel tile, int natural) {
   AttentionAmx &amx = *a.amx;
@@ -732,10 +732,8 @@ void scheduleAmxProducts(Func f, Var tasks, Var it, AttentionStage &a,
 /// the tile's scores, maxima, exponentials, sums and output in L1-sized
 /// buffers and folds them into the query tile's running state (its slots,
 /// AttentionStage::stateSlots: vectors over query rows, slots unrolled).
-/// Register blocks: scores are vectors over query rows x unrolled keys, the
-/// output vectors over query rows x unrolled head dims (stored rows
-/// innermost, as the state reads them), both within about `accumulators`
-/// registers.
+/// The two products: scheduleVectorProducts's register blocks, or
+/// scheduleAmxProducts's externs.
 void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
                        const TargetDesc &desc) {
   const Target &target = desc.halide();
