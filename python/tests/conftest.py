@@ -53,6 +53,15 @@ class Built:
         self.source, self.lib, self.weights = source, lib, weights
 
 
+def cpu_has(flag):
+    """Whether this CPU lists `flag` (e.g. "avx512_bf16") in /proc/cpuinfo."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and flag in line.split() for line in f)
+    except OSError:
+        return False
+
+
 def build(tmp, name, text):
     source = tmp / f"{name}.attn"
     source.write_text(text)

@@ -24,6 +24,7 @@ import pytest
 
 import attnc
 import safetensors_io as st
+from conftest import cpu_has
 
 D, N, V, S_MAX, BLOCK = 128, 44, 40, 32, 32
 
@@ -227,7 +228,7 @@ def test_zero_nan_and_inf_rows(tmp_path, target):
     with a NaN or an infinite input gives NaN outputs (an int8 integer of
     NaN would be a silent wrong number); the other rows are unaffected. On
     the host (VNNI where it has it) and on AVX2 (pmaddwd pairs)."""
-    if target != "host" and not _runs_avx2():
+    if target != "host" and not cpu_has("avx2"):
         pytest.skip("the host cannot run AVX2 code")
     rng = np.random.default_rng(3)
     w = random_weights(rng)
@@ -266,14 +267,6 @@ def test_fewer_outputs_than_a_vector(tmp_path):
         out = m(x=x)
     for name, lin in (("a", "q8"), ("c", "q4")):
         check(out[name], w, x, lin)
-
-
-def _runs_avx2():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " avx2 " in f.read()
-    except OSError:
-        return False
 
 
 def test_precision_is_checked(tmp_path):

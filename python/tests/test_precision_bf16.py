@@ -24,19 +24,11 @@ import pytest
 
 import attnc
 import safetensors_io as st
-
-
-def cpu_has_bf16():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and "avx512_bf16" in line.split()
-                       for line in f)
-    except OSError:
-        return False
+from conftest import cpu_has
 
 
 pytestmark = pytest.mark.skipif(
-    not cpu_has_bf16(),
+    not cpu_has("avx512_bf16"),
     reason="this CPU lacks avx512_bf16 (/proc/cpuinfo): --precision=bf16 libraries "
            "for it cannot be built here")
 
