@@ -26,20 +26,12 @@ import pytest
 
 import attnc
 import reference as ref  # test/e2e, put on sys.path by conftest.py
+from conftest import cpu_has
 from test_precision_bf16 import bf16_round
 
 
-def cpu_has_amx_bf16():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and "amx_bf16" in line.split()
-                       for line in f)
-    except OSError:
-        return False
-
-
 pytestmark = pytest.mark.skipif(
-    not cpu_has_amx_bf16(),
+    not cpu_has("amx_bf16"),
     reason="this CPU lacks amx_bf16 (/proc/cpuinfo): the AMX attention does not run here")
 
 HEADS, KEY_TILE = 4, 64
@@ -71,7 +63,7 @@ def model(request, tmp_path_factory):
                          mask=case["mask"])
     (tmp / "att.attn").write_text(text)
     lib = attnc.compile(tmp / "att.attn", tmp / "att.so", precision="bf16")
-    return request.param, case["kv_heads"], attnc.load(lib, threads=1)
+    return request.param, case["kv_heads"], attnc.load(lib, threads=1), lib
 
 
 def emulated(q, k, v, kv_heads, causal, lengths):
@@ -134,7 +126,7 @@ def check(got, want, scale, what):
 
 @pytest.mark.parametrize("S", [37, 64, 100, 160])
 def test_matches_the_bf16_emulation(model, S):
-    name, kv_heads, m = model
+    name, kv_heads, m, _ = model
     rng = np.random.default_rng(S)
     B = 2
     q = (2 * rng.standard_normal((B, S, 256))).astype(np.float32)
@@ -161,7 +153,7 @@ def test_non_finite_values_as_the_emulation(model):
     not compared: they skip its key tile, where the emulation (as PyTorch's
     math path) multiplies its zero weight (test_attention_nonfinite.py says
     more)."""
-    name, kv_heads, m = model
+    name, kv_heads, m, _ = model
     rng = np.random.default_rng(11)
     B, S = 2, 100
     q = rng.standard_normal((B, S, 256)).astype(np.float32)
@@ -182,3 +174,16 @@ def test_non_finite_values_as_the_emulation(model):
     assert np.array_equal(np.isposinf(got), np.isposinf(want))
     fin = np.isfinite(want)
     check(got[fin], want[fin], np.abs(v[np.isfinite(v)]).max(), name)
+
+
+def test_two_threads_give_the_same_outputs(model):
+    """Tasks per (head, batch) on two threads, each calling the externs with
+    its own tiles: the outputs are one thread's, bit for bit."""
+    name, kv_heads, m, lib = model
+    rng = np.random.default_rng(3)
+    inputs = {"q": rng.standard_normal((2, 150, 256)).astype(np.float32),
+              "k": rng.standard_normal((2, 150, 64 * kv_heads)).astype(np.float32),
+              "v": rng.standard_normal((2, 150, 64 * kv_heads)).astype(np.float32),
+              "lengths": np.array([150, 77], dtype=np.int32)}
+    with attnc.load(lib, threads=2) as two:
+        assert np.array_equal(two.run(inputs)["y"], m.run(inputs)["y"])
