@@ -38,10 +38,10 @@ HEADS, KEY_TILE = 4, 64
 
 SOURCE = """\
 model att {{
-  dim B <= 2, S <= 160
+  dim B <= 2, S <= 160, T <= 160
   input q : f32[B, S, 256]
-  input k : f32[B, S, {kv}]
-  input v : f32[B, S, {kv}]
+  input k : f32[B, {keys}, {kv}]
+  input v : f32[B, {keys}, {kv}]
   input lengths : i32[B]
   output y = attention(q, k, v, heads = 4, kv_heads = {kv_heads}{mask})
 }}
@@ -59,8 +59,10 @@ CASES = {
 def model(request, tmp_path_factory):
     case = CASES[request.param]
     tmp = tmp_path_factory.mktemp("attbf16")
+    # A causal mask needs the keys along the queries' dim.
+    keys = "S" if "causal" in request.param else "T"
     text = SOURCE.format(kv=64 * case["kv_heads"], kv_heads=case["kv_heads"],
-                         mask=case["mask"])
+                         mask=case["mask"], keys=keys)
     (tmp / "att.attn").write_text(text)
     lib = attnc.compile(tmp / "att.attn", tmp / "att.so", precision="bf16")
     return request.param, case["kv_heads"], attnc.load(lib, threads=1), lib
@@ -69,11 +71,12 @@ def model(request, tmp_path_factory):
 def emulated(q, k, v, kv_heads, causal, lengths):
     """float64 of the AMX attention's arithmetic (the module's docstring)."""
     B, S, _ = q.shape
+    T = k.shape[1]
     dh = q.shape[2] // HEADS
     scale = np.float32(1 / math.sqrt(dh))
     qr = bf16_round(q.astype(np.float32) * scale)
     kr, vr = bf16_round(k), bf16_round(v)
-    seen = ref.visible(B, S, S, causal, None, lengths)[:, 0]
+    seen = ref.visible(B, S, T, causal, None, lengths)[:, 0]
     out = np.zeros((B, S, HEADS * dh))
     for b in range(B):
         for h in range(HEADS):
@@ -82,7 +85,7 @@ def emulated(q, k, v, kv_heads, causal, lengths):
             top = np.full(S, -1e30)
             total = np.zeros(S)
             acc = np.zeros((S, dh))
-            for t in range(0, S, KEY_TILE):
+            for t in range(0, T, KEY_TILE):
                 vis = seen[b, :, t:t + KEY_TILE]
                 st = np.where(vis, s[:, t:t + KEY_TILE], -1e30)
                 m = st.max(axis=1)
@@ -143,6 +146,23 @@ def test_matches_the_bf16_emulation(model, S):
                             HEADS, kv_heads=kv_heads, causal=causal, lengths=lens)
     f32_err = np.abs(f32 - want) / scale
     assert np.median(f32_err) > 100 * MEDIAN_TOL and (f32_err > TOL).mean() > 0.5
+
+
+@pytest.mark.parametrize("S, T", [(50, 130), (130, 20)])
+def test_keys_of_another_length(model, S, T):
+    """Queries and keys of different lengths (cross-attention's shape): more
+    key tiles than query tiles, and a single partial key tile."""
+    name, kv_heads, m, _ = model
+    if "causal" in name:
+        pytest.skip("a causal mask's queries and keys are one sequence")
+    rng = np.random.default_rng(S + T)
+    q = rng.standard_normal((2, S, 256)).astype(np.float32)
+    k = rng.standard_normal((2, T, 64 * kv_heads)).astype(np.float32)
+    v = rng.standard_normal((2, T, 64 * kv_heads)).astype(np.float32)
+    lengths = np.array([T, max(1, T // 2)], dtype=np.int32)
+    lens = lengths if name == "padding" else None
+    got = m.run({"q": q, "k": k, "v": v, "lengths": lengths})["y"].astype(np.float64)
+    check(got, emulated(q, k, v, kv_heads, False, lens), np.abs(v).max(), f"{name}, {S} x {T}")
 
 
 def test_non_finite_values_as_the_emulation(model):
