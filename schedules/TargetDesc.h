@@ -103,8 +103,13 @@ public:
   /// row's state. A CPU decode over an i8 KV cache (`quantizedCache`) takes
   /// 4x the keys, as many bytes of rows per tile as an f32 cache's; a GPU
   /// half the keys, so a prefill block's shared memory fits what a launch
-  /// may take (schedules/gpu: attentionSharedBytes).
-  int attentionKeyTile(bool quantizedCache = false) const;
+  /// may take (schedules/gpu: attentionSharedBytes). A CPU prefill whose
+  /// products run on AMX tiles (`amxProducts`) takes twice the keys: its
+  /// cost per tile (the externs' calls, the state's update) is paid half as
+  /// often. (lowerings/Attention.cpp asks so only without a causal or
+  /// windowed mask.)
+  int attentionKeyTile(bool quantizedCache = false,
+                       bool amxProducts = false) const;
 
   /// Runs of key tiles a decode's attention is cut into (flash decoding):
   /// independent states merged at the end, so one query's keys spread over

@@ -116,6 +116,11 @@ TEST(Target, AttentionTiles) {
   EXPECT_EQ(desc.attentionQueryTile(/*decoding=*/true), 1);
   EXPECT_EQ(desc.attentionKeyTile(), 64);
   EXPECT_EQ(desc.attentionKeyTile(/*quantizedCache=*/true), 256);
+  // On AMX tiles: whole tiles of keys (the externs of compiler/driver/glue/
+  // amx.c refuse others).
+  int amxKeys = desc.attentionKeyTile(false, /*amxProducts=*/true);
+  EXPECT_EQ(amxKeys, 128);
+  EXPECT_EQ(amxKeys % schedules::AmxTile::depth, 0);
   EXPECT_EQ(desc.attentionKeyChunks(/*decoding=*/false), 1);
   EXPECT_EQ(desc.attentionKeyChunks(/*decoding=*/true), 8);
 }
