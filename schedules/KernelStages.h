@@ -125,9 +125,10 @@ struct NormStage {
 /// weighted values are extern stages of compiler/driver/glue/amx.c, which
 /// read bf16 operands laid out for the tiles.
 struct AttentionAmx {
-  /// Per (head, batch): keyRows(e, key, h, ...) the keys, valueRows(key, c,
-  /// h, ...) the values transposed, both bf16.
-  Halide::Func keyRows, valueRows;
+  /// Per (head, batch): keyRows(e, key, h, ...) the keys, bf16;
+  /// valueCopy(c, key, h, ...) the values, f32, and valueRows(key, c, h,
+  /// ...) them transposed and rounded to bf16 (an extern).
+  Halide::Func keyRows, valueCopy, valueRows;
   /// Per query tile: queryPairs(t, ii, q, it, h, ...) its scaled queries,
   /// bf16 pairs of head dims 2q + t.
   Halide::Func queryPairs;

@@ -702,15 +702,11 @@ void scheduleAmxProducts(Func f, Var tasks, Var it, AttentionStage &a,
   amx.keyRows.compute_at(f, tasks)
       .bound(k[0], 0, a.keyHeadDim)
       .vectorize(k[0], natural);
-  std::vector<Var> w = amx.valueRows.args(); // key, c, ...
-  // Rounded up: the keys' count is the bounds query's, which Halide cannot
-  // bound below a vector, and shifting inwards would read before key 0.
-  amx.valueRows.compute_at(f, tasks)
-      .bound(w[1], 0, a.headDim)
-      .vectorize(w[0], natural, TailStrategy::RoundUp);
-  Func values = a.valueSource.in(amx.valueRows);
-  values.compute_at(f, tasks).vectorize(values.args()[0],
-                                        dividingFactor(a.headDim, natural));
+  std::vector<Var> w = amx.valueCopy.args(); // c, key, ...
+  amx.valueCopy.compute_at(f, tasks)
+      .bound(w[0], 0, a.headDim)
+      .vectorize(w[0], dividingFactor(a.headDim, natural));
+  amx.valueRows.compute_at(f, tasks);
   // Pairs (t, ii, half of the head dims, ...).
   std::vector<Var> p = amx.queryPairs.args();
   amx.queryPairs.compute_at(f, it)

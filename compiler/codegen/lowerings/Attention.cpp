@@ -19,6 +19,7 @@ const float kLowest = -1e30f;
 /// (compiler/driver/glue/amx.c).
 const char *const kAmxScoresSymbol = "attn_amx_attention_scores";
 const char *const kAmxValuesSymbol = "attn_amx_attention_values";
+const char *const kAmxValueRowsSymbol = "attn_amx_attention_value_rows";
 
 /// A CPU prefill's online-softmax state, per query row, as slots along one
 /// dim (see lowerFlash): the key tile's factor for the running values and
@@ -343,8 +344,13 @@ void amxValues(AttentionParts &a, schedules::AttentionAmx &amx, Func probs,
                int tk) {
   KernelBuilder &b = a.b;
   Var key("key"), c("c"), ii("ii"), h("h");
-  amx.valueRows = Func(b.name("value_rows"));
-  amx.valueRows(a.with({key, c, h})) = amxOperand(a.value(h, c, key));
+  amx.valueCopy = Func(b.name("value_copy"));
+  amx.valueCopy(a.with({c, key, h})) = a.value(h, c, key);
+  std::vector<Var> rows = {key, c, h};
+  rows.insert(rows.end(), a.batch.begin(), a.batch.end());
+  amx.valueRows = Func(b.name(kAmxValueRowsSymbol));
+  amx.valueRows.define_extern(kAmxValueRowsSymbol, {amx.valueCopy}, BFloat(16),
+                              rows, NameMangling::C);
   amx.values = amxTileExtern(a, kAmxValuesSymbol,
                              {probs, amx.valueRows, Expr(int32_t(tk))}, ii, c);
 }

@@ -419,3 +419,88 @@ ATTN_AMX int attn_amx_attention_values(halide_buffer_t *probs,
   attn_amx_blocks(&blk, a, (const uint8_t *)pairs, out->host, rows, cols);
   return 0;
 }
+
+// r[i] (16 floats each) becomes column i of the 16 x 16 block r held.
+ATTN_AMX_BF16 static void attn_amx_transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]),
+            c = _mm512_castps_pd(t[4 * i + 2]),
+            d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+  }
+}
+
+// A head's values as the weighted values' tiles read them
+// (lowerings/Attention.cpp): out(key, c, h, batch...) = values(c, key, h,
+// batch...) rounded to bf16 (vcvtne2ps2bf16), keys innermost. 16 x 16
+// blocks transposed in registers, two of them (32 keys) a 64-byte row of
+// each feature; Halide's transposing loads took 12% of the attention.
+ATTN_AMX_BF16 int attn_amx_attention_value_rows(halide_buffer_t *values,
+                                                halide_buffer_t *out) {
+  int dims = out->dimensions;
+  if (attn_amx_is_query(values)) {
+    attn_amx_want(values, 0, out->dim[1].min, out->dim[1].extent);
+    attn_amx_want(values, 1, out->dim[0].min, out->dim[0].extent);
+    for (int d = 2; d < dims; ++d)
+      attn_amx_want(values, d, out->dim[d].min, out->dim[d].extent);
+    return 0;
+  }
+  int keys = out->dim[0].extent, features = out->dim[1].extent;
+  if (dims < 3 || dims > 16 || values->dimensions != dims ||
+      values->type.bits != 32 || out->type.bits != 16 ||
+      values->dim[0].stride != 1 || out->dim[0].stride != 1 ||
+      keys % (2 * kCols) != 0 || features % kCols != 0)
+    return -1;
+  size_t ldv = (size_t)values->dim[1].stride, ldo = (size_t)out->dim[1].stride;
+  int64_t outer = 1;
+  for (int d = 2; d < dims; ++d)
+    outer *= out->dim[d].extent;
+  int32_t at[16];
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t rest = o;
+    for (int d = 2; d < dims; ++d) {
+      at[d] = (int32_t)(rest % out->dim[d].extent) + out->dim[d].min;
+      rest /= out->dim[d].extent;
+    }
+    at[0] = out->dim[1].min;
+    at[1] = out->dim[0].min;
+    const float *v =
+        (const float *)(values->host + attn_amx_offset(values, at));
+    at[0] = out->dim[0].min;
+    at[1] = out->dim[1].min;
+    uint16_t *w = (uint16_t *)(out->host + attn_amx_offset(out, at));
+    for (int k = 0; k < keys; k += 2 * kCols)
+      for (int c = 0; c < features; c += kCols) {
+        __m512 first[16], second[16];
+        for (int i = 0; i < 16; ++i) {
+          first[i] = _mm512_loadu_ps(v + (size_t)(k + i) * ldv + c);
+          second[i] = _mm512_loadu_ps(v + (size_t)(k + 16 + i) * ldv + c);
+        }
+        attn_amx_transpose16(first);
+        attn_amx_transpose16(second);
+        for (int i = 0; i < 16; ++i)
+          _mm512_storeu_si512(
+              w + (size_t)(c + i) * ldo + k,
+              (__m512i)_mm512_cvtne2ps_pbh(second[i], first[i]));
+      }
+  }
+  return 0;
+}
