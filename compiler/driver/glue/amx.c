@@ -2,9 +2,10 @@
 // (TargetDesc::usesAmxTiles: prefills, and decode steps of enough
 // sequences), an extern stage of the kernels that call it
 // (lowerings/Linear.cpp): out(n, m, ...) = sum over k of in(k, m, ...) *
-// w(k, n), bf16 products summed in f32. A prefill attention's scores and
-// weighted values of each key tile are two more externs
-// (lowerings/Attention.cpp) on the same 2 x 2-tile blocks, at the end.
+// w(k, n), bf16 products summed in f32. A prefill attention's externs
+// (lowerings/Attention.cpp) are at the end: each key tile's scores and
+// weighted values on the same 2 x 2-tile blocks, and a head's values
+// transposed for them.
 //
 // Halide 21's own AMX lowering takes one accumulator tile per loop, so each
 // multiply waited for the one before it (16-19% of the AMX peak). Here two
@@ -275,10 +276,9 @@ static void attn_amx_want(halide_buffer_t *b, int d, int32_t min,
 ATTN_AMX static void attn_amx_blocks(attn_amx_block *blk, const uint8_t *a,
                                      const uint8_t *b, uint8_t *c, int rows,
                                      int cols) {
-  attn_amx_state loaded;
-  _tile_storeconfig(&loaded.loaded);
-  loaded.shape[0] = -1;
-  attn_amx_state *now = &loaded;
+  attn_amx_state now;
+  _tile_storeconfig(&now.loaded);
+  now.shape[0] = -1;
   for (int m = 0; m < rows; m += 2 * kRows) {
     int r[2] = {kRows, rows - m > kRows ? kRows : 0};
     for (int n = 0; n < cols; n += 2 * kCols) {
@@ -291,7 +291,7 @@ ATTN_AMX static void attn_amx_blocks(attn_amx_block *blk, const uint8_t *a,
               (float *)(c + (int64_t)(m + i * kRows) * (int64_t)blk->ldc +
                         (int64_t)(n + j * kCols) * 4);
       }
-      attn_amx_configure(now, r, k);
+      attn_amx_configure(&now, r, k);
       if (r[1] && k[1])
         attn_amx_block_22(blk);
       else if (r[1])
