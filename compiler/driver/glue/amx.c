@@ -263,6 +263,32 @@ static void attn_amx_want(halide_buffer_t *b, int d, int32_t min,
   b->dim[d].extent = extent;
 }
 
+// The attention's per-head inputs (its keys, its transposed values): `b`'s
+// dim `keyDim` (0 or 1) runs over keys, the other of the two over features,
+// the dims after them over heads and batch entries, as `out`'s dims 4 and
+// on; `out`'s dim 2 is the key tile of `keyTile` keys.
+
+// Asks for the keys of out's key tiles and for its heads and batch entries.
+static void attn_amx_want_head(halide_buffer_t *b, int keyDim,
+                               const halide_buffer_t *out, int32_t keyTile) {
+  attn_amx_want(b, keyDim, out->dim[2].min * keyTile,
+                out->dim[2].extent * keyTile);
+  for (int d = 4; d < out->dimensions; ++d)
+    attn_amx_want(b, d - 2, out->dim[d].min, out->dim[d].extent);
+}
+
+// Where `b` holds `key`'s `feature` of out's (first) head and batch entry.
+static const uint8_t *attn_amx_head_at(const halide_buffer_t *b, int keyDim,
+                                       int32_t key, int32_t feature,
+                                       const halide_buffer_t *out) {
+  int32_t at[16];
+  at[keyDim] = key;
+  at[1 - keyDim] = feature;
+  for (int d = 4; d < out->dimensions; ++d)
+    at[d - 2] = out->dim[d].min;
+  return b->host + attn_amx_offset(b, at);
+}
+
 // Runs blocks of up to 2 x 2 tiles over `rows` x `cols` sums (multiples of
 // kRows and kCols): row tile i's A rows start at a + i * kRows * lda, column
 // tile j's B at b + j * kCols * 4 bytes, sums at c + i * kRows * ldc + j *
@@ -323,10 +349,7 @@ ATTN_AMX int attn_amx_attention_scores(halide_buffer_t *queries,
     }
     if (attn_amx_is_query(keys)) {
       attn_amx_want(keys, 0, 0, depth);
-      attn_amx_want(keys, 1, out->dim[2].min * keyTile,
-                    out->dim[2].extent * keyTile);
-      for (int d = 4; d < dims; ++d)
-        attn_amx_want(keys, d - 2, out->dim[d].min, out->dim[d].extent);
+      attn_amx_want_head(keys, 1, out, keyTile);
     }
     return 0;
   }
@@ -345,11 +368,8 @@ ATTN_AMX int attn_amx_attention_scores(halide_buffer_t *queries,
   blk.steps = (size_t)depth / kDepth;
   blk.bStep = blk.ldb * (kDepth / 2);
   // The first key and query of the tile.
-  at[0] = 0;
-  at[1] = out->dim[2].min * keyTile + out->dim[1].min;
-  for (int d = 4; d < dims; ++d)
-    at[d - 2] = out->dim[d].min;
-  const uint8_t *a = keys->host + attn_amx_offset(keys, at);
+  const uint8_t *a = attn_amx_head_at(
+      keys, 1, out->dim[2].min * keyTile + out->dim[1].min, 0, out);
   at[0] = 0;
   at[1] = out->dim[0].min;
   at[2] = 0;
@@ -399,11 +419,8 @@ ATTN_AMX int attn_amx_attention_values(halide_buffer_t *probs,
         attn_amx_want(probs, d, out->dim[d].min, out->dim[d].extent);
     }
     if (attn_amx_is_query(values)) {
-      attn_amx_want(values, 0, out->dim[2].min * keyTile,
-                    out->dim[2].extent * keyTile);
       attn_amx_want(values, 1, out->dim[1].min, out->dim[1].extent);
-      for (int d = 4; d < dims; ++d)
-        attn_amx_want(values, d - 2, out->dim[d].min, out->dim[d].extent);
+      attn_amx_want_head(values, 0, out, keyTile);
     }
     return 0;
   }
@@ -422,11 +439,8 @@ ATTN_AMX int attn_amx_attention_values(halide_buffer_t *probs,
   blk.ldc = (size_t)out->dim[1].stride * 4;
   blk.steps = (size_t)keyTile / kDepth;
   blk.bStep = blk.ldb * (kDepth / 2);
-  at[0] = out->dim[2].min * keyTile;
-  at[1] = out->dim[1].min;
-  for (int d = 4; d < dims; ++d)
-    at[d - 2] = out->dim[d].min;
-  const uint8_t *a = values->host + attn_amx_offset(values, at);
+  const uint8_t *a = attn_amx_head_at(values, 0, out->dim[2].min * keyTile,
+                                      out->dim[1].min, out);
   at[0] = out->dim[0].min;
   at[1] = 0;
   for (int d = 2; d < dims; ++d)
