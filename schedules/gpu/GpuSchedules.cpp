@@ -347,6 +347,13 @@ void boundTileTemps(AttentionStage &a, MemoryType memory) {
   bound(a.tileOut, 0, a.headDim); // c, ii, kt, ...
 }
 
+/// Each weighted value's loop over the key tile unrolled. Left to the
+/// driver, it stayed a loop of one local load, one shared load and one FMA
+/// once the values' reads lost their clamp to the last key (the pointer is
+/// then 64-bit and ptxas no longer unrolls it): the prefill's attention took
+/// 1.26-1.37x its time on an H200 (docs/gpu.md).
+void unrollTileKeys(AttentionStage &a) { a.tileOut.update().unroll(a.keys.x); }
+
 /// Flash attention over a prefill: one block per (query tile, head,
 /// batch), one thread per query row keeping its row's state (running max,
 /// sum and headDim outputs). The block walks the key tiles its rows may see
@@ -373,6 +380,7 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
     a.state.update().reorder(a.state.args()[0], a.tile);
     for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
       g.compute_at(a.state, a.tile);
+    unrollTileKeys(a);
     boundTileTemps(a, MemoryType::Stack);
     return;
   }
@@ -400,6 +408,7 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   // A row's part of the tile in the thread folding it.
   for (Func g : {a.queries, a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, sv[1]);
+  unrollTileKeys(a);
   boundTileTemps(a, MemoryType::Stack);
 }
 
