@@ -347,12 +347,23 @@ void boundTileTemps(AttentionStage &a, MemoryType memory) {
   bound(a.tileOut, 0, a.headDim); // c, ii, kt, ...
 }
 
-/// Each weighted value's loop over the key tile unrolled. Left to the
-/// driver, it stayed a loop of one local load, one shared load and one FMA
-/// once the values' reads lost their clamp to the last key (the pointer is
-/// then 64-bit and ptxas no longer unrolls it): the prefill's attention took
-/// 1.26-1.37x its time on an H200 (docs/gpu.md).
-void unrollTileKeys(AttentionStage &a) { a.tileOut.update().unroll(a.keys.x); }
+/// A row's loops over the key tile and over the head dims unrolled, so that
+/// its queries and probabilities are registers, not a thread's local memory
+/// that every score and weighted value read again (ptxas promotes an array
+/// only where every index is a constant). Left to ptxas, the weighted
+/// values' loop stayed a loop once the values' reads lost their clamp to
+/// the last key (485bb10: the pointer is then 64-bit): 1.26-1.37x the
+/// attention's time on an H200. Unrolled, the attention takes 0.26-0.50 of
+/// its time before (docs/gpu.md, session 39).
+void unrollTileLoops(AttentionStage &a) {
+  a.queries.unroll(a.queries.args()[1]); // ii, e, ...
+  a.dot.update().unroll(a.headDims.x);   // jj, e
+  // Not the probabilities' update of the tiles a sequence's length reaches
+  // (padding masks): unrolled too, their outputs were wrong on PoCL.
+  a.probs.unroll(a.probs.args()[1]); // ii, jj, ...
+  a.tileSum.update().unroll(a.keys.x);
+  a.tileOut.update().unroll(a.keys.x); // c, key
+}
 
 /// Flash attention over a prefill: one block per (query tile, head,
 /// batch), one thread per query row keeping its row's state (running max,
@@ -380,7 +391,7 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
     a.state.update().reorder(a.state.args()[0], a.tile);
     for (Func g : {a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
       g.compute_at(a.state, a.tile);
-    unrollTileKeys(a);
+    unrollTileLoops(a);
     boundTileTemps(a, MemoryType::Stack);
     return;
   }
@@ -408,7 +419,7 @@ void scheduleAttention(Func out, const std::vector<Var> &v, AttentionStage &a) {
   // A row's part of the tile in the thread folding it.
   for (Func g : {a.queries, a.dot, a.tileMax, a.probs, a.tileSum, a.tileOut})
     g.compute_at(a.state, sv[1]);
-  unrollTileKeys(a);
+  unrollTileLoops(a);
   boundTileTemps(a, MemoryType::Stack);
 }
 
