@@ -28,8 +28,11 @@ constexpr int kThreads1D = 128, kThreads2D = 16;
 constexpr int kWarp = 32;
 /// A GEMM block is one warp: kWarp x kGemmLaneCols features by kGemmRows
 /// rows, whose partial sums stay in its lanes (kGemmLaneCols x kGemmRows
-/// each) over the whole reduction, taken kGemmKTile at a time.
-constexpr int kGemmLaneCols = 4, kGemmRows = 8, kGemmKTile = 32;
+/// each) over the whole reduction, taken kGemmKTile at a time. Two features
+/// a lane (64 a block) rather than four: twice the blocks, and every block
+/// of the bench at 0.93-0.98 of its time on an H200 (docs/gpu.md, session
+/// 39).
+constexpr int kGemmLaneCols = 2, kGemmRows = 8, kGemmKTile = 32;
 /// A decode's GEMV: the runs of inputs a block's outputs are summed in,
 /// where the inputs divide into runs of at least kGemvMinRun.
 constexpr int kGemvSplits = 8, kGemvMinRun = 32;
