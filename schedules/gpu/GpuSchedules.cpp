@@ -7,8 +7,8 @@
 // flash attention with a block per query tile, a thread per query row and
 // each key tile staged in shared memory; decode GEMVs over runs of their
 // inputs; flash decoding with a block per run of key tiles. Correct on an
-// H200; prefill 4-29x PyTorch's time, and why (docs/gpu.md, "First
-// figures"). CUDA and OpenCL share
+// H200; prefill 4-10x PyTorch's time, and why (docs/gpu.md, "First
+// figures" and session 39). CUDA and OpenCL share
 // every loop; only where a warp's lanes keep their values differs (Warp).
 //
 //===----------------------------------------------------------------------===//
