@@ -79,8 +79,10 @@ def model(request, tmp_path_factory):
     return request.param, case["kv_heads"], attnc.load(lib, threads=1), lib
 
 
-def emulated(q, k, v, kv_heads, causal, lengths):
-    """float64 of the AMX attention's arithmetic (the module's docstring)."""
+def emulated(q, k, v, kv_heads, causal, lengths, softcap=None, alibi=False, bias=None):
+    """float64 of the AMX attention's arithmetic (the module's docstring);
+    soft-cap, ALiBi and an additive bias [B, H, S, T] change the scores
+    after the tile product, in that order (docs/language.md)."""
     B, S, _ = q.shape
     T = k.shape[1]
     dh = q.shape[2] // HEADS
@@ -93,6 +95,12 @@ def emulated(q, k, v, kv_heads, causal, lengths):
         for h in range(HEADS):
             g = h // (HEADS // kv_heads)
             s = qr[b, :, h * dh:(h + 1) * dh] @ kr[b, :, g * dh:(g + 1) * dh].T
+            if softcap is not None:
+                s = softcap * np.tanh(s / softcap)
+            if alibi:
+                s = s + ref.alibi_slopes(HEADS)[h] * (np.arange(T)[None, :] - np.arange(S)[:, None])
+            if bias is not None:
+                s = s + bias[b, h]
             top = np.full(S, -1e30)
             total = np.zeros(S)
             acc = np.zeros((S, dh))
@@ -219,6 +227,60 @@ def test_two_threads_give_the_same_outputs(model):
               "lengths": np.array([150, 77], dtype=np.int32)}
     with attnc.load(lib, threads=2) as two:
         assert np.array_equal(two.run(inputs)["y"], m.run(inputs)["y"])
+
+
+# The score terms applied after the AMX tile product: Gemma 2's soft-cap
+# with ALiBi under a causal mask (key tiles of 64), and a per-head additive
+# mask tensor (key tiles of 128).
+TERMS = {
+    "softcap-alibi": ("", ", mask = causal & alibi, softcap = 30"),
+    "bias": ("  input m : f32[B, 4, S, S]\n", ", mask = m"),
+}
+
+
+@pytest.mark.parametrize("terms", list(TERMS))
+def test_score_terms_match_the_emulation(terms, tmp_path):
+    """Measured (Sapphire Rapids): soft-cap and ALiBi at a median 3e-8 of the
+    largest value (f32's tanh and slopes; 5e-9 without them), 0.2-0.3% of
+    outputs past TOL, the largest 3.1e-4; the bias at 1e-8, none past TOL.
+    The f32 attention, and the emulation without the soft-cap (or the
+    bias), miss by a median of 1.8e-4 and more."""
+    extra, args = TERMS[terms]
+    (tmp_path / "att.attn").write_text(
+        "model att {\n  dim B <= 2, S <= 160\n  input q : f32[B, S, 256]\n"
+        "  input k : f32[B, S, 256]\n  input v : f32[B, S, 256]\n" + extra +
+        f"  output y = attention(q, k, v, heads = 4{args})\n}}\n")
+    lib = attnc.compile(tmp_path / "att.attn", tmp_path / "att.so", precision="bf16")
+    with attnc.load(lib, threads=1) as m:
+        for S in (70, 150):
+            rng = np.random.default_rng(S)
+            q = (2 * rng.standard_normal((2, S, 256))).astype(np.float32)
+            k = rng.standard_normal((2, S, 256)).astype(np.float32)
+            v = rng.standard_normal((2, S, 256)).astype(np.float32)
+            inputs = {"q": q, "k": k, "v": v}
+            bias = None
+            if terms == "bias":
+                bias = (3 * rng.standard_normal((2, 4, S, S))).astype(np.float32)
+                bias[:, :, :, S // 2] = -np.inf   # a hidden key in every row
+                inputs["m"] = bias
+            got = m.run(inputs)["y"].astype(np.float64)
+            want = emulated(q, k, v, 4, terms != "bias", None,
+                            softcap=30.0 if terms != "bias" else None,
+                            alibi=terms != "bias", bias=bias)
+            scale = np.abs(v).max()
+            check(got, want, scale, f"{terms}, S = {S}")
+            # Without the term, or in f32: far past the tolerance.
+            q64, k64, v64 = (t.astype(np.float64) for t in (q, k, v))
+            if terms == "bias":
+                f32 = ref.masked_attention(q64, k64, v64, HEADS, bias=bias.astype(np.float64))
+                without = emulated(q, k, v, 4, False, None)
+            else:
+                f32 = ref.llm_attention(q64, k64, v64, HEADS, causal=True, alibi=True,
+                                        softcap=30.0)
+                without = emulated(q, k, v, 4, True, None, alibi=True)
+            for other in (f32, without):
+                err = np.abs(other - want) / scale
+                assert np.median(err) > 100 * MEDIAN_TOL and (err > TOL).mean() > 0.5
 
 
 # A decoder of head dim 64: its prefill's attention runs on AMX tiles, its
