@@ -283,6 +283,26 @@ def test_score_terms_match_the_emulation(terms, tmp_path):
                 assert np.median(err) > 100 * MEDIAN_TOL and (err > TOL).mean() > 0.5
 
 
+def test_two_batch_dims(tmp_path):
+    """Inputs [B, N, S, D]: the externs address each head by every batch dim
+    (attn_amx_head_at); each (b, n) is the rank-3 emulation's."""
+    (tmp_path / "att.attn").write_text(
+        "model att {\n  dim B <= 2, N <= 3, S <= 160\n"
+        "  input q : f32[B, N, S, 256]\n  input k : f32[B, N, S, 256]\n"
+        "  input v : f32[B, N, S, 256]\n"
+        "  output y = attention(q, k, v, heads = 4)\n}\n")
+    lib = attnc.compile(tmp_path / "att.attn", tmp_path / "att.so", precision="bf16")
+    rng = np.random.default_rng(21)
+    q = (2 * rng.standard_normal((2, 3, 140, 256))).astype(np.float32)
+    k = rng.standard_normal((2, 3, 140, 256)).astype(np.float32)
+    v = rng.standard_normal((2, 3, 140, 256)).astype(np.float32)
+    with attnc.load(lib, threads=1) as m:
+        got = m.run({"q": q, "k": k, "v": v})["y"].astype(np.float64)
+    for n in range(3):
+        want = emulated(q[:, n], k[:, n], v[:, n], 4, False, None)
+        check(got[:, n], want, np.abs(v).max(), f"n = {n}")
+
+
 # A decoder of head dim 64: its prefill's attention runs on AMX tiles, its
 # decode steps' on f32 vectors.
 DECODER = """\
