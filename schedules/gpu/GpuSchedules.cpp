@@ -30,7 +30,7 @@ constexpr int kWarp = 32;
 /// rows, whose partial sums stay in its lanes (kGemmLaneCols x kGemmRows
 /// each) over the whole reduction, taken kGemmKTile at a time. Two features
 /// a lane (64 a block) rather than four: twice the blocks, and every block
-/// of the bench at 0.93-0.98 of its time on an H200 (docs/gpu.md, session
+/// of the bench at 0.88-0.98 of its time on an H200 (docs/gpu.md, session
 /// 39).
 constexpr int kGemmLaneCols = 2, kGemmRows = 8, kGemmKTile = 32;
 /// A decode's GEMV: the runs of inputs a block's outputs are summed in,
@@ -356,13 +356,14 @@ void boundTileTemps(AttentionStage &a, MemoryType memory) {
 /// only where every index is a constant). Left to ptxas, the weighted
 /// values' loop stayed a loop once the values' reads lost their clamp to
 /// the last key (485bb10: the pointer is then 64-bit): 1.26-1.37x the
-/// attention's time on an H200. Unrolled, the attention takes 0.26-0.50 of
-/// its time before (docs/gpu.md, session 39).
+/// attention's time on an H200. Unrolled, the attention takes 0.26-0.46 of
+/// its time before that (docs/gpu.md, session 39).
 void unrollTileLoops(AttentionStage &a) {
   a.queries.unroll(a.queries.args()[1]); // ii, e, ...
   a.dot.update().unroll(a.headDims.x);   // jj, e
   // Not the probabilities' update of the tiles a sequence's length reaches
-  // (padding masks): unrolled too, their outputs were wrong on PoCL.
+  // (padding masks): unrolled too, e2e.masks.opencl's padded outputs were
+  // wrong on PoCL, for a reason not found.
   a.probs.unroll(a.probs.args()[1]); // ii, jj, ...
   a.tileSum.update().unroll(a.keys.x);
   a.tileOut.update().unroll(a.keys.x); // c, key
