@@ -64,15 +64,14 @@ void promiseStaticExtents(Dims dims, RankedTensorType type) {
   }
 }
 
-/// bf16 pairs and i8 quads of inputs ([panels, in / g, width, g],
+/// bf16 pairs and quads of i8 or 4-bit bytes ([panels, in / g, width, g],
 /// attn.pack_panels) are promised dense, as the runtime passes every weight:
 /// a vector of outputs' tuples is then one load (a bf16 or int8 dot
 /// product's operand), not a gather.
 void promiseDensePairs(ImageParam param, RankedTensorType type) {
   if (type.getRank() != 4 || !type.hasStaticShape() ||
       !((type.getElementType().isBF16() && type.getDimSize(3) == 2) ||
-        (type.getElementType().isSignlessInteger(8) &&
-         type.getDimSize(3) == 4)))
+        (type.getElementType().isInteger(8) && type.getDimSize(3) == 4)))
     return;
   int stride = 1;
   for (int d = 0; d < 4; ++d) {

@@ -67,18 +67,29 @@ struct TransposeToInOut : OpRewritePattern<LinearOp> {
 /// matrix's inputs must fill whole.
 constexpr int64_t kActivationBlock = 32;
 
-/// `int8-panel-width` (`width` > 0): whether `op`'s i8 matrix is packed into
-/// quads of inputs, for the int8 GEMM (lowerings/Int8Gemm.cpp).
+/// `int8-panel-width` (`width` > 0): whether `op`'s i8 or 4-bit matrix is
+/// packed into quads of bytes, for the int8 GEMM (lowerings/Int8Gemm.cpp).
+/// A 4-bit matrix's groups must hold whole activation blocks, so that each
+/// block has one scale per output.
 bool packsIntoQuads(LinearOp op, int64_t width) {
-  return width > 0 && op.getLayout() != WeightLayout::panels &&
-         op.getWeight().getType().getElementType().isSignlessInteger(8) &&
-         !ShapedType::isDynamic(op.getInFeatures()) &&
-         op.getInFeatures() % kActivationBlock == 0;
+  Type element = op.getWeight().getType().getElementType();
+  int64_t in = op.getInFeatures();
+  if (width <= 0 || op.getLayout() == WeightLayout::panels ||
+      !element.isInteger(8) || ShapedType::isDynamic(in) ||
+      in % kActivationBlock != 0)
+    return false;
+  if (element.isSignlessInteger(8))
+    return true;
+  auto stype = cast<RankedTensorType>(op.getScales().getType());
+  int64_t groups =
+      stype.getDimSize(op.getLayout() == WeightLayout::out_in ? 1 : 0);
+  return (in / groups) % kActivationBlock == 0;
 }
 
-/// `int8-panel-width`: an i8 matrix, [out, in] (transposed first) or [in,
-/// out], packed into quads of inputs, [ceil(out / W), in / 4, W, 4], its
-/// per-output scales unchanged.
+/// `int8-panel-width`: an i8 or 4-bit matrix, [out, in] (transposed first)
+/// or [in, out], packed into quads of bytes, [ceil(out / W), bytes / 4, W,
+/// 4] (a 4-bit byte holds two inputs, so a quad eight), an i8 matrix's
+/// per-output scales unchanged, a 4-bit one's group scales [in / G, out].
 struct QuantizedToQuads : OpRewritePattern<LinearOp> {
   QuantizedToQuads(MLIRContext *context, int64_t width)
       : OpRewritePattern(context), width(width) {}
@@ -88,18 +99,19 @@ struct QuantizedToQuads : OpRewritePattern<LinearOp> {
     if (!packsIntoQuads(op, width))
       return rewriter.notifyMatchFailure(op, "not an i8 matrix of whole "
                                              "activation blocks");
-    Value w = op.getWeight();
+    Value w = op.getWeight(), scales = op.getScales();
     if (op.getLayout() == WeightLayout::out_in)
-      w = transposeWeight(op, rewriter).first;
-    int64_t in = op.getInFeatures(), out = op.getOutFeatures();
-    auto packed = RankedTensorType::get(
-        {(out + width - 1) / width, in / 4, width, 4}, rewriter.getI8Type());
+      std::tie(w, scales) = transposeWeight(op, rewriter);
+    auto wtype = cast<RankedTensorType>(w.getType());
+    int64_t bytes = wtype.getDimSize(0), out = op.getOutFeatures();
+    auto packed =
+        RankedTensorType::get({(out + width - 1) / width, bytes / 4, width, 4},
+                              wtype.getElementType());
     Value quads = rewriter.create<PackPanelsOp>(
         op.getLoc(), packed, w, rewriter.getI64IntegerAttr(width));
-    rewriter.replaceOp(op,
-                       buildLinear(rewriter, op.getLoc(), op.getInput(), quads,
-                                   op.getBias(), WeightLayout::panels, out,
-                                   op.getScales()));
+    rewriter.replaceOp(op, buildLinear(rewriter, op.getLoc(), op.getInput(),
+                                       quads, op.getBias(),
+                                       WeightLayout::panels, out, scales));
     return success();
   }
 

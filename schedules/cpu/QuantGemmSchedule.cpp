@@ -89,16 +89,21 @@ void scheduleQuantGemm(Func out, const std::vector<Var> &v, QuantGemmStage &d,
   Halide::Stage blocks = total.update();
   blocks.reorder(loops).vectorize(tv[0], width).unroll(tv[0]);
   d.dots.compute_at(total, d.blocks.x).vectorize(dv[0], width).unroll(dv[0]);
-  Halide::Stage quads = d.dots.update();
-  quads.reorder(steps)
-      .atomic()
-      .vectorize(d.quads.x)
-      .vectorize(dv[0], width)
-      .unroll(dv[0]);
   if (td != 0) {
     blocks.unroll(tv[td]);
     d.dots.unroll(dv[td + 1]);
-    quads.unroll(dv[td + 1]);
+  }
+  // One product of quads (i8), or two (a 4-bit matrix's low and high
+  // nibbles).
+  for (int u = 0; u < d.dots.num_update_definitions(); ++u) {
+    Halide::Stage quads = d.dots.update(u);
+    quads.reorder(steps)
+        .atomic()
+        .vectorize(d.quads.x)
+        .vectorize(dv[0], width)
+        .unroll(dv[0]);
+    if (td != 0)
+      quads.unroll(dv[td + 1]);
   }
 }
 

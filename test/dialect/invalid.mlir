@@ -1037,7 +1037,7 @@ func.func @pack_pairs_bad_shape(%w: tensor<8x32xf32>) {
 // -----
 
 func.func @pack_quads_from_f32(%w: tensor<8x32xf32>) {
-  // expected-error @+1 {{'attn.pack_panels' op i8 quads of inputs (a rank-4 i8 result) are packed from i8, not 'f32'}}
+  // expected-error @+1 {{'attn.pack_panels' op quads of bytes (a rank-4 'i8' result) are packed from 'i8', not 'f32'}}
   %p = attn.pack_panels %w {width = 16 : i64} : tensor<8x32xf32> -> tensor<2x2x16x4xi8>
   return
 }
@@ -1045,7 +1045,7 @@ func.func @pack_quads_from_f32(%w: tensor<8x32xf32>) {
 // -----
 
 func.func @pack_quads_bad_shape(%w: tensor<6x32xi8>) {
-  // expected-error @+1 {{'attn.pack_panels' op i8 quads must be [ceil(out / width), in / 4, width, 4] = [2, 1, 16, 4] of a multiple of 4 inputs}}
+  // expected-error @+1 {{'attn.pack_panels' op quads of bytes must be [ceil(out / width), in / 4, width, 4] = [2, 1, 16, 4] of a multiple of 4 bytes}}
   %p = attn.pack_panels %w {width = 16 : i64} : tensor<6x32xi8> -> tensor<2x1x16x4xi8>
   return
 }
@@ -1068,9 +1068,17 @@ func.func @linear_pairs_not_bf16(%x: tensor<?x8xf32>, %p: tensor<2x4x16x2xf32>) 
 
 // -----
 
-func.func @linear_quads_of_ui8(%x: tensor<?x16xf32>, %p: tensor<2x4x16x4xui8>, %s: tensor<32x2xf32>) {
-  // expected-error @+1 {{'attn.linear' op a rank-4 panels weight is bf16 pairs of inputs, [panels, in / 2, width, 2] of bf16, or i8 quads, [panels, in / 4, width, 4] of i8}}
-  %y = attn.linear %x, %p scales %s layout(panels) : (tensor<?x16xf32>, tensor<2x4x16x4xui8>, tensor<32x2xf32>) -> tensor<?x32xf32>
+func.func @linear_pairs_of_ui8(%x: tensor<?x16xf32>, %p: tensor<2x4x16x2xui8>, %s: tensor<1x32xf32>) {
+  // expected-error @+1 {{'attn.linear' op a rank-4 panels weight is bf16 pairs of inputs, [panels, in / 2, width, 2] of bf16, or quads of bytes, [panels, in / 4, width, 4] of i8 or [panels, in / 8, width, 4] of ui8 (4-bit)}}
+  %y = attn.linear %x, %p scales %s layout(panels) : (tensor<?x16xf32>, tensor<2x4x16x2xui8>, tensor<1x32xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_quads_of_ui8_scales(%x: tensor<?x64xf32>, %p: tensor<2x8x16x4xui8>, %s: tensor<32x2xf32>) {
+  // expected-error @+1 {{'attn.linear' op weight scales must be [in / G, out] with 32 outputs and G dividing the 64 inputs, got 'tensor<32x2xf32>'}}
+  %y = attn.linear %x, %p scales %s layout(panels) : (tensor<?x64xf32>, tensor<2x8x16x4xui8>, tensor<32x2xf32>) -> tensor<?x32xf32>
   return
 }
 

@@ -31,17 +31,34 @@ func.func @i8_in_out(%x: tensor<?x?x96xf32>, %w: tensor<96x32xi8>, %s: tensor<32
 
 // -----
 
+// A 4-bit matrix whose groups are whole blocks of 32 is packed from its
+// bytes (two inputs each), [ceil(out / 16), in / 8, 16, 4], an [out, in] one
+// transposed first with its group scales, to [in / G, out].
+// CHECK-LABEL: func.func @q4_out_in
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x128xf32>, %[[W:[^:]*]]: tensor<20x64xui8>, %[[S:[^:]*]]: tensor<20x2xf32>)
+// CHECK-NEXT: %[[T:.*]] = attn.transpose %[[W]] : tensor<20x64xui8> -> tensor<64x20xui8>
+// CHECK-NEXT: %[[TS:.*]] = attn.transpose %[[S]] : tensor<20x2xf32> -> tensor<2x20xf32>
+// CHECK-NEXT: %[[P:.*]] = attn.pack_panels %[[T]] {width = 16 : i64} : tensor<64x20xui8> -> tensor<2x16x16x4xui8>
+// CHECK-NEXT: attn.linear %[[X]], %[[P]] scales %[[TS]] layout({{ ?}}panels) : (tensor<?x128xf32>, tensor<2x16x16x4xui8>, tensor<2x20xf32>) -> tensor<?x20xf32>
+func.func @q4_out_in(%x: tensor<?x128xf32>, %w: tensor<20x64xui8>, %s: tensor<20x2xf32>) -> tensor<?x20xf32> {
+  %y = attn.linear %x, %w scales %s layout(out_in) : (tensor<?x128xf32>, tensor<20x64xui8>, tensor<20x2xf32>) -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}
+
+// -----
+
 // Inputs that are not whole blocks of 32 keep [out, in] (f32 activations);
-// 4-bit matrices keep [out, in] (the dot products of Int8Linear.cpp); f32
-// matrices are cut into f32 panels as before.
+// 4-bit matrices with groups of 16 keep [out, in] (the dot products of
+// Int8Linear.cpp: a block would take two group scales); f32 matrices are
+// cut into f32 panels as before.
 // CHECK-LABEL: func.func @kept
 // CHECK: attn.linear {{.*}} layout({{ ?}}out_in) : (tensor<?x48xf32>, tensor<32x48xi8>, tensor<32xf32>)
-// CHECK: attn.linear {{.*}} layout({{ ?}}out_in) : (tensor<?x64xf32>, tensor<32x32xui8>, tensor<32x2xf32>)
+// CHECK: attn.linear {{.*}} layout({{ ?}}out_in) : (tensor<?x64xf32>, tensor<32x32xui8>, tensor<32x4xf32>)
 // CHECK: attn.pack_panels %{{.*}} : tensor<64x64xf32> -> tensor<1x64x64xf32>
 // CHECK-NOT: xi8>
-func.func @kept(%x: tensor<?x48xf32>, %w: tensor<32x48xi8>, %s: tensor<32xf32>, %h: tensor<?x64xf32>, %q: tensor<32x32xui8>, %g: tensor<32x2xf32>, %f: tensor<64x64xf32>) -> (tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x64xf32>) {
+func.func @kept(%x: tensor<?x48xf32>, %w: tensor<32x48xi8>, %s: tensor<32xf32>, %h: tensor<?x64xf32>, %q: tensor<32x32xui8>, %g: tensor<32x4xf32>, %f: tensor<64x64xf32>) -> (tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x64xf32>) {
   %a = attn.linear %x, %w scales %s layout(out_in) : (tensor<?x48xf32>, tensor<32x48xi8>, tensor<32xf32>) -> tensor<?x32xf32>
-  %b = attn.linear %h, %q scales %g layout(out_in) : (tensor<?x64xf32>, tensor<32x32xui8>, tensor<32x2xf32>) -> tensor<?x32xf32>
+  %b = attn.linear %h, %q scales %g layout(out_in) : (tensor<?x64xf32>, tensor<32x32xui8>, tensor<32x4xf32>) -> tensor<?x32xf32>
   %c = attn.linear %h, %f layout(out_in) : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
   return %a, %b, %c : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x64xf32>
 }

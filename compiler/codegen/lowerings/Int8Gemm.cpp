@@ -18,10 +18,20 @@
 // (w ^ 0x80 read as u8), the activations s8, so each block's sum starts at
 // -128 times the sum of the row's integers in the block (exact in i32).
 //
+// A 4-bit (ui8) matrix is packed the same way from its bytes, each two
+// inputs (2i in the low nibble, 2i + 1 in the high one), so a lane's 4 bytes
+// are 8 inputs. Each step takes two products: the low nibbles times 16 by
+// the row's even inputs, the high nibbles times 16 by its odd ones
+// (Int8Linear.cpp's reading: 16 q for q in 0..15 meaning q - 8, so the same
+// -128 correction), and each block's factor is the row's block scale times
+// the output's group scale / 16 (groups of whole blocks, PackWeights.cpp).
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/lowerings/Int8Gemm.h"
 
 #include "compiler/codegen/lowerings/Int8Linear.h"
+
+#include "compiler/codegen/Int4Bits.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -37,6 +47,7 @@ LogicalResult lowerInt8Gemm(LinearOp op, KernelBuilder &b) {
   std::vector<Var> v = b.vars(rank); // v[0]: an index; v[1..]: the row
   int64_t k = op.getInFeatures(), n = op.getOutFeatures();
   auto wtype = op.getWeight().getType();
+  bool int4 = wtype.getElementType().isUnsignedInteger(8);
   int p = int(wtype.getDimSize(2)), panels = int(wtype.getDimSize(0));
   int64_t padded = int64_t(panels) * p;
   if (k % kActivationBlock != 0)
@@ -65,7 +76,7 @@ LogicalResult lowerInt8Gemm(LinearOp op, KernelBuilder &b) {
     return head;
   };
 
-  // dots(n, block, rows...): the block's quads `r.y`, 4 inputs `r.x` each.
+  // dots(n, block, rows...): the block's quads `r.y`, 4 bytes `r.x` each.
   // Past the last panel (tiles of whole panels over padded ones) the last
   // panel is read again; those outputs are never stored. A panel's quads
   // are 4P consecutive bytes; indexed as such, a vector of outputs' quads
@@ -73,31 +84,53 @@ LogicalResult lowerInt8Gemm(LinearOp op, KernelBuilder &b) {
   Var blk(b.name("block"));
   std::vector<Var> dv = {v[0], blk};
   dv.insert(dv.end(), v.begin() + 1, v.end());
-  const int quads = kActivationBlock / 4;
+  const int bytesPerBlock = int4 ? kActivationBlock / 2 : kActivationBlock;
+  const int quads = bytesPerBlock / 4;
   RDom r(0, 4, 0, quads, b.name("quad"));
   Expr panel = padded == n ? v[0] / p : min(v[0] / p, panels - 1);
   Expr flat = (4 * v[0] + r.x) % (4 * p);
   Expr weight = w(flat % 4, flat / 4, blk * quads + r.y, panel);
-  Expr offset = Halide::cast<uint8_t>(weight) ^ Halide::cast<uint8_t>(128);
+  Expr byte = blk * bytesPerBlock + 4 * r.y + r.x;
   Func dots(b.name("int8_dots"));
   dots(dv) = corr(at(blk));
-  dots(dv) += Halide::cast<int32_t>(offset) *
-              Halide::cast<int32_t>(
-                  rows.q(at(blk * kActivationBlock + 4 * r.y + r.x)));
+  if (!int4) {
+    Expr offset = Halide::cast<uint8_t>(weight) ^ Halide::cast<uint8_t>(128);
+    dots(dv) +=
+        Halide::cast<int32_t>(offset) * Halide::cast<int32_t>(rows.q(at(byte)));
+  } else {
+    Func even(b.name("int8_even")), odd(b.name("int8_odd"));
+    even(v) = rows.q(at(2 * v[0]));
+    odd(v) = rows.q(at(2 * v[0] + 1));
+    activations.push_back(even);
+    activations.push_back(odd);
+    dots(dv) += Halide::cast<int32_t>(lowNibbleTimes16(weight)) *
+                Halide::cast<int32_t>(even(at(byte)));
+    dots(dv) += Halide::cast<int32_t>(highNibbleTimes16(weight)) *
+                Halide::cast<int32_t>(odd(at(byte)));
+  }
 
-  // The f32 total over the blocks.
+  // The f32 total over the blocks (a 4-bit block's factor times its group's
+  // scale of the output, [in / G, out]: s(n, group), over 16).
   RDom blocks(0, int(k / kActivationBlock), b.name("b"));
+  Expr blockFactor = factor(at(blocks.x));
+  if (int4) {
+    auto stype = cast<RankedTensorType>(op.getScales().getType());
+    int64_t group = k / stype.getDimSize(0);
+    blockFactor *=
+        s(min(v[0], int(n) - 1), blocks.x * kActivationBlock / int(group)) *
+        (1.0f / 16);
+  }
   Func total(b.name("int8_gemm"));
   total(v) = 0.0f;
-  total(v) += Halide::cast<float>(dots(withRow({v[0], blocks.x}))) *
-              factor(at(blocks.x));
+  total(v) +=
+      Halide::cast<float>(dots(withRow({v[0], blocks.x}))) * blockFactor;
   b.stages.stages.push_back(schedules::QuantGemmStage{
       total, dots, activations, blocks, r, k, n, padded,
       std::vector<Expr>(in.extents.begin() + 1, in.extents.end())});
 
   Expr bias = op.getBias() ? b.get(op.getBias()).func(v[0]) : Expr(0.0f);
   Func out(b.name("int8_out"));
-  out(v) = total(v) * s(v[0]) + bias;
+  out(v) = (int4 ? total(v) : total(v) * s(v[0])) + bias;
   std::vector<Expr> extents = in.extents;
   extents[0] = int(n);
   b.define(op.getResult(), {out, extents});

@@ -93,7 +93,7 @@ static LogicalResult lowerLinearBf16(LinearOp op, KernelBuilder &b) {
 
 static LogicalResult lowerLinear(LinearOp op, KernelBuilder &b) {
   if (op.getWeight().getType().getRank() == 4)
-    return op.getWeight().getType().getElementType().isSignlessInteger(8)
+    return op.getWeight().getType().getElementType().isInteger(8)
                ? lowerInt8Gemm(op, b)
                : lowerLinearBf16(op, b);
   if (usesInt8Dot(op, b.target))

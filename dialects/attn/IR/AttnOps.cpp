@@ -85,14 +85,15 @@ LogicalResult PackPanelsOp::verify() {
     return emitOpError("width ") << width << " must be positive";
   int64_t panels = (in.getDimSize(1) + width - 1) / width;
   if (out.getRank() == 4) {
-    // Groups of inputs a dot product takes at once: i8 quads (vpdpbusd) or
-    // bf16 pairs (vdpbf16ps).
-    bool quads = out.getElementType().isSignlessInteger(8);
+    // Groups of inputs a dot product takes at once: quads of i8 bytes
+    // (vpdpbusd), or of 4-bit (ui8) bytes, two inputs each, or bf16 pairs
+    // (vdpbf16ps).
     Type element = in.getElementType();
-    if (quads && !element.isSignlessInteger(8))
-      return emitOpError("i8 quads of inputs (a rank-4 i8 result) are packed "
-                         "from i8, not ")
-             << element;
+    bool quads = out.getElementType().isInteger(8);
+    if (quads && element != out.getElementType())
+      return emitOpError("quads of bytes (a rank-4 ")
+             << out.getElementType() << " result) are packed from "
+             << out.getElementType() << ", not " << element;
     if (!quads && (!out.getElementType().isBF16() ||
                    !(element.isF32() || element.isBF16())))
       return emitOpError("bf16 pairs of inputs (a rank-4 result) are bf16, "
@@ -102,11 +103,11 @@ LogicalResult PackPanelsOp::verify() {
     if (inputs % group != 0 || out.getDimSize(0) != panels ||
         out.getDimSize(1) != inputs / group || out.getDimSize(2) != width ||
         out.getDimSize(3) != group)
-      return emitOpError(quads ? "i8 quads" : "bf16 pairs")
+      return emitOpError(quads ? "quads of bytes" : "bf16 pairs")
              << " must be [ceil(out / width), in / " << group << ", width, "
              << group << "] = [" << panels << ", " << inputs / group << ", "
              << width << ", " << group << "] of "
-             << (quads ? "a multiple of 4 inputs" : "an even number of inputs")
+             << (quads ? "a multiple of 4 bytes" : "an even number of inputs")
              << ", got " << out;
     return success();
   }
@@ -356,9 +357,9 @@ int64_t LinearOp::getInFeatures() {
   case WeightLayout::in_out:
     return perByte * w.getDimSize(0);
   case WeightLayout::panels:
-    // bf16 pairs or i8 quads of inputs: [panels, in / g, width, g].
+    // bf16 pairs or quads of bytes: [panels, in / g, width, g].
     if (w.getRank() == 4)
-      return w.getDimSize(3) * w.getDimSize(1);
+      return perByte * w.getDimSize(3) * w.getDimSize(1);
     return w.getRank() == 3 ? perByte * w.getDimSize(1) : ShapedType::kDynamic;
   }
   llvm_unreachable("unknown weight layout");
@@ -462,10 +463,11 @@ LogicalResult LinearOp::verify() {
                                           : "");
   Type element = wtype.getElementType();
   if (pairs && !(element.isBF16() && wtype.getDimSize(3) == 2) &&
-      !(element.isSignlessInteger(8) && wtype.getDimSize(3) == 4))
+      !(element.isInteger(8) && wtype.getDimSize(3) == 4))
     return emitOpError("a rank-4 panels weight is bf16 pairs of inputs, "
-                       "[panels, in / 2, width, 2] of bf16, or i8 quads, "
-                       "[panels, in / 4, width, 4] of i8, got ")
+                       "[panels, in / 2, width, 2] of bf16, or quads of "
+                       "bytes, [panels, in / 4, width, 4] of i8 or "
+                       "[panels, in / 8, width, 4] of ui8 (4-bit), got ")
            << wtype;
   auto input = getInput().getType();
   if (input.getRank() < 1)
