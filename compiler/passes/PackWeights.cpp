@@ -97,8 +97,8 @@ struct QuantizedToQuads : OpRewritePattern<LinearOp> {
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     if (!packsIntoQuads(op, width))
-      return rewriter.notifyMatchFailure(op, "not an i8 matrix of whole "
-                                             "activation blocks");
+      return rewriter.notifyMatchFailure(
+          op, "not an i8 or 4-bit matrix of whole activation blocks");
     Value w = op.getWeight(), scales = op.getScales();
     if (op.getLayout() == WeightLayout::out_in)
       std::tie(w, scales) = transposeWeight(op, rewriter);
