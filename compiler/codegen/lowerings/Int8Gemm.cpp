@@ -31,8 +31,6 @@
 
 #include "compiler/codegen/lowerings/Int8Linear.h"
 
-#include "compiler/codegen/Int4Bits.h"
-
 using namespace mlir;
 using namespace mlir::attn;
 using namespace Halide;
@@ -93,21 +91,7 @@ LogicalResult lowerInt8Gemm(LinearOp op, KernelBuilder &b) {
   Expr byte = blk * bytesPerBlock + 4 * r.y + r.x;
   Func dots(b.name("int8_dots"));
   dots(dv) = corr(at(blk));
-  if (!int4) {
-    Expr offset = Halide::cast<uint8_t>(weight) ^ Halide::cast<uint8_t>(128);
-    dots(dv) +=
-        Halide::cast<int32_t>(offset) * Halide::cast<int32_t>(rows.q(at(byte)));
-  } else {
-    Func even(b.name("int8_even")), odd(b.name("int8_odd"));
-    even(v) = rows.q(at(2 * v[0]));
-    odd(v) = rows.q(at(2 * v[0] + 1));
-    activations.push_back(even);
-    activations.push_back(odd);
-    dots(dv) += Halide::cast<int32_t>(lowNibbleTimes16(weight)) *
-                Halide::cast<int32_t>(even(at(byte)));
-    dots(dv) += Halide::cast<int32_t>(highNibbleTimes16(weight)) *
-                Halide::cast<int32_t>(odd(at(byte)));
-  }
+  addByteProducts(dots, dv, weight, byte, int4, rows, rank, b, activations);
 
   // The f32 total over the blocks (a 4-bit block's factor times its group's
   // scale of the output, [in / G, out]: s(n, group), over 16).

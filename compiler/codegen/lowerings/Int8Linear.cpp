@@ -61,6 +61,28 @@ bool usesInt8Dot(LinearOp op, const schedules::TargetDesc &target) {
   return group % laneInputs(op) == 0;
 }
 
+void addByteProducts(Func dots, const std::vector<Var> &dv, Expr weight,
+                     Expr byte, bool int4, const Int8Rows &rows, size_t rank,
+                     KernelBuilder &b, std::vector<Func> &activations) {
+  auto row = [&](Expr index) { return b.args(rank, 0, std::move(index)); };
+  if (!int4) {
+    Expr offset = Halide::cast<uint8_t>(weight) ^ Halide::cast<uint8_t>(128);
+    dots(dv) += Halide::cast<int32_t>(offset) *
+                Halide::cast<int32_t>(rows.q(row(byte)));
+    return;
+  }
+  std::vector<Var> v = b.vars(rank);
+  Func even(b.name("int8_even")), odd(b.name("int8_odd"));
+  even(v) = rows.q(row(2 * v[0]));
+  odd(v) = rows.q(row(2 * v[0] + 1));
+  activations.push_back(even);
+  activations.push_back(odd);
+  dots(dv) += Halide::cast<int32_t>(lowNibbleTimes16(weight)) *
+              Halide::cast<int32_t>(even(row(byte)));
+  dots(dv) += Halide::cast<int32_t>(highNibbleTimes16(weight)) *
+              Halide::cast<int32_t>(odd(row(byte)));
+}
+
 Int8Rows quantizeRows(const Tensor &in, const std::vector<Var> &v,
                       KernelBuilder &b) {
   size_t rank = in.extents.size();
@@ -134,26 +156,9 @@ LogicalResult lowerInt8Linear(LinearOp op, KernelBuilder &b) {
   Expr byte = 4 * m + quad.x;
   Func dots(b.name("int8_dots"));
   dots(dv) = corr(row(m));
-  if (!int4) {
-    Expr offset =
-        Halide::cast<uint8_t>(w(byte, v[0])) ^ Halide::cast<uint8_t>(128);
-    dots(dv) +=
-        Halide::cast<int32_t>(offset) * Halide::cast<int32_t>(q(row(byte)));
-  } else {
-    // Byte i of a 4-bit row holds inputs 2i (low nibble) and 2i + 1.
-    Func even(b.name("int8_even")), odd(b.name("int8_odd"));
-    even(v) = q(row(2 * v[0]));
-    odd(v) = q(row(2 * v[0] + 1));
-    activations.push_back(even);
-    activations.push_back(odd);
-    // Each nibble times 16 (Int4Bits.h); the lane's scale takes the 1/16
-    // back.
-    Expr packed = w(byte, v[0]);
-    dots(dv) += Halide::cast<int32_t>(lowNibbleTimes16(packed)) *
-                Halide::cast<int32_t>(even(row(byte)));
-    dots(dv) += Halide::cast<int32_t>(highNibbleTimes16(packed)) *
-                Halide::cast<int32_t>(odd(row(byte)));
-  }
+  // A 4-bit lane's scale takes the nibbles' 16 back.
+  addByteProducts(dots, dv, w(byte, v[0]), byte, int4, rows, rank, b,
+                  activations);
 
   // Each lane's f32 sum over the chunks, then the lanes'.
   RDom chunks(0, int(k / (int64_t(lanes) * perLane)), b.name("c"));

@@ -27,6 +27,17 @@ struct Int8Rows {
 Int8Rows quantizeRows(const Tensor &in, const std::vector<Halide::Var> &v,
                       KernelBuilder &b);
 
+/// Adds to `dots(dv)` the integer products of weight byte `weight` with the
+/// row's activation integers at byte `byte` of a weight row, the u8 x s8
+/// products vpdpbusd sums: an i8 byte offset by 128 (w ^ 0x80) times the
+/// input's integer; a 4-bit byte's nibbles, each times 16 (Int4Bits.h),
+/// times the even and the odd inputs (two updates: byte i holds inputs 2i
+/// and 2i + 1), whose Funcs join `activations`. The rows have `rank` dims.
+void addByteProducts(Halide::Func dots, const std::vector<Halide::Var> &dv,
+                     Halide::Expr weight, Halide::Expr byte, bool int4,
+                     const Int8Rows &rows, size_t rank, KernelBuilder &b,
+                     std::vector<Halide::Func> &activations);
+
 /// Whether `op` is lowered by lowerInt8Linear on `target`: a CPU, i8 or
 /// 4-bit weights read [out, in] (which attn-pack-weights leaves only at
 /// --precision=int8, its quantized-out-in), and input features whole
