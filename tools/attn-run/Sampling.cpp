@@ -126,6 +126,17 @@ std::vector<float> filteredLogits(const float *logits, int64_t vocab,
   return row;
 }
 
+GreedyTie greedyTie(const float *logits, int64_t vocab,
+                    const std::vector<int64_t> &seen,
+                    const SamplingConfig &config, int64_t best, int64_t other,
+                    double difference) {
+  std::vector<float> row(logits, logits + vocab);
+  applyRepetitionPenalty(row, seen, config.repetitionPenalty);
+  double p = config.repetitionPenalty;
+  return {double(row[best]) - double(row[other]),
+          2 * difference * std::max(p, 1 / p)};
+}
+
 TokenChooser::TokenChooser(const SamplingConfig &config, uint64_t seed)
     : config(config), engine(seed) {
   config.validate();

@@ -66,6 +66,22 @@ std::vector<float> filteredLogits(const float *logits, int64_t vocab,
                                   const std::vector<int64_t> &seen,
                                   const SamplingConfig &config);
 
+/// Two greedy choices from logits that differ by at most `difference` an
+/// element (a decode's and one run's over the same ids): `best` is the
+/// largest of `logits` after the penalty and `other` the other side's.
+/// Both are right when `logits` put `other` at most `allowed` below `best`:
+/// twice the difference, times max(p, 1/p) for a repetition penalty p,
+/// the most the penalty stretches a logit by.
+struct GreedyTie {
+  double gap;     ///< penalized logits[best] - logits[other]
+  double allowed; ///< 2 * difference * max(p, 1 / p)
+  bool isTie() const { return gap <= allowed; }
+};
+GreedyTie greedyTie(const float *logits, int64_t vocab,
+                    const std::vector<int64_t> &seen,
+                    const SamplingConfig &config, int64_t best, int64_t other,
+                    double difference);
+
 /// Picks tokens for every sequence of a generation from one seeded stream.
 class TokenChooser {
 public:

@@ -206,6 +206,29 @@ TEST(Sampling, GreedyIsTheLargestAfterThePenalty) {
   }
 }
 
+TEST(Sampling, AGreedyTieIsTwiceTheDifferenceStretchedByThePenalty) {
+  // Logits 3.0 (token 0) and 2.96 (token 1): 0.04 apart.
+  std::vector<float> logits = {3.0f, 2.96f, -1.0f};
+  SamplingConfig config;
+  GreedyTie close = greedyTie(logits.data(), 3, {}, config, 0, 1, 0.021);
+  EXPECT_NEAR(close.gap, 0.04, 1e-6);
+  EXPECT_DOUBLE_EQ(close.allowed, 0.042);
+  EXPECT_TRUE(close.isTie());
+  EXPECT_FALSE(greedyTie(logits.data(), 3, {}, config, 0, 1, 0.019).isTie());
+  // A penalty of 2 on token 1 (seen) halves its logit: 3.0 - 1.48 = 1.52
+  // apart, and a difference of d moves the gap by up to 2 * 2d.
+  config.repetitionPenalty = 2;
+  GreedyTie penalized = greedyTie(logits.data(), 3, {1}, config, 0, 1, 0.38);
+  EXPECT_NEAR(penalized.gap, 1.52, 1e-6);
+  EXPECT_DOUBLE_EQ(penalized.allowed, 1.52);
+  EXPECT_TRUE(penalized.isTie());
+  EXPECT_FALSE(greedyTie(logits.data(), 3, {1}, config, 0, 1, 0.37).isTie());
+  // A penalty below 1 stretches by 1 / p as much.
+  config.repetitionPenalty = 0.5;
+  EXPECT_DOUBLE_EQ(greedyTie(logits.data(), 3, {}, config, 0, 1, 0.1).allowed,
+                   0.4);
+}
+
 TEST(Sampling, DrawsFollowTheProbabilities) {
   // 20000 draws from row 3 of "hot" (top-k, top-p, penalty and a high
   // temperature: many tokens kept): only kept tokens come, each about as
