@@ -1076,9 +1076,44 @@ func.func @linear_pairs_of_ui8(%x: tensor<?x16xf32>, %p: tensor<2x4x16x2xui8>, %
 
 // -----
 
-func.func @linear_quads_of_ui8_scales(%x: tensor<?x64xf32>, %p: tensor<2x8x16x4xui8>, %s: tensor<32x2xf32>) {
-  // expected-error @+1 {{'attn.linear' op weight scales must be [in / G, out] with 32 outputs and G dividing the 64 inputs, got 'tensor<32x2xf32>'}}
-  %y = attn.linear %x, %p scales %s layout(panels) : (tensor<?x64xf32>, tensor<2x8x16x4xui8>, tensor<32x2xf32>) -> tensor<?x32xf32>
+// A 4-bit matrix in quads takes its group scales packed as its bytes:
+// [panels, in / G, width], not [in / G, out].
+func.func @linear_quads_of_ui8_scales(%x: tensor<?x64xf32>, %p: tensor<2x8x16x4xui8>, %s: tensor<2x32xf32>) {
+  // expected-error @+1 {{'attn.linear' op a 4-bit weight in quads needs its group scales packed as its bytes, [2, in / G, 16] with G dividing the 64 inputs, got 'tensor<2x32xf32>'}}
+  %y = attn.linear %x, %p scales %s layout(panels) : (tensor<?x64xf32>, tensor<2x8x16x4xui8>, tensor<2x32xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_quads_of_ui8_scale_panels(%x: tensor<?x64xf32>, %p: tensor<2x8x16x4xui8>, %s: tensor<3x2x16xf32>) {
+  // expected-error @+1 {{'attn.linear' op a 4-bit weight in quads needs its group scales packed as its bytes, [2, in / G, 16] with G dividing the 64 inputs, got 'tensor<3x2x16xf32>'}}
+  %y = attn.linear %x, %p scales %s layout(panels) : (tensor<?x64xf32>, tensor<2x8x16x4xui8>, tensor<3x2x16xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_quads_of_ui8_scale_groups(%x: tensor<?x64xf32>, %p: tensor<2x8x16x4xui8>, %s: tensor<2x3x16xf32>) {
+  // expected-error @+1 {{'attn.linear' op a 4-bit weight in quads needs its group scales packed as its bytes, [2, in / G, 16] with G dividing the 64 inputs, got 'tensor<2x3x16xf32>'}}
+  %y = attn.linear %x, %p scales %s layout(panels) : (tensor<?x64xf32>, tensor<2x8x16x4xui8>, tensor<2x3x16xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_quads_of_ui8_no_scales(%x: tensor<?x64xf32>, %p: tensor<2x8x16x4xui8>) {
+  // expected-error @+1 {{'attn.linear' op a 4-bit weight in quads needs its group scales packed as its bytes, [2, in / G, 16] with G dividing the 64 inputs, got none}}
+  %y = attn.linear %x, %p layout(panels) : (tensor<?x64xf32>, tensor<2x8x16x4xui8>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+// An i8 matrix in quads keeps its per-output scales.
+func.func @linear_quads_of_i8_scales(%x: tensor<?x64xf32>, %p: tensor<2x16x16x4xi8>, %s: tensor<2x16xf32>) {
+  // expected-error @+1 {{'attn.linear' op scales have 2 entries, expected 32}}
+  %y = attn.linear %x, %p scales %s layout(panels) : (tensor<?x64xf32>, tensor<2x16x16x4xi8>, tensor<2x16xf32>) -> tensor<?x32xf32>
   return
 }
 

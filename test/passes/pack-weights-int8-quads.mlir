@@ -33,16 +33,32 @@ func.func @i8_in_out(%x: tensor<?x?x96xf32>, %w: tensor<96x32xi8>, %s: tensor<32
 
 // A 4-bit matrix whose groups are whole blocks of 32 is packed from its
 // bytes (two inputs each), [ceil(out / 16), in / 8, 16, 4], an [out, in] one
-// transposed first with its group scales, to [in / G, out].
+// transposed first with its group scales, to [in / G, out], which are then
+// packed as the bytes are, [ceil(out / 16), in / G, 16] (a panel's scales
+// together; the last panel padded).
 // CHECK-LABEL: func.func @q4_out_in
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<?x128xf32>, %[[W:[^:]*]]: tensor<20x64xui8>, %[[S:[^:]*]]: tensor<20x2xf32>)
 // CHECK-NEXT: %[[T:.*]] = attn.transpose %[[W]] : tensor<20x64xui8> -> tensor<64x20xui8>
 // CHECK-NEXT: %[[TS:.*]] = attn.transpose %[[S]] : tensor<20x2xf32> -> tensor<2x20xf32>
 // CHECK-NEXT: %[[P:.*]] = attn.pack_panels %[[T]] {width = 16 : i64} : tensor<64x20xui8> -> tensor<2x16x16x4xui8>
-// CHECK-NEXT: attn.linear %[[X]], %[[P]] scales %[[TS]] layout({{ ?}}panels) : (tensor<?x128xf32>, tensor<2x16x16x4xui8>, tensor<2x20xf32>) -> tensor<?x20xf32>
+// CHECK-NEXT: %[[PS:.*]] = attn.pack_panels %[[TS]] {width = 16 : i64} : tensor<2x20xf32> -> tensor<2x2x16xf32>
+// CHECK-NEXT: attn.linear %[[X]], %[[P]] scales %[[PS]] layout({{ ?}}panels) : (tensor<?x128xf32>, tensor<2x16x16x4xui8>, tensor<2x2x16xf32>) -> tensor<?x20xf32>
 func.func @q4_out_in(%x: tensor<?x128xf32>, %w: tensor<20x64xui8>, %s: tensor<20x2xf32>) -> tensor<?x20xf32> {
   %y = attn.linear %x, %w scales %s layout(out_in) : (tensor<?x128xf32>, tensor<20x64xui8>, tensor<20x2xf32>) -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
+}
+
+// -----
+
+// An [in, out] one (GPT-2's Conv1D) has its scales [in / G, out] already.
+// CHECK-LABEL: func.func @q4_in_out
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x64xf32>, %[[W:[^:]*]]: tensor<32x48xui8>, %[[S:[^:]*]]: tensor<2x48xf32>)
+// CHECK-NEXT: %[[P:.*]] = attn.pack_panels %[[W]] {width = 16 : i64} : tensor<32x48xui8> -> tensor<3x8x16x4xui8>
+// CHECK-NEXT: %[[PS:.*]] = attn.pack_panels %[[S]] {width = 16 : i64} : tensor<2x48xf32> -> tensor<3x2x16xf32>
+// CHECK-NEXT: attn.linear %[[X]], %[[P]] scales %[[PS]] layout({{ ?}}panels) : (tensor<?x64xf32>, tensor<3x8x16x4xui8>, tensor<3x2x16xf32>) -> tensor<?x48xf32>
+func.func @q4_in_out(%x: tensor<?x64xf32>, %w: tensor<32x48xui8>, %s: tensor<2x48xf32>) -> tensor<?x48xf32> {
+  %y = attn.linear %x, %w scales %s layout(in_out) : (tensor<?x64xf32>, tensor<32x48xui8>, tensor<2x48xf32>) -> tensor<?x48xf32>
+  return %y : tensor<?x48xf32>
 }
 
 // -----

@@ -24,7 +24,8 @@
 // the row's even inputs, the high nibbles times 16 by its odd ones
 // (Int8Linear.cpp's reading: 16 q for q in 0..15 meaning q - 8, so the same
 // -128 correction), and each block's factor is the row's block scale times
-// the output's group scale / 16 (groups of whole blocks, PackWeights.cpp).
+// the output's group scale / 16 (groups of whole blocks; the scales packed
+// into panels as the bytes are, PackWeights.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/lowerings/Int8Gemm.h"
@@ -94,14 +95,15 @@ LogicalResult lowerInt8Gemm(LinearOp op, KernelBuilder &b) {
   addByteProducts(dots, dv, weight, byte, int4, rows, rank, b, activations);
 
   // The f32 total over the blocks (a 4-bit block's factor times its group's
-  // scale of the output, [in / G, out]: s(n, group), over 16).
+  // scale of the output, packed as the bytes, [panels, in / G, P]:
+  // s(n % P, group, panel), over 16).
   RDom blocks(0, int(k / kActivationBlock), b.name("b"));
   Expr blockFactor = factor(at(blocks.x));
   if (int4) {
     auto stype = cast<RankedTensorType>(op.getScales().getType());
-    int64_t group = k / stype.getDimSize(0);
+    int64_t group = k / stype.getDimSize(1);
     blockFactor *=
-        s(min(v[0], int(n) - 1), blocks.x * kActivationBlock / int(group)) *
+        s(v[0] % p, blocks.x * kActivationBlock / int(group), panel) *
         (1.0f / 16);
   }
   Func total(b.name("int8_gemm"));

@@ -491,6 +491,30 @@ LogicalResult LinearOp::verify() {
     return emitOpError("bias has ")
            << getBias().getType().getDimSize(0) << " entries, expected "
            << getOutFeatures();
+  if (pairs && isPackedFourBit(w.getElementType())) {
+    // 4-bit quads: the group scales packed as the bytes are,
+    // [panels, in / G, width].
+    auto stype = getScales() ? cast<RankedTensorType>(getScales().getType())
+                             : RankedTensorType();
+    int64_t groups = stype && stype.getRank() == 3 ? stype.getDimSize(1) : 0;
+    int64_t in = getInFeatures();
+    if (!stype || stype.getRank() != 3 ||
+        stype.getDimSize(0) != w.getDimSize(0) ||
+        stype.getDimSize(2) != w.getDimSize(2) || groups <= 0 ||
+        ShapedType::isDynamic(in) || in % groups != 0) {
+      InFlightDiagnostic diag =
+          emitOpError("a 4-bit weight in quads needs its group scales packed "
+                      "as its bytes, [")
+          << w.getDimSize(0) << ", in / G, " << w.getDimSize(2)
+          << "] with G dividing the " << in << " inputs, got ";
+      if (stype)
+        diag << stype;
+      else
+        diag << "none";
+      return diag;
+    }
+    return verifyFeatureMap(*this, input, getType(), getOutFeatures());
+  }
   if (failed(verifyScales(*this, "weight", "output", w.getElementType(),
                           getScales(), getOutFeatures(), getInFeatures(),
                           getLayout() == WeightLayout::out_in)))

@@ -40,6 +40,9 @@ def Attn_AnyTensor : RankedTensorOf<[F32, I32, BF16, F16, I8, UI8]>;
 /// The scales of a quantized matrix: one per output (i8) or one per group
 /// of inputs of each output (4-bit, ui8).
 def Attn_ScalesTensor : TensorRankOf<[F32], [1, 2]>;
+/// A linear's scales: those, or a 4-bit matrix's packed into panels as its
+/// quads of bytes are (`[panels, in / G, width]`).
+def Attn_LinearScales : TensorRankOf<[F32], [1, 2, 3]>;
 /// A KV cache (a state buffer): f32, or f16 / bf16 (half the bytes a decode
 /// reads), or i8 with a scale per (sequence, row, key/value head) beside it
 /// (a quarter). Rows are rounded or quantized to the cache's type as they
@@ -331,10 +334,11 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure, AttrSizedOperandSegments,
     features per byte (the even one in the low nibble), so its `in` dim
     counts bytes, half the input features. Its `scales` have one entry per
     group of G consecutive inputs of each output: `[out, in / G]` for
-    `layout = out_in`, `[in / G, out]` for `in_out` and `panels` (G, which
-    must divide `in`, is read from their shape), and `W[o, i] = (q[o, i] -
-    8) * scales[o, i / G]`, each weight dequantized in registers as it is
-    loaded.
+    `layout = out_in`, `[in / G, out]` for `in_out` and `panels`, and
+    `[out / width, in / G, width]` beside quads of bytes, `[out / width, in
+    / 8, width, 4]` (G, which must divide `in`, is read from their shape),
+    and `W[o, i] = (q[o, i] - 8) * scales[o, i / G]`, each weight
+    dequantized in registers as it is loaded.
 
     ```mlir
     %y = attn.linear %x, %w, %b layout(in_out)
@@ -347,7 +351,7 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure, AttrSizedOperandSegments,
   }];
   let arguments = (ins Attn_F32Tensor:$input, Attn_LinearWeight:$weight,
                        Optional<Attn_WeightVector>:$bias,
-                       Optional<Attn_ScalesTensor>:$scales,
+                       Optional<Attn_LinearScales>:$scales,
                        Attn_WeightLayoutAttr:$layout);
   let results = (outs Attn_F32Tensor:$result);
   let assemblyFormat = [{
