@@ -191,12 +191,13 @@ public:
   /// 32 sequences and a prefill of 128: a 768 -> 3072 i8 GEMM of 32 rows
   /// (attn-run --bench, 1 thread, the shared 2-core AMD EPYC Zen 4, two
   /// rounds) ran at 255 GFLOP/s against 235 with 2 x 6 (36 rows computed),
-  /// 4 x 3 and 1 x 8 as 3 x 4 within the noise; at 128 rows all alike. A
-  /// single row (a GEMV) takes int8GemvVectors panels, for that many
-  /// independent sums per row.
+  /// 4 x 3 and 1 x 8 as 3 x 4 within the noise; at 128 rows all alike.
   int int8GemmVectors() const { return 3; }
   int int8GemmRowTile() const { return 4; }
-  int int8GemvVectors() const { return 4; }
+  /// Panels a single row (a GEMV) reads at once: that many streams of
+  /// weights, and independent sums per row. 1 on Zen 4, 4 on Sapphire
+  /// Rapids (TargetDesc.cpp says why).
+  int int8GemvVectors() const;
 
 private:
   /// Whether the target has any of `features`.
