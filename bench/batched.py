@@ -411,8 +411,8 @@ def parse_args():
                    help="attnc's rows besides f32: f16, int8, q4, int8-a8, q4-a8 (those two "
                         "compiled with --precision=int8) (default int8)")
     p.add_argument("--reuse", action="store_true",
-                   help="reuse WORKDIR's compiled libraries when their source is unchanged, "
-                        "and its references")
+                   help="reuse WORKDIR's compiled libraries when their source is unchanged "
+                        "and attnc is older than them, and its references")
     p.add_argument("--profile", action="store_true",
                    help="attn-run --profile of attnc f32's decode at the largest B, each context")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

@@ -430,13 +430,21 @@ def describe(res):
             f"max {res['max_ms']:.2f}{err})")
 
 
+def reusable(a, lib, source, text):
+    """--reuse: `lib` was compiled from `text` (what `source` holds) by this
+    attnc: the library is newer than the attnc binary, so one rebuilt since
+    compiles it again."""
+    return (a.reuse and os.path.exists(lib) and os.path.exists(source)
+            and open(source).read() == text
+            and os.path.getmtime(lib) >= os.path.getmtime(a.attnc))
+
+
 def compile_model(a):
     source = os.path.join(a.workdir, "gpt2_decode.attn")
     text = bench_model_text(a.n_positions)
     a.weights = os.path.join(a.workdir, "gpt2_decode.safetensors")
     a.lib = os.path.join(a.workdir, "gpt2_decode.so")
-    reuse = (a.reuse and os.path.exists(a.lib) and os.path.exists(a.weights)
-             and os.path.exists(source) and open(source).read() == text)
+    reuse = os.path.exists(a.weights) and reusable(a, a.lib, source, text)
     with open(source, "w") as f:
         f.write(text)
     run_cmd([a.attnc, source, f"--init-weights={a.weights}", "--seed=1"], "attnc --init-weights")
@@ -592,8 +600,7 @@ def prepare_variants(a):
                 text = with_cache(f16_model_text(a.n_positions), cache)
                 f16_weights(a.weights, weights)
                 wbytes = f32_weight_bytes() / 2       # every GEMM matrix and the head
-            if not (a.reuse and os.path.exists(lib) and os.path.exists(source)
-                    and open(source).read() == text):
+            if not reusable(a, lib, source, text):
                 with open(source, "w") as f:
                     f.write(text)
                 log(f"compiling {source}")
@@ -998,7 +1005,8 @@ def parse_args():
                         "(type_k = type_v = GGML_TYPE_Q8_0, with flash attention, which V "
                         "needs) (default f16)")
     p.add_argument("--reuse", action="store_true",
-                   help="reuse WORKDIR's compiled libraries when their source is unchanged")
+                   help="reuse WORKDIR's compiled libraries when their source is unchanged "
+                        "and attnc is older than them")
     for opt in ("--system", "--impl", "--lib", "--weights", "--ref", "--save-out", "--what",
                 "--onnx", "--model-file"):
         p.add_argument(opt, help=argparse.SUPPRESS)

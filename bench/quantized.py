@@ -213,7 +213,8 @@ def main():
                     help="instead: this many rounds of 30 decode steps (and a prefill) "
                          "of every variant in turn, each round's median listed")
     ap.add_argument("--reuse", action="store_true",
-                    help="reuse the libraries and weights of an earlier run in --workdir")
+                    help="reuse the libraries and weights of an earlier run in --workdir "
+                         "(libraries older than attnc are compiled again)")
     ap.add_argument("--attnc", default=os.path.join(REPO, "build", "bin", "attnc"))
     ap.add_argument("--workdir", default=os.path.join(HERE, "out", "quantized"))
     a = ap.parse_args()
@@ -244,7 +245,9 @@ def main():
         with open(src, "w") as f:
             f.write(model_text(n_pos, *v))
         libs[v] = os.path.join(a.workdir, f"gpt2_{name_of(v)}_n{n_pos}.so")
-        if not (a.reuse and os.path.exists(libs[v])):
+        # A library compiled before attnc was rebuilt is compiled again.
+        if not (a.reuse and os.path.exists(libs[v])
+                and os.path.getmtime(libs[v]) >= os.path.getmtime(a.attnc)):
             run([a.attnc, src, "-o", libs[v]]
                 + (["--precision=int8"] if v[0].endswith("-a8") else []))
 
