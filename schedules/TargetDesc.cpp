@@ -96,14 +96,16 @@ bool TargetDesc::hasInt8Dot() const {
   return hasAny({T::AVX512_SapphireRapids, T::AVX512_Zen4, T::AVX512_Zen5});
 }
 
-int TargetDesc::int8GemvVectors() const {
-  // On Zen 4 a GEMV reading one panel after the other, a single stream,
-  // beat four panels at once: GPT-2 small's decode step 0.84 (int8-a8) and
-  // 0.68 (q4-a8) of its time at context 128, 0.90 and 0.86 at 1000, with
-  // two and four panels as slow as four (docs/performance.md, session 40).
-  // Four were measured on Sapphire Rapids (session 39), one was not; nor
-  // was Zen 5 (Halide's avx512_zen5 without avx512_zen4 keeps four).
-  return halide_.has_feature(Halide::Target::AVX512_Zen4) ? 1 : 4;
+bool TargetDesc::int8GemvPanelsInTurn() const {
+  // On Zen 4 a GEMV reading its panels one after the other, a single
+  // stream, beat four panels at once: GPT-2 small's decode step 0.84
+  // (int8-a8) and 0.68 (q4-a8) of its time at context 128, 0.90 and 0.86
+  // at 1000, with two panels at once as slow as four (docs/performance.md,
+  // session 40). Tasks keep four panels: one a task took 1.2-1.3 times as
+  // long on 2 threads. Sapphire Rapids was measured at four at once
+  // (session 39), never in turn; nor was Zen 5 (Halide's avx512_zen5
+  // without avx512_zen4 reads them at once).
+  return halide_.has_feature(Halide::Target::AVX512_Zen4);
 }
 
 int TargetDesc::gemmPanelWidth() const {

@@ -194,10 +194,13 @@ public:
   /// 4 x 3 and 1 x 8 as 3 x 4 within the noise; at 128 rows all alike.
   int int8GemmVectors() const { return 3; }
   int int8GemmRowTile() const { return 4; }
-  /// Panels a single row (a GEMV) reads at once: that many streams of
-  /// weights, and independent sums per row. 1 on Zen 4, 4 on Sapphire
-  /// Rapids (TargetDesc.cpp says why).
-  int int8GemvVectors() const;
+  /// Panels of a single row's task (a GEMV): read at once, that many
+  /// streams of weights and independent sums per row, or in turn
+  /// (int8GemvPanelsInTurn).
+  int int8GemvVectors() const { return 4; }
+  /// Whether a GEMV task reads its panels one after the other, a single
+  /// stream of weights: on Zen 4 (TargetDesc.cpp says why).
+  bool int8GemvPanelsInTurn() const;
 
 private:
   /// Whether the target has any of `features`.

@@ -41,10 +41,25 @@ void scheduleQuantGemm(Func out, const std::vector<Var> &v, QuantGemmStage &d,
   // The row dim tiled, as an index of `v` (0: none): a decode's sequences
   // ([B, S, N]: S is usually 1), otherwise the positions.
   size_t td = v.size() < 2 ? 0 : fewRows && v.size() == 3 ? 2 : 1;
+  // A row-by-row task's int8GemvVectors panels are read at once (as many
+  // streams and sums), or, where the target reads them in turn, one after
+  // the other, each a tile of its own (the panel loop `np` in the task's
+  // `nv`).
+  bool inTurn = target.int8GemvPanelsInTurn();
+  Var np("np"), nv("nv");
+  const int panels = target.int8GemvVectors();
   if (td == 0) {
-    int tile = outputTile(features, width, target.int8GemvVectors());
-    out.split(n, no, ni, tile, TailStrategy::ShiftInwards).vectorize(ni, width);
-    total.compute_at(out, no);
+    if (inTurn) {
+      out.split(n, no, ni, width, TailStrategy::ShiftInwards)
+          .split(no, nv, np, panels, TailStrategy::GuardWithIf)
+          .vectorize(ni);
+      total.compute_at(out, np);
+    } else {
+      int tile = outputTile(features, width, panels);
+      out.split(n, no, ni, tile, TailStrategy::ShiftInwards)
+          .vectorize(ni, width);
+      total.compute_at(out, no);
+    }
   } else {
     int rowTile = target.int8GemmRowTile();
     Var to(v[td].name() + "_tile"), ti(v[td].name() + "_in");
@@ -66,12 +81,21 @@ void scheduleQuantGemm(Func out, const std::vector<Var> &v, QuantGemmStage &d,
         .reorder(order)
         .vectorize(ni, width)
         .parallel(no);
-    out.split(n, no, ni, gemv, TailStrategy::ShiftInwards)
-        .split(v[td], to, ti, 1)
-        .reorder(order)
+    std::vector<VarOrRVar> gemvOrder = order;
+    if (inTurn) {
+      // Tasks (`nv`) of `panels` panels, each a tile of its own.
+      out.split(n, no, ni, width, TailStrategy::ShiftInwards)
+          .split(no, nv, np, panels, TailStrategy::GuardWithIf);
+      gemvOrder.back() = np;
+      gemvOrder.push_back(nv);
+    } else {
+      out.split(n, no, ni, gemv, TailStrategy::ShiftInwards);
+    }
+    out.split(v[td], to, ti, 1)
+        .reorder(gemvOrder)
         .vectorize(ni, width)
-        .parallel(no);
-    // At the loop just outside the tile's rows.
+        .parallel(inTurn ? nv : no);
+    // At the loop just outside the tile's rows (gemvOrder's too).
     total.compute_at(out, order[2].var);
   }
   // Per tile: the blocks outermost, the tile's outputs and rows unrolled
