@@ -94,7 +94,7 @@ bool packsIntoQuads(LinearOp op, int64_t width) {
 /// its bytes do, where [in / G, out] put each block's W scales a row of all
 /// the outputs after the last (12 KiB for GPT-2's MLP, 196 KiB for its
 /// head). GPT-2 small's q4-a8 decode on Zen 4 took 0.91 of its time for
-/// that (four panels a GEMV), 0.67 with one panel at a time.
+/// that with a GEMV's panels read at once, 0.67 with them read in turn.
 struct QuantizedToQuads : OpRewritePattern<LinearOp> {
   QuantizedToQuads(MLIRContext *context, int64_t width)
       : OpRewritePattern(context), width(width) {}

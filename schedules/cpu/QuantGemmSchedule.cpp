@@ -43,15 +43,15 @@ void scheduleQuantGemm(Func out, const std::vector<Var> &v, QuantGemmStage &d,
   size_t td = v.size() < 2 ? 0 : fewRows && v.size() == 3 ? 2 : 1;
   // A row-by-row task's int8GemvVectors panels are read at once (as many
   // streams and sums), or, where the target reads them in turn, one after
-  // the other, each a tile of its own (the panel loop `np` in the task's
-  // `nv`).
+  // the other, each a tile of its own (the panel loop `np` in the task
+  // loop `nt`).
   bool inTurn = target.int8GemvPanelsInTurn();
-  Var np("np"), nv("nv");
+  Var np("np"), nt("nt");
   const int panels = target.int8GemvVectors();
   if (td == 0) {
     if (inTurn) {
       out.split(n, no, ni, width, TailStrategy::ShiftInwards)
-          .split(no, nv, np, panels, TailStrategy::GuardWithIf)
+          .split(no, nt, np, panels, TailStrategy::GuardWithIf)
           .vectorize(ni);
       total.compute_at(out, np);
     } else {
@@ -83,18 +83,18 @@ void scheduleQuantGemm(Func out, const std::vector<Var> &v, QuantGemmStage &d,
         .parallel(no);
     std::vector<VarOrRVar> gemvOrder = order;
     if (inTurn) {
-      // Tasks (`nv`) of `panels` panels, each a tile of its own.
+      // Tasks (`nt`) of `panels` panels, each a tile of its own.
       out.split(n, no, ni, width, TailStrategy::ShiftInwards)
-          .split(no, nv, np, panels, TailStrategy::GuardWithIf);
+          .split(no, nt, np, panels, TailStrategy::GuardWithIf);
       gemvOrder.back() = np;
-      gemvOrder.push_back(nv);
+      gemvOrder.push_back(nt);
     } else {
       out.split(n, no, ni, gemv, TailStrategy::ShiftInwards);
     }
     out.split(v[td], to, ti, 1)
         .reorder(gemvOrder)
         .vectorize(ni, width)
-        .parallel(inTurn ? nv : no);
+        .parallel(inTurn ? nt : no);
     // At the loop just outside the tile's rows (gemvOrder's too).
     total.compute_at(out, order[2].var);
   }

@@ -526,7 +526,7 @@ int generate(attn_model *model, const GenerateOptions &o) {
       if (alone == generated[b][j])
         continue;
       // The two sides' logits differ by up to `worst`, so where the run's
-      // two best are that close (a near tie, common at int8 and bf16
+      // two best are within twice that (a near tie, common at int8 and bf16
       // precision) either token is right; further apart, the decode did not
       // take its own logits' best.
       GreedyTie tie =
