@@ -47,19 +47,19 @@ void scheduleQuantGemm(Func out, const std::vector<Var> &v, QuantGemmStage &d,
   // loop `nt`).
   bool inTurn = target.int8GemvPanelsInTurn();
   Var np("np"), nt("nt");
-  const int panels = target.int8GemvVectors();
-  if (td == 0) {
-    if (inTurn) {
+  auto splitGemvOutputs = [&] {
+    const int panels = target.int8GemvVectors();
+    if (inTurn)
       out.split(n, no, ni, width, TailStrategy::ShiftInwards)
-          .split(no, nt, np, panels, TailStrategy::GuardWithIf)
-          .vectorize(ni);
-      total.compute_at(out, np);
-    } else {
-      int tile = outputTile(features, width, panels);
-      out.split(n, no, ni, tile, TailStrategy::ShiftInwards)
-          .vectorize(ni, width);
-      total.compute_at(out, no);
-    }
+          .split(no, nt, np, panels, TailStrategy::GuardWithIf);
+    else
+      out.split(n, no, ni, outputTile(features, width, panels),
+                TailStrategy::ShiftInwards);
+  };
+  if (td == 0) {
+    splitGemvOutputs();
+    out.vectorize(ni, width);
+    total.compute_at(out, inTurn ? np : no);
   } else {
     int rowTile = target.int8GemmRowTile();
     Var to(v[td].name() + "_tile"), ti(v[td].name() + "_in");
@@ -74,7 +74,6 @@ void scheduleQuantGemm(Func out, const std::vector<Var> &v, QuantGemmStage &d,
     // computed at the same loop in either.
     Expr many = d.rowExtents[td - 1] >= rowTile;
     int gemm = outputTile(features, width, target.int8GemmVectors());
-    int gemv = outputTile(features, width, target.int8GemvVectors());
     out.specialize(many)
         .split(n, no, ni, gemm, TailStrategy::ShiftInwards)
         .split(v[td], to, ti, rowTile, TailStrategy::ShiftInwards)
@@ -83,14 +82,10 @@ void scheduleQuantGemm(Func out, const std::vector<Var> &v, QuantGemmStage &d,
         .parallel(no);
     std::vector<VarOrRVar> gemvOrder = order;
     if (inTurn) {
-      // Tasks (`nt`) of `panels` panels, each a tile of its own.
-      out.split(n, no, ni, width, TailStrategy::ShiftInwards)
-          .split(no, nt, np, panels, TailStrategy::GuardWithIf);
       gemvOrder.back() = np;
       gemvOrder.push_back(nt);
-    } else {
-      out.split(n, no, ni, gemv, TailStrategy::ShiftInwards);
     }
+    splitGemvOutputs();
     out.split(v[td], to, ti, 1)
         .reorder(gemvOrder)
         .vectorize(ni, width)

@@ -521,8 +521,8 @@ int generate(attn_model *model, const GenerateOptions &o) {
     for (std::size_t j = 0; j < generated[b].size(); ++j) {
       std::vector<int64_t> before(sequence[b].begin(),
                                   sequence[b].begin() + promptLength + j);
-      int64_t alone = chooser.next(
-          full.data() + (promptLength - 1 + j) * std::size_t(V), V, before);
+      const float *row = full.data() + (promptLength - 1 + j) * std::size_t(V);
+      int64_t alone = chooser.next(row, V, before);
       if (alone == generated[b][j])
         continue;
       // The two sides' logits differ by up to `worst`, so where the run's
@@ -530,8 +530,7 @@ int generate(attn_model *model, const GenerateOptions &o) {
       // precision) either token is right; further apart, the decode did not
       // take its own logits' best.
       GreedyTie tie =
-          greedyTie(full.data() + (promptLength - 1 + j) * std::size_t(V), V,
-                    before, o.sampling, alone, generated[b][j], worst);
+          greedyTie(row, V, before, o.sampling, alone, generated[b][j], worst);
       std::string who = B > 1 ? fmt::format("sequence {}: ", b) : "";
       if (tie.isTie()) {
         fmt::print("check: {}token {} is {} where one run alone chooses {}, "

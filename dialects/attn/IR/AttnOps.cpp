@@ -385,14 +385,44 @@ verifyGroupScales(llvm::function_ref<InFlightDiagnostic()> error, Value scales,
   return success();
 }
 
+/// A 4-bit matrix packed into quads of bytes, `[panels, in / 8, width, 4]`:
+/// its group scales packed as its bytes are, `[panels, in / G, width]`.
+struct QuadPanels {
+  int64_t panels, width;
+};
+
+static LogicalResult verifyQuadGroupScales(Operation *op, Value scales,
+                                           QuadPanels quads, int64_t in) {
+  auto type =
+      scales ? cast<RankedTensorType>(scales.getType()) : RankedTensorType();
+  int64_t groups = type && type.getRank() == 3 ? type.getDimSize(1) : 0;
+  if (type && type.getRank() == 3 && type.getDimSize(0) == quads.panels &&
+      type.getDimSize(2) == quads.width && groups > 0 &&
+      !ShapedType::isDynamic(in) && in % groups == 0)
+    return success();
+  InFlightDiagnostic diag =
+      op->emitOpError("a 4-bit weight in quads needs its group scales packed "
+                      "as its bytes, [")
+      << quads.panels << ", in / G, " << quads.width << "] with G dividing the "
+      << in << " inputs, got ";
+  if (type)
+    diag << type;
+  else
+    diag << "none";
+  return diag;
+}
+
 /// Checks the scales of a weight `what` of element type `element` read as a
 /// matrix of `out` outputs (an `output` each) and `in` inputs, `[out, in]`
-/// (`outIn`) or `[in, out]`: a ui8 (4-bit) one's per group, an i8 one's one
-/// per output, and none for any other type.
+/// (`outIn`) or `[in, out]`, or as 4-bit quads (`quads`): a ui8 (4-bit)
+/// one's per group, an i8 one's one per output, and none for any other type.
 static LogicalResult verifyScales(Operation *op, llvm::StringRef what,
                                   llvm::StringRef output, Type element,
                                   Value scales, int64_t out, int64_t in,
-                                  bool outIn) {
+                                  bool outIn,
+                                  std::optional<QuadPanels> quads = {}) {
+  if (isPackedFourBit(element) && quads)
+    return verifyQuadGroupScales(op, scales, *quads, in);
   if (isPackedFourBit(element))
     return verifyGroupScales(
         [&] {
@@ -491,33 +521,12 @@ LogicalResult LinearOp::verify() {
     return emitOpError("bias has ")
            << getBias().getType().getDimSize(0) << " entries, expected "
            << getOutFeatures();
-  if (pairs && isPackedFourBit(w.getElementType())) {
-    // 4-bit quads: the group scales packed as the bytes are,
-    // [panels, in / G, width].
-    auto stype = getScales() ? cast<RankedTensorType>(getScales().getType())
-                             : RankedTensorType();
-    int64_t groups = stype && stype.getRank() == 3 ? stype.getDimSize(1) : 0;
-    int64_t in = getInFeatures();
-    if (!stype || stype.getRank() != 3 ||
-        stype.getDimSize(0) != w.getDimSize(0) ||
-        stype.getDimSize(2) != w.getDimSize(2) || groups <= 0 ||
-        ShapedType::isDynamic(in) || in % groups != 0) {
-      InFlightDiagnostic diag =
-          emitOpError("a 4-bit weight in quads needs its group scales packed "
-                      "as its bytes, [")
-          << w.getDimSize(0) << ", in / G, " << w.getDimSize(2)
-          << "] with G dividing the " << in << " inputs, got ";
-      if (stype)
-        diag << stype;
-      else
-        diag << "none";
-      return diag;
-    }
-    return verifyFeatureMap(*this, input, getType(), getOutFeatures());
-  }
+  std::optional<QuadPanels> quads;
+  if (pairs)
+    quads = QuadPanels{w.getDimSize(0), w.getDimSize(2)};
   if (failed(verifyScales(*this, "weight", "output", w.getElementType(),
                           getScales(), getOutFeatures(), getInFeatures(),
-                          getLayout() == WeightLayout::out_in)))
+                          getLayout() == WeightLayout::out_in, quads)))
     return failure();
   return verifyFeatureMap(*this, input, getType(), getOutFeatures());
 }
