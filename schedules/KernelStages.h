@@ -186,6 +186,9 @@ struct AttentionStage {
   /// The products on AMX tiles; nullopt for vectors. `dot` and `tileOut`
   /// then read its externs' results.
   std::optional<AttentionAmx> amx;
+  /// The names of the key and value buffers as stored, where they are the
+  /// kernel's inputs (a KV cache); empty otherwise.
+  std::string keyBuffer, valueBuffer;
 };
 
 /// An attention Func's dims (c or slot, ii, ...) in storage order with the
@@ -259,6 +262,17 @@ struct PanelPrefetch {
   std::string weights;
 };
 
+/// CPU loops whose iterations read rows of `buffer` (dim 1) in order, one
+/// after the other, as a decode attention reads its KV cache: the rows some
+/// way ahead are prefetched (schedules/cpu/RowPrefetch.h). `loops`, outermost
+/// first: the prefetch goes into the outermost of them whose iteration reads
+/// a part of a row itself, not in a loop inside it (where the heads' loop is
+/// unrolled whole, the keys' loop; otherwise the heads' loop inside it).
+struct RowPrefetch {
+  std::vector<std::string> loops;
+  std::string buffer;
+};
+
 struct KernelStages {
   /// The kernel's vars, innermost first, shared by its Funcs; an output of
   /// rank r is defined over the first r.
@@ -288,6 +302,9 @@ struct KernelStages {
   /// Lowering passes' prefetches of the next weight panel, which CPU
   /// schedules ask for (scheduleGemm); the kernel's pipeline adds them.
   std::vector<PanelPrefetch> prefetches;
+  /// Lowering passes' prefetches of rows read in order (a decode
+  /// attention's KV cache), which CPU schedules ask for.
+  std::vector<RowPrefetch> rowPrefetches;
 
   /// Run-time values checked with `require` (token ids against their
   /// table): CPU schedules leave them inlined into their readers; GPU

@@ -7,6 +7,7 @@
 #include "schedules/AutoSchedule.h"
 #include "schedules/cpu/CpuSchedules.h"
 #include "schedules/cpu/PanelPrefetch.h"
+#include "schedules/cpu/RowPrefetch.h"
 #include "schedules/gpu/GpuSchedules.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -253,6 +254,7 @@ scheduleKernel(attn::KernelOp kernel, ScheduleKind schedule,
     else
       schedules::scheduleHand(stages, desc);
     schedules::addPanelPrefetches(pipeline, stages.prefetches);
+    schedules::addRowPrefetches(pipeline, stages.rowPrefetches);
     break;
   case ScheduleKind::Naive:
     schedules::scheduleNaive(stages);

@@ -556,20 +556,25 @@ Func vectorReduce(Func g, RVar r, int lanes, LoopLevel at,
 /// shuffles and adds, where one horizontal reduction per key and head was
 /// a chain of `lanes` scalar adds. The partial sums of a block (block x
 /// lanes x heads floats, 3 KiB for GPT-2) are computed at the block's loop
-/// and stay in L1.
-void scheduleDecodeScores(AttentionStage &a, int lanes, int block,
-                          int headUnroll) {
+/// and stay in L1. Returns the loops that read a key's row, outermost
+/// first (RowPrefetch::loops); none for one lane.
+std::vector<std::string> scheduleDecodeScores(AttentionStage &a, int lanes,
+                                              int block, int headUnroll) {
   std::vector<Var> dv = a.dot.args();
   Var jo(dv[1].name() + "_o"), ji(dv[1].name() + "_i");
   Func partial = vectorReduce(a.dot, a.headDims.x, lanes, LoopLevel(a.dot, jo),
                               {dv[4], dv[1]}, headUnroll);
   if (!partial.defined())
-    return;
+    return {};
   a.dot.vectorize(dv[1], block);
   a.dot.update()
       .split(dv[1], jo, ji, block)
       .reorder(laneOf(a.headDims.x), ji, dv[4], jo)
       .vectorize(ji);
+  // The partial sums' loop over keys, then over heads (split by
+  // vectorReduce where unrolled).
+  std::string heads = dv[4].name() + (headUnroll > 1 ? "_o" : "");
+  return {loopName(partial, 1, dv[1].name()), loopName(partial, 1, heads)};
 }
 
 /// Float lanes of a decode attention's vectors: at most 8 (256 bits), even
@@ -601,9 +606,12 @@ int decodeAttentionLanes(const Target &target) {
 /// key by key and the values read head by head (256-byte pieces of 64 rows)
 /// took 23.0 ms with an f32 cache and 16.8 ms with an f16 one; this
 /// schedule 12.7 and 7.9 ms (24 and 19 GB/s of cache; docs/performance.md,
-/// "Decode attention at the memory's pace").
-void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
-                             AttentionStage &a, const Target &target) {
+/// "Decode attention at the memory's pace"). Both passes' loops prefetch
+/// the cache rows ahead (RowPrefetch.h): the returned prefetches.
+std::vector<RowPrefetch> scheduleDecodeAttention(Func f,
+                                                 const std::vector<Var> &v,
+                                                 AttentionStage &a,
+                                                 const Target &target) {
   int natural = decodeAttentionLanes(target);
   int headWidth = dividingFactor(a.headDim, natural);
   Var h("h"), c("c");
@@ -640,8 +648,9 @@ void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
     g.compute_at(a.state, tile);
 
   int headUnroll = dividingFactor(a.heads, 8);
-  scheduleDecodeScores(a, dividingFactor(a.keyHeadDim, natural),
-                       dividingFactor(a.keyTile, natural), headUnroll);
+  std::vector<std::string> keyLoops =
+      scheduleDecodeScores(a, dividingFactor(a.keyHeadDim, natural),
+                           dividingFactor(a.keyTile, natural), headUnroll);
   // tileMax, tileSum(ii, kt, it, h): over the tile's keys.
   for (Func g : {a.tileMax, a.tileSum})
     vectorReduce(g, a.keys.x, dividingFactor(a.keyTile, natural),
@@ -658,6 +667,14 @@ void scheduleDecodeAttention(Func f, const std::vector<Var> &v,
       .reorder(ov[0], ov[4], a.keys.x)
       .vectorize(ov[0], headWidth)
       .unroll(ov[0]);
+  std::vector<RowPrefetch> prefetches;
+  if (!a.keyBuffer.empty() && !keyLoops.empty())
+    prefetches.push_back({keyLoops, a.keyBuffer});
+  if (!a.valueBuffer.empty())
+    prefetches.push_back({{loopName(a.tileOut, 1, a.keys.x.name()),
+                           loopName(a.tileOut, 1, ov[4].name())},
+                          a.valueBuffer});
+  return prefetches;
 }
 
 /// The prefill attention's products in vectors: the task's keys and values
@@ -729,9 +746,11 @@ void scheduleAmxProducts(Func f, Var tasks, Var it, AttentionStage &a,
 /// buffers and folds them into the query tile's running state (its slots,
 /// AttentionStage::stateSlots: vectors over query rows, slots unrolled).
 /// The two products: scheduleVectorProducts's register blocks, or
-/// scheduleAmxProducts's externs.
-void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
-                       const TargetDesc &desc) {
+/// scheduleAmxProducts's externs. Returns a decode's prefetches of its cache
+/// rows (scheduleDecodeAttention).
+std::vector<RowPrefetch> scheduleAttention(Func f, const std::vector<Var> &v,
+                                           AttentionStage &a,
+                                           const TargetDesc &desc) {
   const Target &target = desc.halide();
   const int tq = a.queryTile;
   if (tq == 1)
@@ -777,6 +796,8 @@ void scheduleAttention(Func f, const std::vector<Var> &v, AttentionStage &a,
   a.probs.vectorize(a.probs.args()[0], rowWidth).store_in(MemoryType::Stack);
   if (a.probs.has_update_definition())
     a.probs.update().vectorize(a.probs.args()[0], rowWidth);
+  // The task copied its keys and values whole: nothing streams.
+  return {};
 }
 
 /// Attention with its probabilities: the scores, row statistics and
@@ -865,7 +886,10 @@ void scheduleHand(KernelStages &s, const TargetDesc &desc) {
                 s.prefetches.push_back(*p);
             },
             [&](NormStage &n) { scheduleNorm(out, vars, n, target, width); },
-            [&](AttentionStage &a) { scheduleAttention(out, vars, a, desc); },
+            [&](AttentionStage &a) {
+              for (RowPrefetch &p : scheduleAttention(out, vars, a, desc))
+                s.rowPrefetches.push_back(std::move(p));
+            },
             [&](AttentionWeightsStage &a) {
               scheduleAttentionWeights(out, vars, a, target);
             },

@@ -242,6 +242,13 @@ public:
   /// Generated getters are not const.
   SdpaOp mutableOp() const { return op; }
 
+  /// `operand`'s buffer as stored where it is the kernel's input (a KV
+  /// cache), "" otherwise.
+  std::string inputBuffer(Value operand) const {
+    const Halide::ImageParam &stored = b.get(operand).stored;
+    return stored.defined() ? stored.name() : "";
+  }
+
   SdpaOp op;
   KernelBuilder &b;
   size_t rank;
@@ -517,15 +524,18 @@ LogicalResult lowerFlash(AttentionParts &a) {
         a.with({v[0] % a.dv, v[1] % tq, v[1] / tq, v[0] / a.dv}));
     out(v) = normalise(fin[2], fin[1]);
   }
-  b.stages.stages.push_back(AttentionStage{out,     a.keys,  a.paddedValues,
-                                           queries, dot,     tileMax,
-                                           probs,   tileSum, tileOut,
-                                           state,   merged,  a.checkedLengths,
-                                           tiles,   tileVar, kr,
-                                           r,       runs,    a.heads,
-                                           a.dv,    a.dk,    tq,
-                                           tk,      chunks,  slotted,
-                                           amx});
+  AttentionStage stage{out,     a.keys,  a.paddedValues,
+                       queries, dot,     tileMax,
+                       probs,   tileSum, tileOut,
+                       state,   merged,  a.checkedLengths,
+                       tiles,   tileVar, kr,
+                       r,       runs,    a.heads,
+                       a.dv,    a.dk,    tq,
+                       tk,      chunks,  slotted,
+                       amx};
+  stage.keyBuffer = a.inputBuffer(a.op.getKey());
+  stage.valueBuffer = a.inputBuffer(a.op.getValue());
+  b.stages.stages.push_back(std::move(stage));
   std::vector<Expr> extents = a.queryExtents;
   extents[0] = int(a.heads * a.dv);
   b.define(a.op.getResult(), {out, extents});
