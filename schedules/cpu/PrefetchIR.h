@@ -11,7 +11,7 @@
 #ifndef ATTNC_SCHEDULES_CPU_PREFETCHIR_H
 #define ATTNC_SCHEDULES_CPU_PREFETCHIR_H
 
-#include <Halide.h>
+#include "Halide.h"
 
 #include <optional>
 #include <string>

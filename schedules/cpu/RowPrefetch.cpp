@@ -74,15 +74,15 @@ private:
       body.push_back(prefetchL2(p.buffer, row->element,
                                 first + aheadVar + line * row->lineElements()));
     body.push_back(loop->body);
-    Stmt prefetching =
+    Stmt withPrefetches =
         For::make(loop->name, loop->min, loop->extent, loop->for_type,
                   loop->partition_policy, loop->device_api, Block::make(body));
     // Whole rows, at least kAheadBytes of them, as elements.
     Expr stride = Variable::make(Int(32), p.buffer + ".stride.1");
     Expr rowBytes = max(stride * row->element.bytes(), 1);
     Expr rows = (kAheadBytes + rowBytes - 1) / rowBytes;
-    return withPrefetchHost(p.buffer,
-                            LetStmt::make(ahead, rows * stride, prefetching));
+    return withPrefetchHost(
+        p.buffer, LetStmt::make(ahead, rows * stride, withPrefetches));
   }
 
   std::vector<RowPrefetch> prefetches;
