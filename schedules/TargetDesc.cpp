@@ -108,6 +108,22 @@ bool TargetDesc::int8GemvPanelsInTurn() const {
   return halide_.has_feature(Halide::Target::AVX512_Zen4);
 }
 
+std::string TargetDesc::llvmOptions() const {
+  // Halide's avx512_zen4 compiles with LLVM's -mcpu=znver4, whose machine
+  // LICM kept a GEMM epilogue's constants (exact GELU's erf: about 18 of
+  // them) in registers across the register tile's reduction, so the tile's
+  // 24 accumulators spilled to the stack: BERT's 768 -> 3072 linear with
+  // GELU ran at 37 GFLOP/s against 93-98 for avx512_skylake's or
+  // _cannonlake's code on the same Zen 4, and 91 without the GELU. Without
+  // machine LICM: 96 GFLOP/s; BERT and GPT-2 blocks at 1x128 and 8x128
+  // (1 thread) 0.61-0.67 of their time, GPT-2 small's decode steps
+  // unchanged, outputs bit-identical (docs/performance.md, "Zen 4's GEMM
+  // epilogues"). Other targets were not measured without it.
+  if (halide_.has_feature(Halide::Target::AVX512_Zen4))
+    return "-disable-machine-licm";
+  return "";
+}
+
 int TargetDesc::gemmPanelWidth() const {
   if (isGpu())
     return 0;

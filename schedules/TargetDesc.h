@@ -202,6 +202,11 @@ public:
   /// stream of weights: on Zen 4 (TargetDesc.cpp says why).
   bool int8GemvPanelsInTurn() const;
 
+  /// Options for the LLVM inside Halide that this target's code is compiled
+  /// with (HL_LLVM_ARGS, read once per process; TargetDesc.cpp says why),
+  /// space-separated; "" for none.
+  std::string llvmOptions() const;
+
 private:
   /// Whether the target has any of `features`.
   bool hasAny(std::initializer_list<Halide::Target::Feature> features) const;

@@ -16,6 +16,8 @@
 
 
 #include <algorithm>
+#include <cstdlib>
+#include <mutex>
 
 using namespace mlir;
 
@@ -392,6 +394,28 @@ void installCompileReporter() {
       (Halide::set_custom_compile_time_error_reporter(&reporter), true);
   (void)installed;
 }
+
+/// Halide's LLVM reads its options from HL_LLVM_ARGS once, at the process's
+/// first compile: the target's own (TargetDesc::llvmOptions) are added to
+/// what the environment gives before then. A process compiles for one
+/// target (attnc), or the first one decides.
+void configureHalideLlvm(const BuildTarget &target) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::string options;
+    for (const schedules::TargetDesc &variant : target.variants()) {
+      std::string own = variant.llvmOptions();
+      if (!own.empty() && options.find(own) == std::string::npos)
+        options += (options.empty() ? "" : " ") + own;
+    }
+    if (options.empty())
+      return;
+    const char *given = std::getenv("HL_LLVM_ARGS");
+    if (given && *given)
+      options = std::string(given) + " " + options;
+    ::setenv("HL_LLVM_ARGS", options.c_str(), 1);
+  });
+}
 } // namespace
 
 FailureOr<std::vector<std::string>>
@@ -399,6 +423,7 @@ compileKernel(attn::KernelOp kernel, const BuildTarget &target,
               llvm::StringRef fnName, llvm::StringRef objectPath,
               const ObjectCache &cache, CacheOutcome &outcome) {
   installCompileReporter();
+  configureHalideLlvm(target);
   const std::vector<schedules::TargetDesc> &variants = target.variants();
   // One object, or one per target ("<object>-v<i>.o") and a wrapper
   // choosing one by the CPU's features ("<object>_wrapper.o").
@@ -468,6 +493,7 @@ compileKernel(attn::KernelOp kernel, const BuildTarget &target,
 LogicalResult emitKernelText(attn::KernelOp kernel, const BuildTarget &target,
                              KernelText what, llvm::StringRef path) {
   installCompileReporter();
+  configureHalideLlvm(target);
   try {
     FailureOr<ScheduledKernel> k = scheduleKernel(
         kernel, target.schedule(), target.precision(), target.baseline());
@@ -491,6 +517,7 @@ llvm::Error compileHalideRuntime(const BuildTarget &target,
                                  llvm::StringRef objectPath,
                                  const ObjectCache &cache,
                                  CacheOutcome &outcome) {
+  configureHalideLlvm(target);
   const Halide::Target &t = target.baseline().halide();
   std::string entry = runtimeEntryName(t);
   std::vector<std::string> files{objectPath.str()};

@@ -236,3 +236,19 @@ TEST(Target, BadTargetsSayWhy) {
 }
 
 } // namespace
+
+TEST(Target, OnlyZen4CompilesWithoutMachineLicm) {
+  if (!hostIsX86Linux())
+    GTEST_SKIP() << "not an x86-64 Linux host";
+  // LLVM's -mcpu=znver4 spilled a GEMM tile's accumulators to keep an
+  // epilogue's constants in registers (TargetDesc::llvmOptions).
+  EXPECT_EQ(parse("x86-64-linux-avx512_zen4", ScheduleKind::Hand)
+                .baseline()
+                .llvmOptions(),
+            "-disable-machine-licm");
+  for (const char *other :
+       {"x86-64-linux-avx512_sapphirerapids", "x86-64-linux-avx512_skylake",
+        "x86-64-linux-avx-avx2-f16c-fma-sse41"})
+    EXPECT_EQ(parse(other, ScheduleKind::Hand).baseline().llvmOptions(), "")
+        << other;
+}
