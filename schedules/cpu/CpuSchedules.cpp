@@ -517,6 +517,12 @@ void rowReduce(Func g, RVar r, int width, int rowVectors, LoopLevel at) {
 /// The lanes vectorReduce splits off a reduction over `r`.
 RVar laneOf(RVar r) { return RVar(r.name() + "_l"); }
 
+/// vectorReduce's loop over its partial results' `order.front()` = `v`: the
+/// outer part of its split where `unroll` > 1, else `v` itself.
+Var unrolledLoopOf(Var v, int unroll) {
+  return unroll > 1 ? Var(v.name() + "_o") : v;
+}
+
 /// A reduction `g.update()` over `r` folded `lanes` at a time into one vector
 /// of partial results (rfactor), computed at `at`, then reduced across the
 /// vector (atomic vectorize: a horizontal add or max), so the serial chain
@@ -541,7 +547,8 @@ Func vectorReduce(Func g, RVar r, int lanes, LoopLevel at,
   loops.insert(loops.end(), order.begin(), order.end());
   partial.update().reorder(loops).vectorize(u).unroll(outer);
   if (unroll > 1) {
-    Var io(order.front().name() + "_o"), ii(order.front().name() + "_i");
+    Var io = unrolledLoopOf(order.front(), unroll),
+        ii(order.front().name() + "_i");
     partial.update().split(order.front(), io, ii, unroll).unroll(ii);
   }
   g.update().atomic().vectorize(lane);
@@ -571,10 +578,9 @@ std::vector<std::string> scheduleDecodeScores(AttentionStage &a, int lanes,
       .split(dv[1], jo, ji, block)
       .reorder(laneOf(a.headDims.x), ji, dv[4], jo)
       .vectorize(ji);
-  // The partial sums' loop over keys, then over heads (split by
-  // vectorReduce where unrolled).
-  std::string heads = dv[4].name() + (headUnroll > 1 ? "_o" : "");
-  return {loopName(partial, 1, dv[1].name()), loopName(partial, 1, heads)};
+  // The partial sums' loop over keys, then over heads.
+  return {loopName(partial, 1, dv[1].name()),
+          loopName(partial, 1, unrolledLoopOf(dv[4], headUnroll).name())};
 }
 
 /// Float lanes of a decode attention's vectors: at most 8 (256 bits), even
