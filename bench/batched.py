@@ -409,7 +409,9 @@ def parse_args():
     p.add_argument("--flash-attn", action="store_true", help="llama.cpp with flash attention")
     p.add_argument("--variants", default="int8",
                    help="attnc's rows besides f32: f16, int8, q4, int8-a8, q4-a8 (those two "
-                        "compiled with --precision=int8) (default int8)")
+                        "compiled with --precision=int8), each also with f16 KV caches as "
+                        "KIND-kv16 (also f32-kv16) or i8 ones as KIND-kv8, as in "
+                        "bench/decode.py (default int8)")
     p.add_argument("--reuse", action="store_true",
                    help="reuse WORKDIR's compiled libraries when their source is unchanged "
                         "and attnc is older than them, and its references")
@@ -435,7 +437,7 @@ def parse_args():
         p.error("--batches: each at least 1")
     a.seqs = max(a.batch_list)
     a.peer_list = [x for x in a.peers.split(",") if x]
-    a.variant_list = [x for x in a.variants.split(",") if x]
+    a.variant_list = decode.variant_list(p, a.variants)
     a.llama_precisions = [x for x in a.llama_precisions.split(",") if x]
     a.llama_kv_list = ["f16"]
     a.ct2_precisions = [x for x in a.ct2_precisions.split(",") if x]
@@ -443,9 +445,6 @@ def parse_args():
     for x in a.peer_list:
         if x not in ("llama.cpp", "ctranslate2"):
             p.error(f"--peers: unknown peer '{x}' (llama.cpp, ctranslate2)")
-    for x in a.variant_list:
-        if x not in ("f16", "int8", "q4", "int8-a8", "q4-a8"):
-            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4, int8-a8, q4-a8)")
     for x in a.llama_precisions:
         if x not in peers.LLAMA_PRECISIONS:
             p.error(f"--llama-precisions: '{x}' is not one of {','.join(peers.LLAMA_PRECISIONS)}")

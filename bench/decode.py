@@ -533,6 +533,19 @@ def variant_cache(variant):
     return variant, "f32"
 
 
+def variant_list(p, variants):
+    """The --variants entries, each checked (parser p's error names the
+    unknown one)."""
+    out = [x for x in variants.split(",") if x]
+    for x in out:
+        kind, cache = variant_cache(x)
+        if (kind not in ("f16", "int8", "q4", "int8-a8", "q4-a8")
+                and not (kind == "f32" and cache != "f32")):
+            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4, int8-a8, q4-a8, "
+                    "each also with -kv16 or -kv8; f32-kv16, f32-kv8)")
+    return out
+
+
 def peers_tol(precision):
     import peers
     return peers.tol("attnc", precision)
@@ -1016,13 +1029,7 @@ def parse_args():
         a.threads = int(a.threads)
         return a
     a.peer_list = [x for x in a.peers.split(",") if x]
-    a.variant_list = [x for x in a.variants.split(",") if x]
-    for x in a.variant_list:
-        kind, cache = variant_cache(x)
-        if (kind not in ("f16", "int8", "q4", "int8-a8", "q4-a8")
-                and not (kind == "f32" and cache != "f32")):
-            p.error(f"--variants: unknown variant '{x}' (f16, int8, q4, int8-a8, q4-a8, "
-                    "each also with -kv16 or -kv8; f32-kv16, f32-kv8)")
+    a.variant_list = variant_list(p, a.variants)
     a.llama_kv_list = [x for x in a.llama_kv.split(",") if x]
     for x in a.llama_kv_list:
         if x not in ("f16", "q8_0"):
