@@ -99,6 +99,18 @@ bool usesInnerNames(const Expr &e, const Stmt &body) {
   return expr_uses_vars(e, inner.names);
 }
 
+Expr withLeadingLets(Expr e, Stmt body) {
+  std::vector<const LetStmt *> lets;
+  while (const LetStmt *let = body.as<LetStmt>()) {
+    lets.push_back(let);
+    body = let->body;
+  }
+  // The innermost first: its value may use the lets outside it.
+  for (auto let = lets.rbegin(); let != lets.rend(); ++let)
+    e = substitute((*let)->name, (*let)->value, e);
+  return e;
+}
+
 Stmt prefetchL2(const std::string &buffer, Type element, Expr index) {
   Expr address =
       reinterpret(Handle(), Variable::make(Int(64), hostName(buffer)) +

@@ -43,6 +43,12 @@ std::optional<DenseLoads> denseLoads(const Halide::Internal::Stmt &body,
 /// then it cannot be evaluated before the body.
 bool usesInnerNames(const Halide::Expr &e, const Halide::Internal::Stmt &body);
 
+/// `e` with the lets that open `body` (the chain of LetStmts at its top)
+/// substituted, so that it may be evaluated before the body: Halide places a
+/// loop-invariant let that reads memory (a sequence's position) inside the
+/// loop that uses it.
+Halide::Expr withLeadingLets(Halide::Expr e, Halide::Internal::Stmt body);
+
 /// An L2 prefetch (prefetcht1 on x86: L2 and outward, not L1) of `buffer`'s
 /// element `index`, through the host pointer withPrefetchHost binds.
 Halide::Internal::Stmt prefetchL2(const std::string &buffer,

@@ -64,7 +64,8 @@ private:
     std::optional<DenseLoads> row = denseLoads(loop->body, p.buffer);
     if (!row)
       return std::nullopt;
-    Expr first = simplify(row->base + int32_t(row->first));
+    Expr first =
+        simplify(withLeadingLets(row->base + int32_t(row->first), loop->body));
     if (usesInnerNames(first, loop->body))
       return std::nullopt;
     std::string ahead = p.buffer + ".prefetch_ahead";
