@@ -97,10 +97,9 @@ public:
     // LLVM folds the select into a zero-masked load, and on a cache row
     // never written (a fresh state's page not yet mapped) each masked-off
     // load took a microcode assist. GPT-2 small, B = 32 at 64-127 keys in
-    // caches of 128 rows, Zen 4: a decode step 117-119 -> 59.5 ms. (The max
-    // bounds the read below for Halide: the offsets are run-time values.)
+    // caches of 128 rows, Zen 4: a decode step 117-119 -> 59.5 ms.
     std::vector<Expr> at(v.begin(), v.end());
-    at[1] = max(min(v[1], keysEnd() - 1), 0);
+    at[1] = visibleRow(v[1]);
     paddedValues = Func(b.name("padded_values"));
     paddedValues(v) = select(v[1] < keysEnd(), values(at),
                              Internal::make_zero(values.type()));
@@ -113,6 +112,11 @@ public:
       return min(keyLength, offset() + queryLength);
     return keyLength;
   }
+
+  /// The cache row read for `key`: the key's own up to the last visible
+  /// one (keysEnd), whose value a key past it reads and weighs 0. The max
+  /// bounds the read below for Halide (the offsets are run-time values).
+  Expr visibleRow(Expr key) const { return max(min(key, keysEnd() - 1), 0); }
 
   /// Whether the query at `row` sees the key at `key` (both in range or
   /// past their ends, which are never seen).
@@ -230,8 +234,7 @@ public:
   Expr valueWeight(Expr prob, Expr h, Expr key) const {
     if (!valueScales.defined())
       return prob;
-    Expr scale =
-        valueScales(with({h / group, max(min(key, keysEnd() - 1), 0)}));
+    Expr scale = valueScales(with({h / group, visibleRow(key)}));
     return prob * select(key < keysEnd(), scale, 0.0f);
   }
 
